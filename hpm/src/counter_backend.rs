@@ -1,0 +1,183 @@
+//! The counter backend abstraction: everything above it (derived metrics,
+//! inclusive/exclusive values, reports) is tested with a fake backend.
+
+use std::fmt;
+use std::io;
+
+use crate::event_spec::EventSpec;
+
+/// What a counter group observes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The calling thread only (libhpm sections, per-routine counters).
+    CallingThread,
+    /// The calling thread and every thread and process it creates after the
+    /// group is opened (perf inheritance; `hpmcount`). Values of children
+    /// are complete once the children have exited (seed §2.6).
+    ProcessTree,
+}
+
+/// Enabled and running time of a group, in nanoseconds. When the kernel
+/// multiplexes, `running < enabled` and values are scaled by
+/// `enabled / running`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupTimes {
+    /// Time the group was enabled.
+    pub enabled_ns: u64,
+    /// Time the group was actually counting.
+    pub running_ns: u64,
+}
+
+/// Why a counter could not be opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenErrorKind {
+    /// The event does not exist here (no PMU, VM, unknown raw event).
+    NotSupported,
+    /// The kernel refuses (perf_event_paranoid, missing CAP_PERFMON, seccomp).
+    Denied,
+    /// perf_event_open itself is unavailable (ENOSYS).
+    Unavailable,
+    /// Out of file descriptors.
+    TooManyFiles,
+    /// Anything else.
+    Other,
+}
+
+/// An error opening events.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenError {
+    /// Classification used for the fallback notice.
+    pub kind: OpenErrorKind,
+    /// Name of the event that failed (empty for the group leader).
+    pub event: String,
+    /// The OS error text.
+    pub message: String,
+}
+
+impl OpenError {
+    /// Classifies an `io::Error` from `perf_event_open`.
+    pub fn from_io(event: &str, e: &io::Error) -> OpenError {
+        let kind = match e.raw_os_error() {
+            Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::EINVAL) => {
+                OpenErrorKind::NotSupported
+            }
+            Some(libc::EACCES | libc::EPERM) => OpenErrorKind::Denied,
+            Some(libc::ENOSYS) => OpenErrorKind::Unavailable,
+            Some(libc::EMFILE | libc::ENFILE) => OpenErrorKind::TooManyFiles,
+            _ if e.kind() == io::ErrorKind::Unsupported => OpenErrorKind::NotSupported,
+            _ => OpenErrorKind::Other,
+        };
+        OpenError {
+            kind,
+            event: event.to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.event.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.event, self.message)
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// An open group of counters, read as one unit.
+///
+/// `read` takes `&self` and must not allocate: it is the hot path. It may be
+/// called from any thread (reading a thread's group from another thread
+/// returns that thread's counts).
+pub trait CounterGroup: Send + Sync {
+    /// Number of values `read` writes.
+    fn len(&self) -> usize;
+
+    /// True when the group has no events.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the current cumulative raw values into `values[..self.len()]`
+    /// and returns the group's enabled/running times.
+    fn read(&self, values: &mut [u64]) -> io::Result<GroupTimes>;
+
+    /// Starts counting (groups are opened disabled for [`Scope::ProcessTree`]
+    /// and enabled for [`Scope::CallingThread`]).
+    fn enable(&mut self) -> io::Result<()>;
+
+    /// Stops counting.
+    fn disable(&mut self) -> io::Result<()>;
+
+    /// Whether reads go through user-space `rdpmc` instead of `read(2)`.
+    fn uses_rdpmc(&self) -> bool {
+        false
+    }
+}
+
+/// A source of counter groups.
+pub trait CounterBackend: Send + Sync {
+    /// Short name for reports (`perf_event`, `getrusage`, `fake`).
+    fn name(&self) -> &'static str;
+
+    /// Opens `events` as one group. For [`Scope::CallingThread`] the group is
+    /// enabled on return; for [`Scope::ProcessTree`] it is disabled.
+    fn open_group(
+        &self,
+        events: &[EventSpec],
+        scope: Scope,
+    ) -> Result<Box<dyn CounterGroup>, OpenError>;
+
+    /// Whether this backend can count `event` at all (without opening it).
+    fn knows(&self, event: &EventSpec) -> bool;
+
+    /// Whether the kernel restricted the group to user-space counting
+    /// (e.g. perf_event_paranoid 2); reports show it.
+    fn user_space_only(&self) -> bool {
+        false
+    }
+}
+
+/// Scales a raw count by `enabled / running` (multiplexing). Returns `None`
+/// when the group never ran.
+pub fn scale(raw: u64, times: GroupTimes) -> Option<f64> {
+    if times.running_ns == 0 {
+        return if times.enabled_ns == 0 && raw == 0 {
+            Some(0.0)
+        } else {
+            None
+        };
+    }
+    Some(raw as f64 * (times.enabled_ns as f64 / times.running_ns as f64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errno_classification() {
+        let k = |errno| OpenError::from_io("x", &io::Error::from_raw_os_error(errno)).kind;
+        assert_eq!(k(libc::ENOENT), OpenErrorKind::NotSupported);
+        assert_eq!(k(libc::EACCES), OpenErrorKind::Denied);
+        assert_eq!(k(libc::EPERM), OpenErrorKind::Denied);
+        assert_eq!(k(libc::ENOSYS), OpenErrorKind::Unavailable);
+        assert_eq!(k(libc::EMFILE), OpenErrorKind::TooManyFiles);
+        assert_eq!(k(libc::EIO), OpenErrorKind::Other);
+    }
+
+    #[test]
+    fn scaling() {
+        let t = |e, r| GroupTimes {
+            enabled_ns: e,
+            running_ns: r,
+        };
+        assert_eq!(scale(100, t(10, 10)), Some(100.0));
+        assert_eq!(scale(100, t(10, 5)), Some(200.0));
+        assert_eq!(scale(0, t(0, 0)), Some(0.0));
+        assert_eq!(scale(0, t(10, 0)), None);
+    }
+}

@@ -1,0 +1,284 @@
+//! The Linux `perf_event_open(2)` backend, built on `perf-event2`.
+//!
+//! Each group has a dummy software leader (so that any event can join it) and
+//! `PERF_FORMAT_GROUP | TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING | ID`; a read
+//! is one `read(2)` on the leader into a stack buffer, no allocation. Groups
+//! made only of hardware events opened for the calling thread are also mapped
+//! so that the owning thread can read them with `rdpmc` when the kernel allows
+//! it (`cap_user_rdpmc`); any read that cannot be served that way (counter
+//! multiplexed out, other thread, no permission) falls back to `read(2)`.
+
+use std::cell::Cell;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Raw, Software};
+use perf_event::{Builder, Counter, Group, Sampler};
+
+use crate::counter_backend::{
+    CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope,
+};
+use crate::event_spec::{EventKind, EventSpec};
+
+/// Largest number of events in one group (bounds the stack read buffer).
+pub const MAX_GROUP_EVENTS: usize = 30;
+const READ_WORDS: usize = 3 + 2 * (MAX_GROUP_EVENTS + 1);
+
+/// Counts with the kernel's perf_event subsystem.
+#[derive(Debug, Default)]
+pub struct PerfBackend {
+    user_only: AtomicBool,
+    disable_rdpmc: bool,
+}
+
+impl PerfBackend {
+    /// A backend that uses `rdpmc` where possible.
+    pub fn new() -> PerfBackend {
+        PerfBackend::default()
+    }
+
+    /// A backend that always reads with `read(2)`.
+    pub fn without_rdpmc() -> PerfBackend {
+        PerfBackend {
+            disable_rdpmc: true,
+            ..PerfBackend::default()
+        }
+    }
+}
+
+fn builder_for(kind: EventKind) -> Option<Builder<'static>> {
+    Some(match kind {
+        EventKind::Hardware(c) => Builder::new(Hardware::from(c)),
+        EventKind::Software(c) => Builder::new(Software::from(c)),
+        EventKind::HwCache { cache, op, result } => Builder::new(Cache {
+            which: CacheId::from(cache),
+            operation: CacheOp::from(op),
+            result: CacheResult::from(result),
+        }),
+        EventKind::Raw(c) => Builder::new(Raw::new(c)),
+        EventKind::Rusage(_) => return None,
+    })
+}
+
+thread_local! {
+    static THREAD_SERIAL: Cell<u64> = const { Cell::new(0) };
+}
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+
+/// A cheap process-unique id of the calling thread (no syscall after the first call).
+pub(crate) fn thread_serial() -> u64 {
+    THREAD_SERIAL.with(|s| {
+        let v = s.get();
+        if v != 0 {
+            return v;
+        }
+        let v = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+        s.set(v);
+        v
+    })
+}
+
+enum Member {
+    Plain(#[allow(dead_code)] Counter),
+    Mapped(Sampler),
+}
+
+struct PerfGroup {
+    group: Group,
+    members: Vec<Member>,
+    reader: File,
+    owner: u64,
+    rdpmc: bool,
+}
+
+impl CounterBackend for PerfBackend {
+    fn name(&self) -> &'static str {
+        "perf_event"
+    }
+
+    fn open_group(
+        &self,
+        events: &[EventSpec],
+        scope: Scope,
+    ) -> Result<Box<dyn CounterGroup>, OpenError> {
+        let all_hw = !events.is_empty() && events.iter().all(|e| e.kind.is_hardware());
+        let try_rdpmc = !self.disable_rdpmc && scope == Scope::CallingThread && all_hw;
+        self.open(events, scope, try_rdpmc)
+    }
+
+    fn knows(&self, event: &EventSpec) -> bool {
+        !matches!(event.kind, EventKind::Rusage(_))
+    }
+
+    fn user_space_only(&self) -> bool {
+        self.user_only.load(Ordering::Relaxed)
+    }
+}
+
+impl PerfBackend {
+    fn open(
+        &self,
+        events: &[EventSpec],
+        scope: Scope,
+        try_rdpmc: bool,
+    ) -> Result<Box<dyn CounterGroup>, OpenError> {
+        if events.len() > MAX_GROUP_EVENTS {
+            return Err(OpenError {
+                kind: OpenErrorKind::Other,
+                event: String::new(),
+                message: format!("a group holds at most {MAX_GROUP_EVENTS} events"),
+            });
+        }
+        let inherit = scope == Scope::ProcessTree;
+        let mut gb = Group::builder();
+        gb.inherit(inherit);
+        let mut group = gb.build_group().map_err(|e| OpenError::from_io("", &e))?;
+        let mut members = Vec::with_capacity(events.len());
+        for ev in events {
+            let Some(mut b) = builder_for(ev.kind) else {
+                return Err(OpenError {
+                    kind: OpenErrorKind::NotSupported,
+                    event: ev.name.clone(),
+                    message: "not a perf_event event".into(),
+                });
+            };
+            b.inherit(inherit).exclude_kernel(false);
+            let counter = match group.add(&b) {
+                Ok(c) => c,
+                Err(e) if OpenError::from_io("", &e).kind == OpenErrorKind::Denied => {
+                    // perf_event_paranoid >= 2: count user space only.
+                    b.exclude_kernel(true);
+                    let c = group
+                        .add(&b)
+                        .map_err(|e| OpenError::from_io(&ev.name, &e))?;
+                    self.user_only.store(true, Ordering::Relaxed);
+                    c
+                }
+                Err(e) => return Err(OpenError::from_io(&ev.name, &e)),
+            };
+            if try_rdpmc {
+                match counter.sampled(0) {
+                    Ok(s) => members.push(Member::Mapped(s)),
+                    // The counter is gone with the failed mapping: reopen plain.
+                    Err(_) => return self.open(events, scope, false),
+                }
+            } else {
+                members.push(Member::Plain(counter));
+            }
+        }
+        // SAFETY: the raw fd belongs to `group`, which is alive for this whole
+        // statement; `try_clone_to_owned` dup()s it, so `reader` owns its own fd.
+        let reader = unsafe { BorrowedFd::borrow_raw(group.as_counter().as_raw_fd()) }
+            .try_clone_to_owned()
+            .map(File::from)
+            .map_err(|e| OpenError::from_io("", &e))?;
+        let mut g = PerfGroup {
+            group,
+            members,
+            reader,
+            owner: thread_serial(),
+            rdpmc: false,
+        };
+        if scope == Scope::CallingThread {
+            g.enable().map_err(|e| OpenError::from_io("", &e))?;
+            g.rdpmc = try_rdpmc && g.rdpmc_works();
+        }
+        Ok(Box::new(g))
+    }
+}
+
+fn word(buf: &[u8], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&buf[i * 8..i * 8 + 8]);
+    u64::from_ne_bytes(w)
+}
+
+impl PerfGroup {
+    fn read_syscall(&self, values: &mut [u64]) -> io::Result<GroupTimes> {
+        let n = self.members.len();
+        let mut buf = [0u8; READ_WORDS * 8];
+        let want = (3 + 2 * (n + 1)) * 8;
+        let got = (&self.reader).read(&mut buf[..want])?;
+        if got < want || word(&buf, 0) != (n + 1) as u64 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "short perf group read",
+            ));
+        }
+        for (k, v) in values.iter_mut().take(n).enumerate() {
+            *v = word(&buf, 3 + 2 * (k + 1)); // entry 0 is the dummy leader
+        }
+        Ok(GroupTimes {
+            enabled_ns: word(&buf, 1),
+            running_ns: word(&buf, 2),
+        })
+    }
+
+    /// One pass of `rdpmc` over all members; `None` if any member cannot be
+    /// read from user space right now.
+    fn read_rdpmc(&self, values: &mut [u64]) -> Option<GroupTimes> {
+        let mut times = None;
+        for (v, m) in values.iter_mut().zip(&self.members) {
+            let Member::Mapped(s) = m else { return None };
+            let d = s.read_user();
+            *v = d.count()?;
+            times.get_or_insert(GroupTimes {
+                enabled_ns: d.time_enabled().as_nanos() as u64,
+                running_ns: d.time_running().as_nanos() as u64,
+            });
+        }
+        times
+    }
+
+    /// Checks once that `rdpmc` is available and agrees with `read(2)`.
+    fn rdpmc_works(&self) -> bool {
+        let n = self.members.len();
+        let mut a = [0u64; MAX_GROUP_EVENTS];
+        let mut b = [0u64; MAX_GROUP_EVENTS];
+        let mut c = [0u64; MAX_GROUP_EVENTS];
+        if self.read_syscall(&mut a[..n]).is_err() || self.read_rdpmc(&mut b[..n]).is_none() {
+            return false;
+        }
+        if self.read_syscall(&mut c[..n]).is_err() {
+            return false;
+        }
+        // Counters are monotonic: read(2) <= rdpmc <= later read(2).
+        (0..n).all(|i| a[i] <= b[i] && b[i] <= c[i])
+    }
+}
+
+impl CounterGroup for PerfGroup {
+    fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    #[inline]
+    fn read(&self, values: &mut [u64]) -> io::Result<GroupTimes> {
+        if values.len() < self.members.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "value buffer too small",
+            ));
+        }
+        if self.rdpmc && thread_serial() == self.owner {
+            if let Some(t) = self.read_rdpmc(values) {
+                return Ok(t);
+            }
+        }
+        self.read_syscall(values)
+    }
+
+    fn enable(&mut self) -> io::Result<()> {
+        self.group.enable()
+    }
+
+    fn disable(&mut self) -> io::Result<()> {
+        self.group.disable()
+    }
+
+    fn uses_rdpmc(&self) -> bool {
+        self.rdpmc
+    }
+}

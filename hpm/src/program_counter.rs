@@ -1,0 +1,165 @@
+//! Counting a whole program with everything it spawns (`hpmcount`, seed §2.6).
+//!
+//! The counters are opened on `hpmcount` itself with perf inheritance,
+//! enabled right before the program is spawned and disabled after it has
+//! been waited for; every thread and process the program creates inherits
+//! them and adds its counts on exit. (Like the guide's `taskset` example, the
+//! tiny spawn and wait of `hpmcount` itself is included.)
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Command;
+
+use crate::clock::Clock;
+use crate::counter_backend::OpenError;
+use crate::counting_plan::CountingPlan;
+use crate::report::{ExitInfo, Measurement};
+use crate::rusage::{Rusage, RusageWho};
+use crate::thread_counters::{Accumulator, Snapshot};
+
+/// What a counted run produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramRun {
+    /// How the program ended.
+    pub exit: ExitInfo,
+    /// Counter values, wall and user time of the run.
+    pub measurement: Measurement,
+    /// `getrusage(RUSAGE_CHILDREN)` after the wait.
+    pub rusage: Option<Rusage>,
+    /// Groups that could not be opened (their values are missing).
+    pub open_errors: Vec<OpenError>,
+}
+
+/// Why the program could not be run.
+#[derive(Debug)]
+pub struct SpawnError {
+    /// The program.
+    pub program: String,
+    /// The OS error.
+    pub error: std::io::Error,
+}
+
+impl SpawnError {
+    /// Shell convention: 127 if not found, 126 if not executable.
+    pub fn exit_status(&self) -> i32 {
+        if self.error.kind() == std::io::ErrorKind::NotFound {
+            127
+        } else {
+            126
+        }
+    }
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot execute '{}': {}", self.program, self.error)
+    }
+}
+
+/// Keeps SIGINT and SIGQUIT from killing the counting process while the
+/// program runs (the program gets them from the terminal and decides).
+struct IgnoreInterrupts {
+    old: [libc::sighandler_t; 2],
+}
+
+impl IgnoreInterrupts {
+    fn new() -> IgnoreInterrupts {
+        // SAFETY: installing SIG_IGN is async-signal-safe and affects only
+        // this process; the child has already exec'd, so it keeps its own
+        // dispositions.
+        let old = unsafe {
+            [
+                libc::signal(libc::SIGINT, libc::SIG_IGN),
+                libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            ]
+        };
+        IgnoreInterrupts { old }
+    }
+}
+
+impl Drop for IgnoreInterrupts {
+    fn drop(&mut self) {
+        // SAFETY: restores the dispositions saved in `new`.
+        unsafe {
+            libc::signal(libc::SIGINT, self.old[0]);
+            libc::signal(libc::SIGQUIT, self.old[1]);
+        }
+    }
+}
+
+/// Runs `program args` with stdin/stdout/stderr inherited and counts it
+/// with `plan` (whose scope must be [`crate::Scope::ProcessTree`]).
+pub fn run_counted(
+    plan: &CountingPlan,
+    clock: &dyn Clock,
+    program: &OsString,
+    args: &[OsString],
+) -> Result<ProgramRun, SpawnError> {
+    let layout = &plan.layout;
+    let (mut groups, open_errors) = plan.open_groups();
+    let mut before = Snapshot::new(layout);
+    let mut after = Snapshot::new(layout);
+    let read = |groups: &[Option<Box<dyn crate::CounterGroup>>], snap: &mut Snapshot| {
+        for (g, (grp, gl)) in groups.iter().zip(&layout.groups).enumerate() {
+            let r = gl.offset..gl.offset + gl.events.len();
+            snap.valid[g] = match grp {
+                Some(grp) => match grp.read(&mut snap.values[r]) {
+                    Ok(t) => {
+                        snap.times[g] = t;
+                        true
+                    }
+                    Err(_) => false,
+                },
+                None => false,
+            };
+        }
+        snap.t_ns = clock.now_ns();
+    };
+    read(&groups, &mut before);
+    for g in groups.iter_mut().flatten() {
+        let _ = g.enable();
+    }
+    let t0 = clock.now_ns();
+    let spawned = Command::new(program).args(args).spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(error) => {
+            return Err(SpawnError {
+                program: program.to_string_lossy().into_owned(),
+                error,
+            });
+        }
+    };
+    let status = {
+        let _quiet = IgnoreInterrupts::new();
+        child.wait()
+    };
+    let t1 = clock.now_ns();
+    for g in groups.iter_mut().flatten() {
+        let _ = g.disable();
+    }
+    read(&groups, &mut after);
+    before.t_ns = t0;
+    after.t_ns = t1;
+    let exit = match status {
+        Ok(s) => match (s.code(), s.signal()) {
+            (Some(c), _) => ExitInfo::Code(c),
+            (None, Some(sig)) => ExitInfo::Signal(sig),
+            (None, None) => ExitInfo::Code(1),
+        },
+        Err(_) => ExitInfo::Code(1),
+    };
+    let mut acc = Accumulator::new(layout);
+    acc.add(layout, &before, &after);
+    let mut measurement = Measurement::from_accumulator(layout, &acc);
+    let rusage = Rusage::read(RusageWho::Children);
+    if let Some(ru) = &rusage {
+        measurement.user_s = Some(ru.user_time_s);
+    }
+    Ok(ProgramRun {
+        exit,
+        measurement,
+        rusage,
+        open_errors,
+    })
+}
