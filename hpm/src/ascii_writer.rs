@@ -104,7 +104,8 @@ impl AsciiWriter {
             let _ = writeln!(o);
             for (label, value, unit) in ru.lines() {
                 let v = value.unwrap_or_else(|| "n/a".into());
-                let _ = writeln!(o, " {label:<45}: {v:>14} {unit}");
+                let line = format!(" {label:<45}: {v:>14} {unit}");
+                let _ = writeln!(o, "{}", line.trim_end());
             }
             let _ = writeln!(o);
             let _ = writeln!(o, " #######  End of Resource Statistics  ########");
@@ -112,7 +113,7 @@ impl AsciiWriter {
         for s in &r.sections {
             let _ = writeln!(o);
             match r.tool {
-                Tool::Hpmcount => self.measurement(&mut o, &s.inclusive, "", "Counting duration"),
+                Tool::Hpmcount => self.measurement(&mut o, &s.inclusive, " ", "Counting duration"),
                 Tool::Libhpm => self.section(&mut o, s),
             }
         }
@@ -139,19 +140,19 @@ impl AsciiWriter {
         self.measurement(o, &s.inclusive, "   ", "Wall clock time");
         if let Some(ex) = &s.exclusive {
             let _ = writeln!(o);
-            let _ = writeln!(o, "   Exclusive values:");
+            let _ = writeln!(o, "   Exclusive values (time when no child section runs):");
             self.measurement(o, ex, "   ", "Exclusive duration");
         }
     }
 
     fn measurement(&self, o: &mut String, m: &Measurement, indent: &str, duration: &str) {
-        let _ = writeln!(o, "{indent} {duration}: {:.6} seconds", m.wall_s);
+        let _ = writeln!(o, "{indent}{duration}: {:.6} seconds", m.wall_s);
         if let Some(u) = m.user_s {
-            let _ = writeln!(o, "{indent} CPU time (user_time): {u:.6} seconds");
+            let _ = writeln!(o, "{indent}CPU time (user_time): {u:.6} seconds");
         }
         for set in &m.sets {
             let _ = writeln!(o);
-            let _ = writeln!(o, "{indent} Set: {}", set.name);
+            let _ = writeln!(o, "{indent}Set: {}", set.name);
             for g in &set.groups {
                 let note = match g.running_fraction() {
                     Some(f) if f < 0.9999 => {
@@ -164,7 +165,7 @@ impl AsciiWriter {
                     let v = c
                         .value
                         .map_or("<not counted>".to_string(), |v| format!("{v:.0}"));
-                    let _ = writeln!(o, "{indent}   {:<42}: {v:>18}{note}", c.name);
+                    let _ = writeln!(o, "{indent}  {:<42}: {v:>18}{note}", c.name);
                 }
             }
             let metrics = compute_metrics(&m.metric_input(set), &self.options.metrics);
@@ -172,15 +173,15 @@ impl AsciiWriter {
                 let _ = writeln!(o);
             }
             for d in metrics {
-                let _ = writeln!(
-                    o,
-                    "{indent}   {:<42}: {:>18} {}",
+                let line = format!(
+                    "{indent}  {:<42}: {:>18} {}",
                     d.name,
                     fmt_value(d.value, 3),
                     d.unit
                 );
+                let _ = writeln!(o, "{}", line.trim_end());
                 if self.options.print_formula {
-                    let _ = writeln!(o, "{indent}       = {}", d.formula);
+                    let _ = writeln!(o, "{indent}      = {}", d.formula);
                 }
             }
         }

@@ -59,7 +59,7 @@ pub struct DerivedMetric {
     /// Unit (`%`, `MFlop/s`, `s`, ... or empty).
     pub unit: &'static str,
     /// The formula, in perf event names.
-    pub formula: &'static str,
+    pub formula: String,
 }
 
 impl<'a> MetricInput<'a> {
@@ -90,12 +90,12 @@ fn div(a: f64, b: f64) -> f64 {
 /// Computes every metric the input allows.
 pub fn compute_metrics(input: &MetricInput<'_>, ctx: &MetricContext) -> Vec<DerivedMetric> {
     let mut out = Vec::new();
-    let mut push = |name, value, unit, formula| {
+    let mut push = |name, value, unit, formula: &str| {
         out.push(DerivedMetric {
             name,
             value,
             unit,
-            formula,
+            formula: formula.to_string(),
         })
     };
     let wall = input.wall_s;
@@ -249,8 +249,17 @@ pub fn compute_metrics(input: &MetricInput<'_>, ctx: &MetricContext) -> Vec<Deri
         _ => None,
     });
     if let Some(flops) = flops {
-        const F: &str = "flops = sum(weight * FP event), weights as listed with the events";
-        push("Total floating point operations", flops * 1e-6, "Mflop", F);
+        let terms: Vec<String> = input
+            .counters
+            .iter()
+            .filter_map(|c| match c.role {
+                EventRole::Flops(1.0) => Some(c.name.to_string()),
+                EventRole::Flops(w) => Some(format!("{w} * {}", c.name)),
+                _ => None,
+            })
+            .collect();
+        let f = format!("flops = ({}) * 0.000001", terms.join(" + "));
+        push("Total floating point operations", flops * 1e-6, "Mflop", &f);
         push(
             "Flop rate (flops / WCT)",
             div(flops * 1e-6, wall),

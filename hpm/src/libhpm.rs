@@ -153,6 +153,7 @@ pub fn init(task_id: i32, prog_name: &str) {
             config.num_inst_pts,
             config.exclusive_values,
         );
+        session.attach_thread()?;
         let g = Box::new(Global {
             session,
             task_id,

@@ -282,3 +282,106 @@ impl CounterGroup for PerfGroup {
         self.rdpmc
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu_info::CpuInfo;
+    use std::time::{Duration, Instant};
+
+    fn sw(names: &[&str]) -> Vec<EventSpec> {
+        let cpu = CpuInfo::parse_cpuinfo("");
+        names
+            .iter()
+            .map(|n| EventSpec::parse(n, &cpu).unwrap())
+            .collect()
+    }
+
+    fn spin(d: Duration) {
+        let t = Instant::now();
+        while t.elapsed() < d {
+            std::hint::black_box(0);
+        }
+    }
+
+    #[test]
+    fn software_group_counts_the_calling_thread_only() {
+        let g = PerfBackend::new()
+            .open_group(
+                &sw(&["task-clock", "page-faults", "context-switches"]),
+                Scope::CallingThread,
+            )
+            .expect("software events work on every Linux with perf_event");
+        assert_eq!(g.len(), 3);
+        assert!(!g.uses_rdpmc(), "software events cannot be read with rdpmc");
+        let mut a = [0u64; 3];
+        let mut b = [0u64; 3];
+        let ta = g.read(&mut a).unwrap();
+        spin(Duration::from_millis(20));
+        // touch fresh memory: page faults
+        let v = vec![1u8; 8 << 20];
+        std::hint::black_box(&v);
+        let tb = g.read(&mut b).unwrap();
+        assert!(
+            b[0] - a[0] >= 15_000_000,
+            "task-clock grew by the spin: {a:?} {b:?}"
+        );
+        assert!(b[1] > a[1], "page faults counted: {a:?} {b:?}");
+        assert!(tb.enabled_ns > ta.enabled_ns && tb.running_ns == tb.enabled_ns);
+        // another thread reads this thread's counts, not its own
+        let mut c = [0u64; 3];
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                spin(Duration::from_millis(30));
+                g.read(&mut c).unwrap();
+            });
+        });
+        assert!(c[0] >= b[0] && c[0] - b[0] < 20_000_000, "{b:?} {c:?}");
+        assert!(
+            g.read(&mut [0u64; 2]).is_err(),
+            "short buffer is an error, not a panic"
+        );
+    }
+
+    #[test]
+    fn process_tree_scope_counts_children() {
+        let mut g = PerfBackend::without_rdpmc()
+            .open_group(&sw(&["task-clock"]), Scope::ProcessTree)
+            .unwrap();
+        let mut a = [0u64; 1];
+        let mut b = [0u64; 1];
+        g.read(&mut a).unwrap();
+        assert_eq!(a[0], 0, "opened disabled");
+        g.enable().unwrap();
+        let st = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        g.disable().unwrap();
+        assert!(st.success());
+        g.read(&mut b).unwrap();
+        assert!(
+            b[0] > 5_000_000,
+            "the child's CPU time was inherited: {b:?}"
+        );
+    }
+
+    #[test]
+    fn unsupported_or_foreign_events_are_errors() {
+        let cpu = CpuInfo::parse_cpuinfo("");
+        let ru = EventSpec::parse("ru_utime", &cpu).unwrap();
+        let e = PerfBackend::new()
+            .open_group(&[ru], Scope::CallingThread)
+            .err()
+            .unwrap();
+        assert_eq!(e.kind, OpenErrorKind::NotSupported);
+        let many: Vec<EventSpec> = (0..MAX_GROUP_EVENTS + 1)
+            .map(|_| sw(&["task-clock"])[0].clone())
+            .collect();
+        assert!(
+            PerfBackend::new()
+                .open_group(&many, Scope::CallingThread)
+                .is_err()
+        );
+    }
+}

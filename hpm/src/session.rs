@@ -232,6 +232,13 @@ impl Session {
         })
     }
 
+    /// Opens the calling thread's counters now, so that its first start
+    /// does not pay for `perf_event_open` (`hpmInit` does this for its thread;
+    /// other threads open theirs at their first start).
+    pub fn attach_thread(&self) -> Result<(), HpmError> {
+        self.with_thread(|_| Ok(()))
+    }
+
     /// `hpmStart`: on Linux identical to [`Session::tstart`] (seed §3.5).
     pub fn start(&self, id: i32, label: &str) -> Result<(), HpmError> {
         self.tstartx(id, HPM_AUTO_PARENT, label)

@@ -169,7 +169,7 @@ impl VizWriter {
                                         ("name", d.name),
                                         ("value", &num(d.value)),
                                         ("unit", d.unit),
-                                        ("formula", d.formula),
+                                        ("formula", &d.formula),
                                     ])
                                     .write_empty()?;
                             }
