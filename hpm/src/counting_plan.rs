@@ -14,7 +14,7 @@ use crate::rusage_backend::RusageBackend;
 /// One perf group of the plan.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GroupLayout {
-    /// Index of the event set in [`CountingPlan::set_names`].
+    /// Index of the event set in [`CounterLayout::set_names`].
     pub set: usize,
     /// Offset of this group's first value in a flat value array.
     pub offset: usize,

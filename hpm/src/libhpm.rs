@@ -10,7 +10,7 @@
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::aggregator::Aggregator;
 use crate::ascii_writer::RenderOptions;
@@ -47,6 +47,17 @@ struct Global {
 static CURRENT: AtomicPtr<Global> = AtomicPtr::new(std::ptr::null_mut());
 static INIT_LOCK: Mutex<()> = Mutex::new(());
 static ERRORS: AtomicU64 = AtomicU64::new(0);
+static ERROR_HOOK: OnceLock<ErrorHook> = OnceLock::new();
+
+/// Called after each counted error with the new total, e.g. by a C layer to
+/// keep its `int hpm_error_count` variable current.
+pub type ErrorHook = fn(total: u64, error: &HpmError);
+
+/// Installs the error hook (once per process); returns false if one was
+/// already installed.
+pub fn set_error_hook(hook: ErrorHook) -> bool {
+    ERROR_HOOK.set(hook).is_ok()
+}
 
 fn current() -> Option<&'static Global> {
     let p = CURRENT.load(Ordering::Acquire);
@@ -63,6 +74,9 @@ pub fn error_count() -> u64 {
 /// Counts and prints an error.
 pub fn report_error(e: &HpmError) {
     let n = ERRORS.fetch_add(1, Ordering::Relaxed) + 1;
+    if let Some(hook) = ERROR_HOOK.get() {
+        hook(n, e);
+    }
     if n <= MAX_PRINTED_ERRORS {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "hpm ERROR - {e}");

@@ -16,11 +16,19 @@ fn spin(d: Duration) {
     }
 }
 
+static HOOK_TOTAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+fn hook(total: u64, _: &hpm::HpmError) {
+    HOOK_TOTAL.store(total, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// The instrumented program (run only as the child of the test below).
 #[test]
 #[ignore = "child process of libhpm_writes_reports_on_real_counters"]
 fn instrumented_child() {
     use hpm::libhpm::*;
+    assert!(set_error_hook(hook));
+    assert!(!set_error_hook(hook), "only once");
     init(0, "ignored: HPM_OUTPUT_NAME is set");
     start(1, "outer");
     spin(Duration::from_millis(30));
@@ -43,6 +51,11 @@ fn instrumented_child() {
     assert_eq!(error_count(), 2);
     start(1, "after terminate"); // error: not initialized
     assert_eq!(error_count(), 3);
+    assert_eq!(
+        HOOK_TOTAL.load(std::sync::atomic::Ordering::SeqCst),
+        3,
+        "hook saw every error"
+    );
 }
 
 fn section(r: &Report, id: u32) -> &SectionReport {

@@ -1,5 +1,9 @@
 //! `hpmcount`: count a whole program (seed §2), or merge per-task CSV files.
 
+// The doc comments of the clap structs are the --help texts, written for a
+// terminal (`<name>`), not for rustdoc.
+#![allow(rustdoc::invalid_html_tags)]
+
 use std::ffi::OsString;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -62,7 +66,7 @@ struct Cli {
 
 /// `hpmcount merge`: combine per-task CSV files.
 #[derive(Parser, Debug)]
-#[command(name = "hpmcount merge")]
+#[command(name = "hpmcount merge", bin_name = "hpmcount merge")]
 struct MergeCli {
     /// Aggregator: mirror, single, average, loc_merge, min, max.
     #[arg(short = 'a', value_name = "aggregator", default_value = "mirror")]
