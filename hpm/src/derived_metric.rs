@@ -147,6 +147,14 @@ pub fn compute_metrics(input: &MetricInput<'_>, ctx: &MetricContext) -> Vec<Deri
             );
         }
     }
+    if let Some(cyc) = g(CYCLES) {
+        push(
+            "Mcycles per second",
+            div(cyc * 1e-6, wall),
+            "",
+            "cycles * 0.000001 / wall_clock_time",
+        );
+    }
     if let (Some(cyc), Some(tc)) = (g(CYCLES), g(TASK_CLOCK)) {
         push(
             "Effective clock rate",
@@ -436,6 +444,7 @@ mod tests {
         assert!(close(get(&m, "Instructions per cycle"), 1.5));
         assert!(close(get(&m, "Cycles per instruction"), 4.0 / 6.0));
         assert!(close(get(&m, "Effective clock rate"), 4.0e9 * 1e-6 / 1.5));
+        assert!(close(get(&m, "Mcycles per second"), 2000.0));
         assert!(close(get(&m, "Branches mispredicted percentage"), 2.0));
         // no cache events: no cache metrics, no flops
         assert!(

@@ -225,6 +225,7 @@ mod tests {
         let mut c = CpuInfo::parse_cpuinfo("");
         c.vendor = CpuVendor::Intel;
         c.family = 6;
+        c.model = 106; // Ice Lake SP
         c
     }
 

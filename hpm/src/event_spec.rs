@@ -132,17 +132,22 @@ pub mod names {
 
 // PERF_COUNT_HW_* / PERF_COUNT_SW_* values (stable kernel ABI).
 const HARDWARE: [(&str, &[&str], u64, &str); 10] = [
-    ("cycles", &["cpu-cycles"], 0, "core cycles"),
-    ("instructions", &[], 1, "retired instructions"),
+    ("cycles", &["cpu-cycles", "PAPI_TOT_CYC"], 0, "core cycles"),
+    ("instructions", &["PAPI_TOT_INS"], 1, "retired instructions"),
     ("cache-references", &[], 2, "last-level cache references"),
     ("cache-misses", &[], 3, "last-level cache misses"),
     (
         "branches",
-        &["branch-instructions"],
+        &["branch-instructions", "PAPI_BR_INS"],
         4,
         "retired branch instructions",
     ),
-    ("branch-misses", &[], 5, "mispredicted branches"),
+    (
+        "branch-misses",
+        &["PAPI_BR_MSP"],
+        5,
+        "mispredicted branches",
+    ),
     ("bus-cycles", &[], 6, "bus cycles"),
     (
         "stalled-cycles-frontend",
@@ -156,7 +161,12 @@ const HARDWARE: [(&str, &[&str], u64, &str); 10] = [
         8,
         "cycles stalled in the back end",
     ),
-    ("ref-cycles", &[], 9, "reference cycles (constant rate)"),
+    (
+        "ref-cycles",
+        &["PAPI_REF_CYC"],
+        9,
+        "reference cycles (constant rate)",
+    ),
 ];
 
 const SOFTWARE: [(&str, &[&str], u64, &str); 9] = [
@@ -311,9 +321,24 @@ const AMD_ZEN3_FP: [VendorEvent; 3] = [
     },
 ];
 
+// Intel family-6 models with FP_ARITH_INST_RETIRED (Broadwell and later
+// big cores, from the kernel's and perf's model tables). Elsewhere event 0xC7
+// means something else or nothing, so no FP events are offered.
+const INTEL_FP_ARITH_MODELS: [u32; 33] = [
+    61, 71, 79, 86, // Broadwell
+    78, 94, 85, // Skylake, Skylake/Cascade Lake/Cooper Lake SP
+    142, 158, 165, 166, // Kaby/Coffee/Comet Lake
+    102, // Cannon Lake
+    106, 108, 125, 126, // Ice Lake
+    140, 141, 167, // Tiger Lake, Rocket Lake
+    151, 154, 183, 186, 191, // Alder/Raptor Lake
+    143, 207, 173, 174, // Sapphire/Emerald/Granite Rapids
+    170, 172, 197, 198, 189, // Meteor/Arrow/Lunar Lake
+];
+
 fn vendor_fp_table(cpu: &CpuInfo) -> &'static [VendorEvent] {
     match (cpu.vendor, cpu.family) {
-        (CpuVendor::Intel, 6) => &INTEL_FP,
+        (CpuVendor::Intel, 6) if INTEL_FP_ARITH_MODELS.contains(&cpu.model) => &INTEL_FP,
         (CpuVendor::Amd, 0x17) => &AMD_ZEN12_FP,
         (CpuVendor::Amd, 0x19 | 0x1a) => &AMD_ZEN3_FP,
         _ => &[],
@@ -478,12 +503,27 @@ mod tests {
         let mut c = CpuInfo::parse_cpuinfo("");
         c.vendor = vendor;
         c.family = family;
+        c.model = if vendor == CpuVendor::Intel { 85 } else { 1 }; // Skylake SP / Zen
         c
     }
 
     #[test]
     fn parses_generic_names_and_aliases() {
         let c = cpu(CpuVendor::Other, 0);
+        // the PAPI presets with an exact perf counterpart (Dr.Hook's counter names)
+        assert_eq!(EventSpec::parse("PAPI_TOT_CYC", &c).unwrap().name, "cycles");
+        assert_eq!(
+            EventSpec::parse("PAPI_TOT_INS", &c).unwrap().name,
+            "instructions"
+        );
+        assert_eq!(
+            EventSpec::parse("PAPI_BR_INS", &c).unwrap().name,
+            "branches"
+        );
+        assert_eq!(
+            EventSpec::parse("PAPI_BR_MSP", &c).unwrap().name,
+            "branch-misses"
+        );
         assert_eq!(
             EventSpec::parse("cycles", &c).unwrap().kind,
             EventKind::Hardware(0)
@@ -553,6 +593,12 @@ mod tests {
             EventRole::FpDivides
         );
         assert!(EventSpec::vendor_fp_events(&cpu(CpuVendor::Other, 0)).is_empty());
+        let mut haswell = cpu(CpuVendor::Intel, 6);
+        haswell.model = 63;
+        assert!(
+            EventSpec::vendor_fp_events(&haswell).is_empty(),
+            "no FP_ARITH before Broadwell"
+        );
     }
 
     #[test]

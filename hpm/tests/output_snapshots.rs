@@ -14,6 +14,7 @@ fn intel() -> CpuInfo {
     let mut c = CpuInfo::parse_cpuinfo("");
     c.vendor = CpuVendor::Intel;
     c.family = 6;
+    c.model = 106; // Ice Lake SP
     c
 }
 
