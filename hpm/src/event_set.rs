@@ -7,7 +7,7 @@
 //! selected sets do not fit the PMU together the kernel multiplexes them and
 //! the reports show the scaling.
 
-use crate::cpu_info::CpuInfo;
+use crate::cpu_info::{CpuInfo, CpuVendor};
 use crate::event_spec::{EventSpec, names};
 
 /// A named, numbered set of events.
@@ -40,13 +40,23 @@ impl EventSet {
     /// The built-in sets for this CPU: 0 `default`, 1 `fp`, 2 `cache`, 3 `sw`.
     pub fn builtin(cpu: &CpuInfo) -> Vec<EventSet> {
         use names::*;
-        let mut fp = specs(&[TASK_CLOCK, CYCLES, INSTRUCTIONS], cpu);
+        // Group sizes respect the smallest common PMU: Intel with SMT has 4
+        // general-purpose counters, and the NMI watchdog may hold the fixed
+        // cycles counter, so `cycles` can need a general-purpose one. A perf
+        // group that does not fit is never scheduled. Intel's four FP events
+        // therefore go without `cycles`; AMD (6 counters) keeps it.
         let vendor = EventSpec::vendor_fp_events(cpu);
+        let mut fp = if cpu.vendor == CpuVendor::Amd && !vendor.is_empty() {
+            specs(&[TASK_CLOCK, CYCLES, INSTRUCTIONS], cpu)
+        } else {
+            specs(&[TASK_CLOCK, INSTRUCTIONS], cpu)
+        };
         let fp_description = if vendor.is_empty() {
-            "floating point: no FP events are known for this CPU, counts cycles and instructions only".to_string()
+            "floating point: no FP events are known for this CPU, counts instructions only"
+                .to_string()
         } else {
             format!(
-                "floating point: cycles, instructions and {} FP events of this CPU",
+                "floating point: instructions and {} FP events of this CPU",
                 vendor.len()
             )
         };
@@ -82,7 +92,6 @@ impl EventSet {
                     specs(
                         &[
                             TASK_CLOCK,
-                            CYCLES,
                             L1D_LOADS,
                             L1D_LOAD_MISSES,
                             LLC_LOADS,
@@ -90,7 +99,7 @@ impl EventSet {
                         ],
                         cpu,
                     ),
-                    specs(&[DTLB_LOADS, DTLB_LOAD_MISSES], cpu),
+                    specs(&[CYCLES, DTLB_LOADS, DTLB_LOAD_MISSES], cpu),
                 ],
             },
             EventSet {
@@ -233,20 +242,32 @@ mod tests {
     fn builtin_sets_are_complete() {
         let sets = EventSet::builtin(&intel());
         let counts: Vec<usize> = sets.iter().map(|s| s.events().count()).collect();
-        assert_eq!(counts, vec![9, 7, 8, 6]);
+        assert_eq!(counts, vec![9, 6, 8, 6]);
         for (i, s) in sets.iter().enumerate() {
             assert_eq!(s.number, Some(i as u32));
             assert_eq!(s.name, BUILTIN_NAMES[i]);
             for g in &s.groups {
-                let hw = g.iter().filter(|e| e.kind.is_hardware()).count();
-                assert!(hw <= 6, "group too large for any PMU: {:?}", s.name);
+                // instructions has a fixed counter on Intel; everything else
+                // may need one of the 4 general-purpose counters
+                let gp = g
+                    .iter()
+                    .filter(|e| e.kind.is_hardware() && e.name != "instructions")
+                    .count();
+                assert!(gp <= 4, "group too large for Intel with SMT: {:?}", s.name);
             }
         }
         let unknown = CpuInfo::parse_cpuinfo("");
         assert_eq!(
             EventSet::lookup("fp", &unknown).unwrap().events().count(),
-            3
+            2
         );
+        let mut zen = CpuInfo::parse_cpuinfo("");
+        zen.vendor = CpuVendor::Amd;
+        zen.family = 0x19;
+        let fp = EventSet::lookup("fp", &zen).unwrap();
+        let names: Vec<&str> = fp.events().map(|e| e.name.as_str()).collect();
+        assert_eq!(names[..3], ["task-clock", "cycles", "instructions"]);
+        assert_eq!(names.len(), 6);
     }
 
     #[test]

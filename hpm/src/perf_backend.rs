@@ -287,7 +287,7 @@ impl CounterGroup for PerfGroup {
 mod tests {
     use super::*;
     use crate::cpu_info::CpuInfo;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     fn sw(names: &[&str]) -> Vec<EventSpec> {
         let cpu = CpuInfo::parse_cpuinfo("");
@@ -297,9 +297,15 @@ mod tests {
             .collect()
     }
 
+    /// Burns `d` of this thread's CPU time (not wall time: robust when the
+    /// machine is busy with other tests).
     fn spin(d: Duration) {
-        let t = Instant::now();
-        while t.elapsed() < d {
+        let cpu = || {
+            let r = crate::rusage::Rusage::read(crate::rusage::RusageWho::Thread).unwrap();
+            Duration::from_secs_f64(r.user_time_s + r.system_time_s)
+        };
+        let start = cpu();
+        while cpu() - start < d {
             std::hint::black_box(0);
         }
     }
