@@ -182,6 +182,17 @@ impl EventSelection {
     /// mix. Unknown tokens produce a warning and are skipped; an empty result
     /// falls back to `default`.
     pub fn parse(text: &str, cpu: &CpuInfo) -> (EventSelection, Vec<String>) {
+        EventSelection::parse_impl(text, cpu, true)
+    }
+
+    /// Like [`EventSelection::parse`], but a list of event names is taken as
+    /// given: no `task-clock` is added (for per-routine counters, where a
+    /// hardware-only group can be read with `rdpmc`).
+    pub fn parse_exact(text: &str, cpu: &CpuInfo) -> (EventSelection, Vec<String>) {
+        EventSelection::parse_impl(text, cpu, false)
+    }
+
+    fn parse_impl(text: &str, cpu: &CpuInfo, add_clock: bool) -> (EventSelection, Vec<String>) {
         let mut warnings = Vec::new();
         let mut sets: Vec<EventSet> = Vec::new();
         let mut user: Vec<EventSpec> = Vec::new();
@@ -209,7 +220,7 @@ impl EventSelection {
             }
         }
         if !user.is_empty() {
-            if !user.iter().any(|e| e.name == names::TASK_CLOCK) {
+            if add_clock && !user.iter().any(|e| e.name == names::TASK_CLOCK) {
                 user.extend(EventSpec::parse(names::TASK_CLOCK, cpu).ok());
                 user.rotate_right(1);
             }
@@ -309,6 +320,16 @@ mod tests {
             ]
         );
         assert_eq!(user.groups[1].len(), 2);
+    }
+
+    #[test]
+    fn exact_lists_get_no_task_clock() {
+        let (s, w) = EventSelection::parse_exact("cycles,instructions", &intel());
+        assert!(w.is_empty());
+        let names: Vec<&str> = s.sets[0].events().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["cycles", "instructions"]);
+        let (s, _) = EventSelection::parse("cycles,instructions", &intel());
+        assert_eq!(s.sets[0].events().count(), 3);
     }
 
     #[test]

@@ -124,5 +124,5 @@ pub use report::{ExitInfo, Measurement, Report, SectionReport, Tool};
 pub use rusage::{Rusage, RusageWho};
 pub use rusage_backend::RusageBackend;
 pub use session::{HPM_AUTO_PARENT, HPM_NO_PARENT, HPM_ONLY_EXCLUSIVE, Session, SessionResult};
-pub use thread_counter_group::ThreadCounterGroup;
+pub use thread_counter_group::{DEFAULT_ROUTINE_EVENTS, ThreadCounterGroup};
 pub use viz_writer::VizWriter;

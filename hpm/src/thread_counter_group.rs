@@ -23,6 +23,9 @@ use crate::event_set::EventSelection;
 use crate::event_spec::{EventSpec, names};
 use crate::perf_backend::PerfBackend;
 
+/// Default events of per-routine counters: one hardware-only group.
+pub const DEFAULT_ROUTINE_EVENTS: &str = "cycles,instructions,branches,branch-misses";
+
 /// One counter group on the thread that opened it.
 pub struct ThreadCounterGroup {
     group: Box<dyn CounterGroup>,
@@ -73,17 +76,17 @@ impl ThreadCounterGroup {
         ThreadCounterGroup::open_with(plan.backend.as_ref(), &first.events)
     }
 
-    /// The plan for per-routine counters: `spec` is parsed like
-    /// `HPM_EVENT_SET` (default: the first group of the `default` set);
-    /// unusable events fall back as described in [`CountingPlan::build`].
-    /// Returns the plan and the notices to print once.
+    /// The plan for per-routine counters. `spec` is parsed like
+    /// `HPM_EVENT_SET`, except that event lists are taken as given (no
+    /// `task-clock` is added, so hardware-only groups qualify for `rdpmc`);
+    /// the default is [`DEFAULT_ROUTINE_EVENTS`]. Only one perf group is read
+    /// per routine: further groups are dropped with a notice. Unusable
+    /// events fall back as described in [`CountingPlan::build`] (software
+    /// events, then getrusage). Returns the plan and the notices to print once.
     pub fn plan(spec: Option<&str>) -> (CountingPlan, Vec<String>) {
         let cpu = CpuInfo::detect();
-        let (mut selection, mut notices) = match spec {
-            Some(s) => EventSelection::parse(s, &cpu),
-            None => (EventSelection::default_for(&cpu), vec![]),
-        };
-        // One group is read per routine: keep only the first perf group.
+        let (mut selection, mut notices) =
+            EventSelection::parse_exact(spec.unwrap_or(DEFAULT_ROUTINE_EVENTS), &cpu);
         if selection.sets.iter().map(|s| s.groups.len()).sum::<usize>() > 1 {
             let dropped: Vec<String> = selection
                 .sets
@@ -227,6 +230,33 @@ mod tests {
         assert_eq!(get("MIPS"), 2000.0);
         assert_eq!(get("Instructions per cycle"), 2.0);
         assert_eq!(get("Utilization rate"), 100.0);
+    }
+
+    #[test]
+    fn plan_on_this_machine_gives_one_group() {
+        let (plan, notices) = ThreadCounterGroup::plan(None);
+        assert_eq!(plan.layout.groups.len(), 1);
+        let g = ThreadCounterGroup::from_plan(&plan).unwrap();
+        if plan.has_hardware() {
+            assert_eq!(
+                g.event_names(),
+                ["cycles", "instructions", "branches", "branch-misses"]
+            );
+            assert!(notices.is_empty(), "{notices:?}");
+        } else {
+            // no PMU here: the software set, with the one notice
+            assert_eq!(g.event_names()[0], "task-clock");
+            assert_eq!(notices.len(), 1, "{notices:?}");
+        }
+        let mut v = vec![0u64; g.len()];
+        assert!(g.read(&mut v).is_ok());
+        // a list spanning two groups is cut to the first, with a notice
+        let (plan, notices) = ThreadCounterGroup::plan(Some("sw,default"));
+        assert_eq!(plan.layout.groups.len(), 1);
+        assert!(
+            notices[0].starts_with("per-routine counters read one group; not counted:"),
+            "{notices:?}"
+        );
     }
 
     #[test]
