@@ -184,6 +184,19 @@ pub fn fallback_notice(failures: &[OpenError], cpu: &CpuInfo, instead: Option<&s
             format!("not supported by this CPU or kernel (perf_event_open: {first})"),
             "choose other events; `hpmcount -c` lists what can be counted here".to_string(),
         ),
+        // Counting one's own threads in user space is allowed up to
+        // perf_event_paranoid 2 (and kernel counting was already retried
+        // without): a denial there comes from seccomp or a security module.
+        OpenErrorKind::Denied if cpu.perf_event_paranoid.is_some_and(|p| p <= 2) => (
+            format!(
+                "perf_event_open is denied although perf_event_paranoid = {} allows it: a seccomp \
+                 filter (containers) or a security module blocks it (perf_event_open: {first})",
+                cpu.perf_event_paranoid.unwrap_or(0)
+            ),
+            "run with a seccomp profile that allows perf_event_open (e.g. docker \
+             `--security-opt seccomp=unconfined`) or grant CAP_PERFMON"
+                .to_string(),
+        ),
         OpenErrorKind::Denied => (
             format!(
                 "the kernel denies access (perf_event_paranoid = {}; perf_event_open: {first})",
@@ -403,6 +416,38 @@ mod tests {
         assert!(n.contains("perf_event_paranoid = 2"), "{n}");
         assert!(n.contains("Counting software events"), "{n}");
         assert!(n.contains("CAP_PERFMON"), "{n}");
+    }
+
+    #[test]
+    fn denial_below_paranoid_3_blames_seccomp() {
+        let mut cpu = vm_cpu();
+        let fake = FakeBackend::new();
+        fake.fail_everything(OpenErrorKind::Denied);
+        let plan = CountingPlan::build(
+            &EventSelection::default_for(&cpu),
+            Arc::new(fake.clone()),
+            Scope::CallingThread,
+            &cpu,
+        );
+        let n = plan.notice.unwrap();
+        assert!(
+            n.contains("although perf_event_paranoid = 2 allows it"),
+            "{n}"
+        );
+        assert!(n.contains("seccomp=unconfined"), "{n}");
+        cpu.perf_event_paranoid = Some(3);
+        let plan = CountingPlan::build(
+            &EventSelection::default_for(&cpu),
+            Arc::new(fake),
+            Scope::CallingThread,
+            &cpu,
+        );
+        let n = plan.notice.clone().unwrap();
+        assert!(
+            n.contains("the kernel denies access (perf_event_paranoid = 3"),
+            "{n}"
+        );
+        assert!(plan.is_rusage());
     }
 
     #[test]

@@ -297,12 +297,17 @@ mod tests {
             .collect()
     }
 
-    /// Burns `d` of this thread's CPU time (not wall time: robust when the
-    /// machine is busy with other tests).
+    /// Burns `d` of this thread's CPU time, measured exactly with
+    /// CLOCK_THREAD_CPUTIME_ID (robust when the machine is busy).
     fn spin(d: Duration) {
         let cpu = || {
-            let r = crate::rusage::Rusage::read(crate::rusage::RusageWho::Thread).unwrap();
-            Duration::from_secs_f64(r.user_time_s + r.system_time_s)
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `ts` is a valid, writable timespec.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
         };
         let start = cpu();
         while cpu() - start < d {

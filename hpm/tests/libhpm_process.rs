@@ -8,16 +8,25 @@ use std::time::Duration;
 
 use hpm::{CsvCodec, Report, SectionReport};
 
+/// This thread's CPU time, exact (getrusage is updated at scheduler ticks
+/// only and can run ahead of the wall clock over short intervals).
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0);
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 /// Burns `d` of this thread's CPU time (not wall time: robust when other
 /// tests keep the CPUs busy).
 fn spin(d: Duration) {
-    let cpu = || {
-        let r = hpm::Rusage::read(hpm::RusageWho::Thread).unwrap();
-        Duration::from_secs_f64(r.user_time_s + r.system_time_s)
-    };
-    let start = cpu();
+    let start = thread_cpu();
     let mut x = 1u64;
-    while cpu() - start < d {
+    while thread_cpu() - start < d {
         x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
     }
 }
