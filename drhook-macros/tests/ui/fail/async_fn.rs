@@ -1,0 +1,10 @@
+use drhook::drhook;
+
+#[drhook]
+async fn fetch() -> u32 {
+    1
+}
+
+fn main() {
+    let _ = fetch();
+}

@@ -1,0 +1,10 @@
+use drhook::drhook;
+
+#[drhook]
+struct Model {
+    n: u32,
+}
+
+fn main() {
+    let _ = Model { n: 1 }.n;
+}

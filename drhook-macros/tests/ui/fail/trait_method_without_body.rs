@@ -1,0 +1,8 @@
+use drhook::drhook;
+
+trait Physics {
+    #[drhook]
+    fn run(&self);
+}
+
+fn main() {}

@@ -1,0 +1,356 @@
+//! The engine's configuration, built from environment values by pure
+//! functions (see [`Config::from_lookup`]).
+
+use crate::env;
+use crate::options::{Options, Warning};
+use crate::task::Task;
+
+/// Default profile file template.
+pub const DEFAULT_PROFILE: &str = "drhook.prof.%d";
+/// Default `DR_HOOK_PROFILE_LIMIT`: print every row.
+pub const DEFAULT_PROFILE_LIMIT: f64 = -10.0;
+
+/// Which clock measures wall time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockChoice {
+    /// Use the time-stamp counter when it is invariant, else `CLOCK_MONOTONIC`.
+    Auto,
+    /// Always `CLOCK_MONOTONIC` (vDSO).
+    Monotonic,
+}
+
+/// Everything read from the environment at the first instrumented call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// `DR_HOOK`.
+    pub enabled: bool,
+    /// `DR_HOOK_OPT`.
+    pub options: Options,
+    /// `DR_HOOK_PROFILE`, with `.%d` appended when it had no `%`.
+    pub profile_template: String,
+    /// `DR_HOOK_PROFILE_PROC`: `None` = every task writes.
+    pub profile_proc: Option<u32>,
+    /// `DR_HOOK_PROFILE_LIMIT`.
+    pub profile_limit: f64,
+    /// `DR_HOOK_SILENT`.
+    pub silent: bool,
+    /// Whether this task echoes its options (`DR_HOOK_SHOW_PROCESS_OPTIONS`).
+    pub show_options: bool,
+    /// `DR_HOOK_CALLPATH_INDENT` (1..=8).
+    pub callpath_indent: usize,
+    /// `DR_HOOK_CALLPATH_DEPTH`.
+    pub callpath_depth: usize,
+    /// `DR_HOOK_CALLPATH_PACKED`.
+    pub callpath_packed: bool,
+    /// `DRHOOK_CLOCK`.
+    pub clock: ClockChoice,
+    /// MPI task from the launcher.
+    pub task: Task,
+    /// Problems found; printed once at start-up (unless silent).
+    pub warnings: Vec<Warning>,
+}
+
+/// `DR_HOOK` semantics: off when unset, empty, `0`, `false`, `off` or `no`
+/// (any case); every other value switches Dr.Hook on.
+pub fn parse_switch(value: Option<&str>) -> bool {
+    match value.map(str::trim) {
+        None | Some("") => false,
+        Some(v) => !["0", "false", "off", "no"]
+            .iter()
+            .any(|off| v.eq_ignore_ascii_case(off)),
+    }
+}
+
+/// Parses an integer variable; a malformed value warns and gives `default`.
+pub fn parse_int(
+    name: &str,
+    value: Option<&str>,
+    default: i64,
+    warnings: &mut Vec<Warning>,
+) -> i64 {
+    match value.map(str::trim) {
+        None | Some("") => default,
+        Some(v) => v.parse().unwrap_or_else(|_| {
+            warnings.push(Warning(format!(
+                "Warning - {name}=\"{v}\" is not an integer; using the default {default}"
+            )));
+            default
+        }),
+    }
+}
+
+/// Parses a floating-point variable; a malformed value warns and gives `default`.
+pub fn parse_float(
+    name: &str,
+    value: Option<&str>,
+    default: f64,
+    warnings: &mut Vec<Warning>,
+) -> f64 {
+    match value.map(str::trim) {
+        None | Some("") => default,
+        Some(v) => match v.parse::<f64>() {
+            Ok(x) if x.is_finite() => x,
+            _ => {
+                warnings.push(Warning(format!(
+                    "Warning - {name}=\"{v}\" is not a number; using the default {default}"
+                )));
+                default
+            }
+        },
+    }
+}
+
+/// `DR_HOOK_PROFILE` rule: a template without `%` gets `.%d` appended.
+pub fn profile_template(value: Option<&str>) -> String {
+    match value.map(str::trim) {
+        None | Some("") => DEFAULT_PROFILE.to_string(),
+        Some(v) if v.contains('%') => v.to_string(),
+        Some(v) => format!("{v}.%d"),
+    }
+}
+
+/// Expands `%d` in a profile template to the 1-based task number.
+pub fn profile_path(template: &str, myproc: u32) -> String {
+    template.replace("%d", &myproc.to_string())
+}
+
+impl Config {
+    /// Builds the configuration from a variable lookup (the process
+    /// environment in production, a table in tests).
+    pub fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> Config {
+        let enabled = parse_switch(get(env::DR_HOOK).as_deref());
+        let (options, mut warnings) =
+            Options::parse(get(env::DR_HOOK_OPT).as_deref().unwrap_or(""));
+        let (task, task_warnings) = Task::from_lookup(get);
+        warnings.extend(task_warnings);
+
+        let profile_proc = match parse_int(
+            env::DR_HOOK_PROFILE_PROC,
+            get(env::DR_HOOK_PROFILE_PROC).as_deref(),
+            -1,
+            &mut warnings,
+        ) {
+            n if n >= 1 && n <= u32::MAX as i64 => Some(n as u32),
+            -1 => None,
+            n => {
+                warnings.push(Warning(format!(
+                    "Warning - {}={n} is neither -1 nor a task number; every task writes its profile",
+                    env::DR_HOOK_PROFILE_PROC
+                )));
+                None
+            }
+        };
+        let profile_limit = parse_float(
+            env::DR_HOOK_PROFILE_LIMIT,
+            get(env::DR_HOOK_PROFILE_LIMIT).as_deref(),
+            DEFAULT_PROFILE_LIMIT,
+            &mut warnings,
+        );
+        let silent = parse_int(
+            env::DR_HOOK_SILENT,
+            get(env::DR_HOOK_SILENT).as_deref(),
+            0,
+            &mut warnings,
+        ) != 0;
+        let show = parse_int(
+            env::DR_HOOK_SHOW_PROCESS_OPTIONS,
+            get(env::DR_HOOK_SHOW_PROCESS_OPTIONS).as_deref(),
+            if silent { 0 } else { 1 },
+            &mut warnings,
+        );
+        let show_options = show == -1 || show == task.myproc as i64;
+        // Accepted for compatibility: the tree needs no hash table.
+        let _ = parse_int(
+            env::DR_HOOK_HASHBITS,
+            get(env::DR_HOOK_HASHBITS).as_deref(),
+            16,
+            &mut warnings,
+        );
+
+        let indent = parse_int(
+            env::DR_HOOK_CALLPATH_INDENT,
+            get(env::DR_HOOK_CALLPATH_INDENT).as_deref(),
+            2,
+            &mut warnings,
+        );
+        let depth = parse_int(
+            env::DR_HOOK_CALLPATH_DEPTH,
+            get(env::DR_HOOK_CALLPATH_DEPTH).as_deref(),
+            50,
+            &mut warnings,
+        );
+        let packed = parse_int(
+            env::DR_HOOK_CALLPATH_PACKED,
+            get(env::DR_HOOK_CALLPATH_PACKED).as_deref(),
+            0,
+            &mut warnings,
+        ) != 0;
+        let clock = match get(env::DRHOOK_CLOCK).as_deref().map(str::trim) {
+            None | Some("") => ClockChoice::Auto,
+            Some(v) if v.eq_ignore_ascii_case("tsc") || v.eq_ignore_ascii_case("auto") => {
+                ClockChoice::Auto
+            }
+            Some(v) if v.eq_ignore_ascii_case("monotonic") => ClockChoice::Monotonic,
+            Some(v) => {
+                warnings.push(Warning(format!(
+                    "Warning - {}=\"{v}\" is neither tsc nor monotonic; using tsc where invariant",
+                    env::DRHOOK_CLOCK
+                )));
+                ClockChoice::Auto
+            }
+        };
+
+        Config {
+            enabled,
+            options,
+            profile_template: profile_template(get(env::DR_HOOK_PROFILE).as_deref()),
+            profile_proc,
+            profile_limit,
+            silent,
+            show_options,
+            callpath_indent: indent.clamp(1, 8) as usize,
+            callpath_depth: depth.clamp(1, 100_000) as usize,
+            callpath_packed: packed,
+            clock,
+            task,
+            warnings,
+        }
+    }
+
+    /// Whether this task writes a profile at all.
+    pub fn writes_profile(&self) -> bool {
+        self.options.profile.is_some() && self.profile_proc.is_none_or(|p| p == self.task.myproc)
+    }
+
+    /// The profile file name of this task.
+    pub fn profile_path(&self) -> String {
+        profile_path(&self.profile_template, self.task.myproc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::ProfileKind;
+
+    fn cfg(vars: &[(&str, &str)]) -> Config {
+        Config::from_lookup(&|k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn switch_values() {
+        for off in [
+            None,
+            Some(""),
+            Some("0"),
+            Some("false"),
+            Some("FALSE"),
+            Some("Off"),
+            Some("no"),
+            Some("NO"),
+        ] {
+            assert!(!parse_switch(off), "{off:?}");
+        }
+        for on in ["1", "true", "yes", "on", "ON", "2", "anything"] {
+            assert!(parse_switch(Some(on)), "{on}");
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let c = cfg(&[]);
+        assert!(!c.enabled);
+        assert_eq!(c.profile_template, "drhook.prof.%d");
+        assert_eq!(c.profile_path(), "drhook.prof.1");
+        assert_eq!(c.profile_proc, None);
+        assert_eq!(c.profile_limit, -10.0);
+        assert!(!c.silent && c.show_options);
+        assert_eq!(
+            (c.callpath_indent, c.callpath_depth, c.callpath_packed),
+            (2, 50, false)
+        );
+        assert!(c.warnings.is_empty());
+        assert!(!c.writes_profile());
+    }
+
+    #[test]
+    fn profile_names() {
+        assert_eq!(profile_template(Some("myprof")), "myprof.%d");
+        assert_eq!(profile_template(Some("/tmp/p.%d.txt")), "/tmp/p.%d.txt");
+        assert_eq!(profile_path("/tmp/p.%d.txt", 12), "/tmp/p.12.txt");
+        let c = cfg(&[
+            ("DR_HOOK_PROFILE", "out/prof"),
+            ("PMI_RANK", "2"),
+            ("PMI_SIZE", "4"),
+        ]);
+        assert_eq!(c.profile_path(), "out/prof.3");
+    }
+
+    #[test]
+    fn profile_proc_selects_the_writer() {
+        let c = cfg(&[
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_PROFILE_PROC", "2"),
+            ("PMI_RANK", "0"),
+        ]);
+        assert_eq!(c.profile_proc, Some(2));
+        assert!(
+            !c.writes_profile(),
+            "proc 1 must not write (the reference writes drhook.prof.0)"
+        );
+        let c = cfg(&[
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_PROFILE_PROC", "2"),
+            ("PMI_RANK", "1"),
+        ]);
+        assert!(c.writes_profile());
+    }
+
+    #[test]
+    fn malformed_values_warn_and_default() {
+        let c = cfg(&[
+            ("DR_HOOK_PROFILE_LIMIT", "lots"),
+            ("DR_HOOK_PROFILE_PROC", "x"),
+            ("DR_HOOK_SILENT", "maybe"),
+            ("DR_HOOK_CALLPATH_INDENT", "99"),
+        ]);
+        assert_eq!(c.profile_limit, -10.0);
+        assert_eq!(c.profile_proc, None);
+        assert!(!c.silent);
+        assert_eq!(c.callpath_indent, 8);
+        assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+        assert!(c.warnings[0].0.contains("DR_HOOK_PROFILE_PROC"));
+    }
+
+    #[test]
+    fn limit_and_silent() {
+        let c = cfg(&[
+            ("DR_HOOK_PROFILE_LIMIT", "0.5"),
+            ("DR_HOOK_SILENT", "1"),
+            ("DR_HOOK_OPT", "cpuprof"),
+        ]);
+        assert_eq!(c.profile_limit, 0.5);
+        assert!(c.silent && !c.show_options);
+        assert_eq!(c.options.profile, Some(ProfileKind::Cpu));
+        let c = cfg(&[
+            ("DR_HOOK_SILENT", "1"),
+            ("DR_HOOK_SHOW_PROCESS_OPTIONS", "-1"),
+        ]);
+        assert!(c.show_options);
+    }
+
+    #[test]
+    fn clock_choice() {
+        assert_eq!(
+            cfg(&[("DRHOOK_CLOCK", "monotonic")]).clock,
+            ClockChoice::Monotonic
+        );
+        let c = cfg(&[("DRHOOK_CLOCK", "sundial")]);
+        assert_eq!(c.clock, ClockChoice::Auto);
+        assert_eq!(c.warnings.len(), 1);
+    }
+}

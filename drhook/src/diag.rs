@@ -1,0 +1,95 @@
+//! Diagnostic lines on stderr in the reference's format:
+//! `[EC_DRHOOK:host:myproc:tid:pid:unixtid] [YYYYMMDD:HHMMSS:walltime] [function@file:line] text`.
+//!
+//! Each line is built in memory and written with a single `write(2)`, so
+//! lines from different threads and processes do not interleave.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::sync::OnceLock;
+
+use crate::clock;
+use crate::sysinfo::{LocalTime, hostname};
+
+struct Label {
+    host: String,
+    myproc: u32,
+    start_ns: u64,
+}
+
+static LABEL: OnceLock<Label> = OnceLock::new();
+
+/// Fixes the host, task number and time origin used in prefixes.
+pub(crate) fn set_label(myproc: u32, start_ns: u64) {
+    let _ = LABEL.set(Label {
+        host: hostname(),
+        myproc,
+        start_ns,
+    });
+}
+
+/// The legend line printed before the first diagnostic.
+pub const LEGEND: &str = "[EC_DRHOOK:hostname:myproc:omltid:pid:unixtid] [YYYYMMDD:HHMMSS:walltime] [function@file:lineno]";
+
+/// Dr.Hook thread number of the caller (1 for an unregistered main thread,
+/// 0 for another unregistered thread).
+pub(crate) fn caller_tid() -> u32 {
+    let td = crate::thread::current();
+    if td.is_null() {
+        // SAFETY: no preconditions.
+        let main = unsafe { libc::gettid() == libc::getpid() };
+        u32::from(main)
+    } else {
+        // SAFETY: registered trees are never freed.
+        unsafe { (*td).tid }
+    }
+}
+
+/// Appends `PREFIX TIMESTR` for the calling thread.
+pub fn prefix(out: &mut String) {
+    let (host, myproc, start) = match LABEL.get() {
+        Some(l) => (l.host.as_str(), l.myproc, l.start_ns),
+        None => ("?", 1, clock::monotonic_ns()),
+    };
+    // SAFETY: no preconditions.
+    let (pid, utid) = unsafe { (libc::getpid(), libc::gettid()) };
+    let t = LocalTime::from_unix(clock::realtime().0);
+    let wall = clock::monotonic_ns().saturating_sub(start) as f64 * 1e-9;
+    let _ = write!(
+        out,
+        "[EC_DRHOOK:{host}:{myproc}:{}:{pid}:{utid}] [{:04}{:02}{:02}:{:02}{:02}{:02}:{wall:.3}]",
+        caller_tid(),
+        t.year,
+        t.month,
+        t.day,
+        t.hour,
+        t.min,
+        t.sec
+    );
+}
+
+/// Writes one raw line (a newline is appended) to stderr in one write.
+pub fn raw_line(text: &str) {
+    let mut s = String::with_capacity(text.len() + 1);
+    s.push_str(text);
+    s.push('\n');
+    let _ = std::io::stderr().write_all(s.as_bytes());
+}
+
+/// Writes one prefixed diagnostic line.
+pub fn emit(func: &str, file: &str, line: u32, text: &str) {
+    let mut s = String::with_capacity(160 + text.len());
+    prefix(&mut s);
+    let base = file.rsplit('/').next().unwrap_or(file);
+    let _ = write!(s, " [{func}@{base}:{line}] {text}");
+    raw_line(&s);
+}
+
+/// `diag!("function", "format", args...)`: one prefixed line on stderr.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! diag {
+    ($func:expr, $($arg:tt)*) => {
+        $crate::diag::emit($func, file!(), line!(), &format!($($arg)*))
+    };
+}

@@ -1,0 +1,290 @@
+//! The engine's global state and its operations: every front door (guards,
+//! `#[drhook]`, the FFI, a tracing layer) enters and leaves routines through
+//! [`enter`] and [`exit`].
+//!
+//! The whole per-call decision is one relaxed load of a mode word: `0` when
+//! Dr.Hook is off (an enter/exit pair is then that load and a branch),
+//! `UNINIT` before the environment has been read, otherwise the set of
+//! clocks to read.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::clock::{self, ClockPair, WallSource};
+use crate::config::{ClockChoice, Config};
+use crate::env;
+use crate::node::Node;
+use crate::overhead::{self, Overhead};
+use crate::site::Site;
+use crate::sysinfo;
+use crate::thread::{self, ThreadData};
+
+/// Bits of the mode word.
+pub(crate) mod bits {
+    /// Dr.Hook is on: maintain the calling tree and count calls.
+    pub const ON: u32 = 1;
+    /// Read the wall clock at enter and exit.
+    pub const WALL: u32 = 2;
+    /// Read the thread CPU clock at enter and exit.
+    pub const CPU: u32 = 4;
+    /// Record size information.
+    pub const SIZES: u32 = 8;
+    /// The wall clock is `CLOCK_MONOTONIC` rather than the TSC.
+    pub const WALL_MONO: u32 = 16;
+    /// Any clock is read.
+    pub const TIMED: u32 = WALL | CPU;
+    /// A clock that is read through a function call (CPU time, or the
+    /// monotonic wall clock) rather than one instruction.
+    pub const SYSCALL_CLOCKS: u32 = CPU | WALL_MONO;
+    /// The environment has not been read yet.
+    pub const UNINIT: u32 = 1 << 31;
+}
+
+static MODE: AtomicU32 = AtomicU32::new(bits::UNINIT);
+static ENGINE: OnceLock<Engine> = OnceLock::new();
+
+/// State fixed at initialisation.
+pub(crate) struct Engine {
+    pub config: Config,
+    pub mode: u32,
+    pub wall_source: WallSource,
+    /// (wall ticks, monotonic ns) at start-up.
+    pub start: ClockPair,
+    /// Unix time at start-up.
+    pub start_unix: i64,
+    pub overhead: Overhead,
+    pub program: String,
+}
+
+/// An entered activation, handed back to [`exit`]. Opaque: it is only ever
+/// compared with the top of the thread's stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Token(*const Node);
+
+impl Token {
+    /// The token of an enter that did nothing (Dr.Hook off).
+    pub const NONE: Token = Token(std::ptr::null());
+
+    /// Whether this token refers to an activation.
+    #[inline]
+    pub fn is_active(self) -> bool {
+        !self.0.is_null()
+    }
+}
+
+/// Enters the routine of `site` on the calling thread.
+///
+/// Only the off test is inlined into the instrumented function; the rest is
+/// one out-of-line call, so that an instrumented function does not carry the
+/// engine's register pressure (and prologue) when Dr.Hook is off.
+#[inline(always)]
+pub fn enter(site: &'static Site) -> Token {
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode == 0 {
+        return Token::NONE;
+    }
+    enter_on::<()>(site, mode)
+}
+
+/// Generic only so that it is instantiated in the calling crate: there the
+/// thread-local access uses the executable's TLS model (a single `%fs`
+/// load) instead of the general-dynamic model of a library, whose
+/// `__tls_get_addr` call would force register saves on this path.
+#[inline(never)]
+#[allow(clippy::extra_unused_type_parameters)] // see enter_on
+fn enter_on<T>(site: &'static Site, mode: u32) -> Token {
+    // Before initialisation no thread has a tree, so this also catches UNINIT.
+    let td = thread::current();
+    if td.is_null() {
+        return enter_cold(site);
+    }
+    // SAFETY: `td` is the calling thread's own tree.
+    Token(unsafe { (*td).enter(site, site.raw_id(), mode) })
+}
+
+#[cold]
+#[inline(never)]
+fn enter_cold(site: &'static Site) -> Token {
+    let mode = mode();
+    if mode == 0 {
+        return Token::NONE;
+    }
+    let td = thread::register_current(clock::wall(mode & bits::WALL_MONO != 0));
+    // SAFETY: `td` is the calling thread's own tree.
+    Token(unsafe { td.enter(site, site.raw_id(), mode) })
+}
+
+/// Leaves the activation `token`, attaching `size` (0 = none).
+#[inline(always)]
+pub fn exit(token: Token, size: u64) {
+    if token.0.is_null() {
+        return;
+    }
+    // `size` is usually a compile-time 0 here (a guard without set_size).
+    if size == 0 {
+        exit_on::<()>(token)
+    } else {
+        exit_sized::<()>(token, size)
+    }
+}
+
+/// Generic for the same reason as `enter_on`.
+#[inline(never)]
+#[allow(clippy::extra_unused_type_parameters)] // see enter_on
+fn exit_on<T>(token: Token) {
+    let mode = MODE.load(Ordering::Relaxed);
+    let td = thread::current();
+    if td.is_null() {
+        return exit_without_tree(token);
+    }
+    // SAFETY: `td` is the calling thread's own tree; the token is only compared.
+    unsafe { (*td).exit(token.0, 0, mode) }
+}
+
+#[inline(never)]
+#[allow(clippy::extra_unused_type_parameters)] // see enter_on
+fn exit_sized<T>(token: Token, size: u64) {
+    let mode = MODE.load(Ordering::Relaxed);
+    let td = thread::current();
+    if td.is_null() {
+        return exit_without_tree(token);
+    }
+    // SAFETY: as in `exit_on`.
+    unsafe { (*td).exit(token.0, size, mode) }
+}
+
+#[cold]
+#[inline(never)]
+fn exit_without_tree(token: Token) {
+    crate::mismatch::report(&crate::mismatch::Mismatch {
+        tid: 0,
+        leaving: None,
+        top: None,
+        on_stack: false,
+        open_above: 0,
+        token: token.0 as usize as u64,
+        expected: 0,
+    });
+}
+
+/// The mode word, initialising the engine on first use.
+#[inline]
+pub(crate) fn mode() -> u32 {
+    let m = MODE.load(Ordering::Relaxed);
+    if m & bits::UNINIT == 0 { m } else { init() }
+}
+
+/// Whether Dr.Hook is on (reads the environment on first use).
+pub fn is_enabled() -> bool {
+    mode() != 0
+}
+
+/// The engine state, once initialised and on.
+pub(crate) fn engine() -> Option<&'static Engine> {
+    if mode() == 0 { None } else { ENGINE.get() }
+}
+
+/// Whether routine names compare case-insensitively (`DR_HOOK_OPT=trim`).
+pub(crate) fn case_insensitive_names() -> bool {
+    ENGINE.get().is_some_and(|e| e.config.options.trim)
+}
+
+#[cold]
+#[inline(never)]
+fn init() -> u32 {
+    let e = ENGINE.get_or_init(|| build(Config::from_lookup(&env::process_env)));
+    MODE.store(e.mode, Ordering::Release);
+    e.mode
+}
+
+fn build(config: Config) -> Engine {
+    let start_ns = clock::monotonic_ns();
+    crate::diag::set_label(config.task.myproc, start_ns);
+    let wall_source = match config.clock {
+        ClockChoice::Auto if clock::tsc_is_invariant() => WallSource::Tsc,
+        _ => WallSource::Monotonic,
+    };
+    let o = &config.options;
+    let mut mode = 0;
+    if config.enabled {
+        mode = bits::ON;
+        if o.walltime {
+            mode |= bits::WALL;
+        }
+        if o.cputime {
+            mode |= bits::CPU;
+        }
+        if !o.nosize {
+            mode |= bits::SIZES;
+        }
+        if o.walltime && wall_source == WallSource::Monotonic {
+            mode |= bits::WALL_MONO;
+        }
+    }
+    let start = ClockPair::now(wall_source);
+    let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
+        overhead::calibrate(mode)
+    } else {
+        Overhead::default()
+    };
+    let engine = Engine {
+        mode,
+        wall_source,
+        start,
+        start_unix: clock::realtime().0,
+        overhead,
+        program: sysinfo::program_name(),
+        config,
+    };
+    if mode != 0 {
+        announce(&engine);
+        if engine.config.writes_profile() {
+            crate::report::register_at_exit();
+        }
+    }
+    engine
+}
+
+fn announce(e: &Engine) {
+    let c = &e.config;
+    if !c.show_options || c.silent {
+        return;
+    }
+    let f = "drhook_init";
+    crate::diag::raw_line(crate::diag::LEGEND);
+    crate::diag!(f, "DR_HOOK_OPT=\"{}\"", c.options.echo());
+    for w in &c.warnings {
+        crate::diag!(f, "{w}");
+    }
+    if c.writes_profile() {
+        crate::diag!(
+            f,
+            "DR_HOOK_PROFILE=\"{}\" : profile of proc#{} goes to '{}'",
+            c.profile_template,
+            c.task.myproc,
+            c.profile_path()
+        );
+    }
+    if e.mode & (bits::WALL | bits::CPU) != 0 {
+        crate::diag!(
+            f,
+            "clock={} ; measured instrumentation cost per call pair: {}",
+            e.wall_source.name(),
+            e.overhead.describe()
+        );
+    }
+}
+
+/// Private tree used by the overhead calibration (never registered).
+pub(crate) fn private_tree() -> Box<ThreadData> {
+    ThreadData::new(0, 0, 0)
+}
+
+/// Bytes allocated for the calling thread's tree (nodes, lookup tables and
+/// bookkeeping), or `None` before its first instrumented call. Used by the
+/// memory benchmark and tests.
+pub fn thread_tree_bytes() -> Option<usize> {
+    let td = thread::current();
+    // SAFETY: registered trees are never freed.
+    (!td.is_null()).then(|| unsafe { (*td).allocated_bytes() })
+}

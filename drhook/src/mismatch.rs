@@ -1,0 +1,110 @@
+//! The one place an exit that does not match the top of the thread's stack
+//! is reported.
+//!
+//! The engine detects the mismatch, calls [`report`], and then repairs the
+//! tree: when the routine being left is further down the stack, the
+//! activations above it (whose exits never came) are closed at this moment;
+//! when it is not on the stack at all, the exit is ignored. A handler
+//! installed with [`set_handler`] (the traceback module installs Dr.Hook's
+//! diagnostics-and-abort) decides what the user sees.
+
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+use crate::site::Site;
+
+/// What the engine knows about a mismatched exit.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    /// Dr.Hook thread number of the thread where the exit arrived (0 = a
+    /// thread that never entered an instrumented routine).
+    pub tid: u32,
+    /// The routine whose exit arrived, when it could be identified safely.
+    pub leaving: Option<&'static Site>,
+    /// The routine on top of the stack: the probable routine missing its
+    /// closing call.
+    pub top: Option<&'static Site>,
+    /// Whether the activation being left is on this thread's stack.
+    pub on_stack: bool,
+    /// Activations above it that were never left.
+    pub open_above: u32,
+    /// The handle/token value presented at exit (opaque).
+    pub token: u64,
+    /// The handle/token value that was expected (opaque).
+    pub expected: u64,
+}
+
+/// A mismatch handler.
+pub type Handler = fn(&Mismatch);
+
+static HANDLER: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Installs the function called for every mismatched exit (replacing the
+/// default, which prints Dr.Hook-style diagnostics and lets the engine
+/// repair the tree).
+pub fn set_handler(handler: Handler) {
+    HANDLER.store(handler as *mut (), Ordering::Release);
+}
+
+#[cfg(test)]
+pub(crate) fn set_quiet_for_tests() {
+    QUIET.store(true, Ordering::Relaxed);
+}
+
+/// Reports a mismatch through the installed handler.
+pub(crate) fn report(m: &Mismatch) {
+    let h = HANDLER.load(Ordering::Acquire);
+    if h.is_null() {
+        default_handler(m);
+    } else {
+        // SAFETY: only `Handler` values are stored in HANDLER.
+        let f: Handler = unsafe { std::mem::transmute::<*mut (), Handler>(h) };
+        f(m);
+    }
+}
+
+fn name(s: Option<&'static Site>) -> &'static str {
+    s.map_or("<unknown>", |s| s.name())
+}
+
+/// Prints the reference's diagnostics (compat §3.5) and what was repaired.
+pub fn default_handler(m: &Mismatch) {
+    if QUIET.load(Ordering::Relaxed) {
+        return;
+    }
+    let f = "putkey";
+    if m.on_stack {
+        crate::diag!(
+            f,
+            "Dr.Hook has detected an invalid key-pointer/handle while leaving the routine '{}'",
+            name(m.leaving)
+        );
+        crate::diag!(
+            f,
+            "A probable routine missing the closing DR_HOOK-call is '{}'",
+            name(m.top)
+        );
+        crate::diag!(
+            f,
+            "Got a key-pointer={:#x} while expecting {:#x} (thread {})",
+            m.token,
+            m.expected,
+            m.tid
+        );
+        crate::diag!(
+            f,
+            "Continuing: {} activation(s) above '{}' closed at this point",
+            m.open_above,
+            name(m.leaving)
+        );
+    } else {
+        crate::diag!(
+            f,
+            "Dr.Hook has detected an invalid key-pointer/handle={:#x}: it is not on thread {}'s call stack (top is '{}')",
+            m.token,
+            m.tid,
+            name(m.top)
+        );
+        crate::diag!(f, "Continuing: this exit is ignored");
+    }
+}

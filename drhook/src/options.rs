@@ -1,0 +1,304 @@
+//! `DR_HOOK_OPT`: the option tokens, their synonyms and what they switch on.
+//!
+//! Parsing is a pure function ([`Options::parse`]) that returns the options
+//! and the warnings to print; nothing here reads the environment.
+
+use std::fmt;
+
+/// Which clock the profile file is built from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProfileKind {
+    /// `prof`, `wallprof`, `cycles`: wall-clock profile.
+    Wall,
+    /// `cpuprof`: per-thread CPU-time profile.
+    Cpu,
+}
+
+/// How Dr.Hook's own cost is treated (`self` / `noself`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SelfMode {
+    /// Default: the measured instrumentation overhead is removed from the
+    /// routines' times but not printed.
+    #[default]
+    Account,
+    /// `self`: as `Account`, and print `$drhook@<tid>` rows.
+    Print,
+    /// `noself`: raw measured times, no compensation.
+    Off,
+}
+
+/// The parsed `DR_HOOK_OPT`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Options {
+    /// Count calls per routine (`calls`, `count`). Always counted; this only
+    /// controls whether tracebacks show the counts.
+    pub calls: bool,
+    /// Accumulate wall-clock time per routine (`walltime`, `times`, `prof`).
+    pub walltime: bool,
+    /// Accumulate per-thread CPU time per routine (`cputime`, `times`, `cpuprof`).
+    pub cputime: bool,
+    /// Write a profile file, and from which clock.
+    pub profile: Option<ProfileKind>,
+    /// `self` / `noself`.
+    pub self_mode: SelfMode,
+    /// `trim`: routine names are compared case-insensitively (upper-cased).
+    pub trim: bool,
+    /// `callpath`: one profile row per call path instead of per routine.
+    pub callpath: bool,
+    /// `clusterinfo`: print `[cluster-id,cluster-size]` after routine names.
+    pub clusterinfo: bool,
+    /// `nosize`: ignore size information attached at exit.
+    pub nosize: bool,
+    /// `noprop`: do not chain to a previously installed signal handler.
+    pub noprop: bool,
+    /// Canonical names of the tokens recognised, in the order given
+    /// (echoed at start-up as `DR_HOOK_OPT="WALLPROF,CALLPATH"`).
+    pub canonical: Vec<&'static str>,
+}
+
+/// A problem found while parsing an environment value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning(pub String);
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Every token accepted, as `(synonyms, canonical name)`.
+pub const TOKENS: &[(&[&str], &str)] = &[
+    (&["CALLS", "COUNT"], "CALLS"),
+    (&["WALL", "WALLTIME"], "WALLTIME"),
+    (&["CPU", "CPUTIME"], "CPUTIME"),
+    (&["TIME", "TIMES"], "TIMES"),
+    (&["PROF", "WALLPROF", "CYCLES"], "WALLPROF"),
+    (&["CPUPROF"], "CPUPROF"),
+    (&["SELF"], "SELF"),
+    (&["NOSELF"], "NOSELF"),
+    (&["TRIM"], "TRIM"),
+    (&["CALLPATH"], "CALLPATH"),
+    (&["CLUSTER", "CLUSTERINFO"], "CLUSTERINFO"),
+    (&["NOSIZE", "NOSIZEINFO"], "NOSIZEINFO"),
+    (
+        &["NOPROP", "NOPROPAGATE", "NOPROPAGATE_SIGNALS"],
+        "NOPROPAGATE_SIGNALS",
+    ),
+    (&["NONE"], "NONE"),
+    (&["ALL"], "ALL"),
+    (&["MEM", "MEMORY"], "MEMORY"),
+    (&["HWM", "HEAP"], "HEAP"),
+    (&["STK", "STACK"], "STACK"),
+    (&["RSS"], "RSS"),
+    (&["PAG", "PAGING"], "PAGING"),
+    (&["MEMPROF"], "MEMPROF"),
+    (&["HPMPROF", "HPM", "MFLOPS"], "HPMPROF"),
+    (&["COUNTERS"], "COUNTERS"),
+];
+
+/// Tokens that are accepted but whose feature is not implemented yet.
+pub const NOT_IMPLEMENTED: &[&str] = &[
+    "ALL", "MEMORY", "HEAP", "STACK", "RSS", "PAGING", "MEMPROF", "HPMPROF", "COUNTERS",
+];
+
+/// Separators of list-valued variables (as in the reference: `", \t/"`).
+pub fn split_list(value: &str) -> impl Iterator<Item = &str> {
+    value.split([',', ' ', '\t', '/']).filter(|t| !t.is_empty())
+}
+
+fn canonical_of(token: &str) -> Option<&'static str> {
+    let upper = token.to_ascii_uppercase();
+    TOKENS
+        .iter()
+        .find(|(syn, _)| syn.contains(&upper.as_str()))
+        .map(|(_, c)| *c)
+}
+
+impl Options {
+    /// Parses a `DR_HOOK_OPT` value. Unknown tokens and tokens whose feature
+    /// is not implemented yet produce one warning each; parsing never fails.
+    pub fn parse(value: &str) -> (Options, Vec<Warning>) {
+        let mut o = Options::default();
+        let mut warnings = Vec::new();
+        for token in split_list(value) {
+            let Some(canon) = canonical_of(token) else {
+                let valid: Vec<&str> = TOKENS.iter().flat_map(|(s, _)| s.iter().copied()).collect();
+                warnings.push(Warning(format!(
+                    "Warning - no match for DR_HOOK_OPT=\"{token}\" (ignored); valid tokens are: {}",
+                    valid.join(",")
+                )));
+                continue;
+            };
+            if !o.canonical.contains(&canon) {
+                o.canonical.push(canon);
+            }
+            match canon {
+                "CALLS" => o.calls = true,
+                "WALLTIME" => {
+                    o.walltime = true;
+                    o.calls = true;
+                }
+                "CPUTIME" => {
+                    o.cputime = true;
+                    o.calls = true;
+                }
+                "TIMES" => {
+                    o.walltime = true;
+                    o.cputime = true;
+                    o.calls = true;
+                }
+                "WALLPROF" => o.set_wallprof(),
+                "CPUPROF" => {
+                    o.profile = Some(ProfileKind::Cpu);
+                    o.cputime = true;
+                    o.calls = true;
+                }
+                "SELF" => o.self_mode = SelfMode::Print,
+                "NOSELF" => o.self_mode = SelfMode::Off,
+                "TRIM" => o.trim = true,
+                "CALLPATH" => o.callpath = true,
+                "CLUSTERINFO" => o.clusterinfo = true,
+                "NOSIZEINFO" => o.nosize = true,
+                "NOPROPAGATE_SIGNALS" => o.noprop = true,
+                "NONE" => {}
+                "ALL" => {
+                    o.walltime = true;
+                    o.cputime = true;
+                    o.calls = true;
+                    warnings.push(not_implemented(
+                        token,
+                        "its wall/CPU times and call counts are on; its memory parts (heap, stack, rss, paging) are not collected",
+                    ));
+                }
+                "HPMPROF" | "COUNTERS" => {
+                    o.set_wallprof();
+                    warnings.push(not_implemented(
+                        token,
+                        "hardware counters per routine are not collected; the wall-clock profile is written without them",
+                    ));
+                }
+                _ => warnings.push(not_implemented(
+                    token,
+                    "memory statistics per routine are not collected",
+                )),
+            }
+        }
+        (o, warnings)
+    }
+
+    fn set_wallprof(&mut self) {
+        self.profile = Some(ProfileKind::Wall);
+        self.walltime = true;
+        self.calls = true;
+    }
+
+    /// The canonical echo, e.g. `WALLPROF,CALLPATH`.
+    pub fn echo(&self) -> String {
+        self.canonical.join(",")
+    }
+}
+
+fn not_implemented(token: &str, what: &str) -> Warning {
+    Warning(format!(
+        "Warning - DR_HOOK_OPT=\"{token}\" accepted, not implemented yet: {what}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_means_call_tree_only() {
+        let (o, w) = Options::parse("");
+        assert!(w.is_empty());
+        assert_eq!(o, Options::default());
+        assert_eq!(o.profile, None);
+    }
+
+    #[test]
+    fn synonyms_and_separators_case_insensitive() {
+        let (o, w) = Options::parse("prof/CallPath\tcluster, noself");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(o.profile, Some(ProfileKind::Wall));
+        assert!(o.walltime && o.calls && o.callpath && o.clusterinfo);
+        assert_eq!(o.self_mode, SelfMode::Off);
+        assert_eq!(o.echo(), "WALLPROF,CALLPATH,CLUSTERINFO,NOSELF");
+        for syn in ["wallprof", "CYCLES", "Prof"] {
+            assert_eq!(
+                Options::parse(syn).0.profile,
+                Some(ProfileKind::Wall),
+                "{syn}"
+            );
+        }
+    }
+
+    #[test]
+    fn last_profile_kind_wins() {
+        assert_eq!(
+            Options::parse("prof,cpuprof").0.profile,
+            Some(ProfileKind::Cpu)
+        );
+        assert_eq!(
+            Options::parse("cpuprof,prof").0.profile,
+            Some(ProfileKind::Wall)
+        );
+        let (o, _) = Options::parse("cpuprof,prof");
+        assert!(
+            o.cputime && o.walltime,
+            "both clocks stay on for tracebacks"
+        );
+    }
+
+    #[test]
+    fn times_is_wall_and_cpu_without_file() {
+        let (o, _) = Options::parse("times");
+        assert!(o.walltime && o.cputime && o.calls);
+        assert_eq!(o.profile, None);
+        let (o, _) = Options::parse("cpu");
+        assert!(o.cputime && !o.walltime);
+    }
+
+    #[test]
+    fn unknown_token_warns_with_valid_list() {
+        let (o, w) = Options::parse("prof,bogus");
+        assert_eq!(o.profile, Some(ProfileKind::Wall));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].0.contains("\"bogus\""));
+        assert!(w[0].0.contains("WALLPROF") && w[0].0.contains("CPUPROF"));
+    }
+
+    #[test]
+    fn pending_tokens_warn_once_each() {
+        let (o, w) = Options::parse("heap,rss,memprof,hpm");
+        assert_eq!(w.len(), 4);
+        assert!(
+            w.iter()
+                .all(|w| w.0.contains("accepted, not implemented yet"))
+        );
+        assert_eq!(o.profile, Some(ProfileKind::Wall), "hpm implies wallprof");
+        let (o, w) = Options::parse("all");
+        assert_eq!(w.len(), 1);
+        assert!(o.walltime && o.cputime && o.calls && o.profile.is_none());
+    }
+
+    #[test]
+    fn self_modes() {
+        assert_eq!(Options::parse("prof").0.self_mode, SelfMode::Account);
+        assert_eq!(Options::parse("prof,self").0.self_mode, SelfMode::Print);
+        assert_eq!(Options::parse("self,noself").0.self_mode, SelfMode::Off);
+    }
+
+    #[test]
+    fn every_synonym_is_recognised() {
+        for (syns, canon) in TOKENS {
+            for s in *syns {
+                assert_eq!(canonical_of(s), Some(*canon));
+                assert_eq!(canonical_of(&s.to_lowercase()), Some(*canon));
+            }
+        }
+        for t in NOT_IMPLEMENTED {
+            assert!(TOKENS.iter().any(|(_, c)| c == t));
+        }
+    }
+}

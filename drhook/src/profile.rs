@@ -1,0 +1,732 @@
+//! From calling trees to profile rows.
+//!
+//! [`snapshot`] copies every thread's tree (nodes are read with relaxed
+//! atomic loads; activations still open are counted up to the moment of the
+//! snapshot). [`compute`] is a pure function from those snapshots to the rows
+//! and totals of the Dr.Hook profile:
+//!
+//! * per node: inclusive time `I` (minus the measured instrumentation cost
+//!   unless `noself`), self time `S = I - Σ I(children)`, never negative;
+//! * per routine and thread (or per call path with `callpath`): calls =
+//!   Σ calls, self = Σ S, and total = Σ I over the nodes that have no
+//!   ancestor of the same routine — so a recursive routine's total counts
+//!   only its outermost activations and direct or mutual recursion is exact;
+//! * Wall profile: the total time is Σ over routines of the largest
+//!   per-thread self time, that thread's row is starred and only it adds to
+//!   the cumulative column; CPU profile: every row adds.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use crate::node::{Node, SizeStats};
+use crate::options::{ProfileKind, SelfMode};
+use crate::overhead::Overhead;
+use crate::site::Site;
+use crate::thread::ThreadData;
+
+/// Size information merged over activations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SizeSnap {
+    pub count: u64,
+    pub sum: u64,
+    pub min: u64,
+    pub max: u64,
+}
+
+impl SizeSnap {
+    fn merge(&mut self, o: SizeSnap) {
+        if o.count == 0 {
+            return;
+        }
+        self.min = if self.count == 0 {
+            o.min
+        } else {
+            self.min.min(o.min)
+        };
+        self.max = self.max.max(o.max);
+        self.count += o.count;
+        self.sum = self.sum.saturating_add(o.sum);
+    }
+
+    fn load(s: &SizeStats) -> SizeSnap {
+        SizeSnap {
+            count: s.count.load(Ordering::Relaxed),
+            sum: s.sum.load(Ordering::Relaxed),
+            min: s.min.load(Ordering::Relaxed),
+            max: s.max.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A copied node.
+#[derive(Clone, Debug)]
+pub(crate) struct NodeSnap {
+    /// Index of the parent (`u32::MAX` for the root).
+    pub parent: u32,
+    /// Routine id (0 for the root).
+    pub routine: u32,
+    pub site: Option<&'static Site>,
+    pub calls: u64,
+    /// Wall ticks.
+    pub wall: u64,
+    /// CPU nanoseconds.
+    pub cpu: u64,
+    pub size: SizeSnap,
+}
+
+/// A copied thread tree.
+#[derive(Clone, Debug)]
+pub(crate) struct ThreadSnap {
+    pub tid: u32,
+    pub nodes: Vec<NodeSnap>,
+    /// Wall ticks from the thread's first instrumented call to the snapshot.
+    pub lifetime_ticks: u64,
+}
+
+/// Reads the CPU clock of another thread of this process by kernel tid.
+fn thread_cpu_ns_of(unix_tid: i32) -> Option<u64> {
+    // Linux encodes a per-thread CPU clock as MAKE_THREAD_CPUCLOCK(tid, SCHED).
+    let clk: libc::clockid_t = ((!unix_tid) << 3) | 6;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer; an invalid clock id only yields an error.
+    let rc = unsafe { libc::clock_gettime(clk, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+/// Copies one thread's tree. Open activations (on the thread's stack) are
+/// counted up to `now_wall`.
+pub(crate) fn snapshot(
+    td: &ThreadData,
+    routine_of_site: &[u32],
+    now_wall: u64,
+    mode: u32,
+) -> ThreadSnap {
+    use crate::engine::bits;
+    let len = td.arena.len();
+    let mut nodes = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        let Some(n) = td.arena.get(i) else { break };
+        // SAFETY: sites are 'static.
+        let site = unsafe { n.site.as_ref() };
+        let routine = site
+            .map(|s| {
+                routine_of_site
+                    .get(s.raw_id() as usize)
+                    .copied()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0);
+        nodes.push(NodeSnap {
+            parent: if n.parent.is_null() {
+                u32::MAX
+            } else {
+                // SAFETY: parents are nodes of the same arena.
+                unsafe { (*n.parent).index }
+            },
+            routine,
+            site,
+            calls: n.calls.load(Ordering::Relaxed),
+            wall: n.wall_incl.load(Ordering::Relaxed),
+            cpu: n.cpu_incl.load(Ordering::Relaxed),
+            size: td.sizes.get(i).map(SizeSnap::load).unwrap_or_default(),
+        });
+    }
+    // Open activations.
+    let own_thread = std::ptr::eq(crate::thread::current(), td);
+    let cpu_now = if mode & bits::CPU == 0 {
+        None
+    } else if own_thread {
+        Some(crate::clock::thread_cpu_ns())
+    } else {
+        thread_cpu_ns_of(td.unix_tid)
+    };
+    let mut p: *const Node = td.current();
+    while !p.is_null() && p != td.root {
+        // SAFETY: nodes on a thread's stack belong to its arena and live forever.
+        let n = unsafe { &*p };
+        if let Some(s) = nodes.get_mut(n.index as usize) {
+            if mode & bits::WALL != 0 {
+                s.wall += now_wall.saturating_sub(n.wall_enter.load(Ordering::Relaxed));
+            }
+            if let Some(c) = cpu_now {
+                s.cpu += c.saturating_sub(n.cpu_enter.load(Ordering::Relaxed));
+            }
+        }
+        p = n.parent;
+    }
+    ThreadSnap {
+        tid: td.tid,
+        nodes,
+        lifetime_ticks: now_wall.saturating_sub(td.start_wall),
+    }
+}
+
+/// How to compute the rows.
+#[derive(Clone, Debug)]
+pub(crate) struct Params<'a> {
+    pub kind: ProfileKind,
+    pub self_mode: SelfMode,
+    /// `Some(depth)` with `callpath`.
+    pub callpath: Option<usize>,
+    pub routine_names: &'a [String],
+    /// Wall ticks per second.
+    pub ticks_per_sec: f64,
+    pub overhead: Overhead,
+}
+
+/// One profile row.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Row {
+    /// Routine name (`$drhook` for the overhead rows).
+    pub name: String,
+    pub tid: u32,
+    /// Basename of the file to show after the name, if any.
+    pub file: Option<String>,
+    /// Routine id (0 = `$drhook`).
+    pub cluster: u32,
+    /// Number of threads on which the routine appears.
+    pub cluster_size: u32,
+    pub calls: u64,
+    pub self_s: f64,
+    pub total_s: f64,
+    pub pct: f64,
+    pub cumul: f64,
+    pub star: bool,
+    pub size: SizeSnap,
+    /// Ancestors (nearest first) with `callpath`.
+    pub path: Vec<String>,
+}
+
+/// Per-thread header line.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ThreadLine {
+    pub tid: u32,
+    pub secs: f64,
+    pub pct: f64,
+    /// Σ self wall ticks (wall profile only).
+    pub self_ticks: Option<u64>,
+    pub lifetime_ticks: u64,
+}
+
+/// Everything the report prints below its first lines.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Summary {
+    pub rows: Vec<Row>,
+    pub total: f64,
+    pub threads: Vec<ThreadLine>,
+    pub routines_called: usize,
+    pub overhead_pct: f64,
+}
+
+struct Acc {
+    routine: u32,
+    calls: u64,
+    self_m: f64,
+    total_m: f64,
+    size: SizeSnap,
+    file: Option<String>,
+    first_node: usize,
+}
+
+/// Computes the rows of all threads.
+pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
+    let (scale, t_out, t_in) = match p.kind {
+        ProfileKind::Wall => (
+            1.0 / p.ticks_per_sec,
+            p.overhead.wall_out,
+            p.overhead.wall_in,
+        ),
+        ProfileKind::Cpu => (1e-9, p.overhead.cpu_out, p.overhead.cpu_in),
+    };
+    let compensate = p.self_mode != SelfMode::Off;
+    let mut rows = Vec::new();
+    let mut thread_lines = Vec::new();
+    let mut overheads = Vec::new();
+
+    for t in threads {
+        let n = t.nodes.len();
+        if n <= 1 {
+            continue;
+        }
+        let metric = |i: usize| match p.kind {
+            ProfileKind::Wall => t.nodes[i].wall as f64,
+            ProfileKind::Cpu => t.nodes[i].cpu as f64,
+        };
+        // Descendant calls, then compensated inclusive times.
+        let mut desc = vec![0u64; n];
+        for i in (1..n).rev() {
+            let par = t.nodes[i].parent as usize;
+            if par < n {
+                desc[par] += t.nodes[i].calls + desc[i];
+            }
+        }
+        let incl: Vec<f64> = (0..n)
+            .map(|i| {
+                let raw = metric(i);
+                if compensate && i > 0 {
+                    (raw - t.nodes[i].calls as f64 * t_in - desc[i] as f64 * t_out).max(0.0)
+                } else {
+                    raw
+                }
+            })
+            .collect();
+        let mut child_sum = vec![0f64; n];
+        for (node, &inc) in t.nodes.iter().zip(&incl).skip(1) {
+            let par = node.parent as usize;
+            if par < n {
+                child_sum[par] += inc;
+            }
+        }
+        // Row keys.
+        let mut keys = vec![u32::MAX; n];
+        let mut path_ids: HashMap<Vec<u32>, u32> = HashMap::new();
+        for (i, key) in keys.iter_mut().enumerate().skip(1) {
+            *key = match p.callpath {
+                None => t.nodes[i].routine,
+                Some(depth) => {
+                    let mut path = vec![t.nodes[i].routine];
+                    let mut q = t.nodes[i].parent as usize;
+                    while q != 0 && q < n && path.len() <= depth {
+                        path.push(t.nodes[q].routine);
+                        q = t.nodes[q].parent as usize;
+                    }
+                    let next = path_ids.len() as u32;
+                    *path_ids.entry(path).or_insert(next)
+                }
+            };
+        }
+        // Depth-first walk: a node adds to its row's total only when no
+        // ancestor belongs to the same row (outermost activations).
+        let mut first_child = vec![usize::MAX; n];
+        let mut next_sibling = vec![usize::MAX; n];
+        for i in (1..n).rev() {
+            let par = t.nodes[i].parent as usize;
+            if par < n {
+                next_sibling[i] = first_child[par];
+                first_child[par] = i;
+            }
+        }
+        let mut accs: Vec<Acc> = Vec::new();
+        let mut acc_of_key: HashMap<u32, usize> = HashMap::new();
+        let mut active: HashMap<u32, u32> = HashMap::new();
+        let mut stack: Vec<(usize, bool)> = vec![(0, false)];
+        while let Some((i, leaving)) = stack.pop() {
+            if i != 0 {
+                let k = keys[i];
+                if leaving {
+                    if let Some(c) = active.get_mut(&k) {
+                        *c -= 1;
+                    }
+                    continue;
+                }
+                let node = &t.nodes[i];
+                let ai = *acc_of_key.entry(k).or_insert_with(|| {
+                    accs.push(Acc {
+                        routine: node.routine,
+                        calls: 0,
+                        self_m: 0.0,
+                        total_m: 0.0,
+                        size: SizeSnap::default(),
+                        file: node
+                            .site
+                            .filter(|s| s.shows_file())
+                            .map(|s| s.file().rsplit('/').next().unwrap_or("").to_string()),
+                        first_node: i,
+                    });
+                    accs.len() - 1
+                });
+                let a = &mut accs[ai];
+                a.calls += node.calls;
+                a.self_m += (incl[i] - child_sum[i]).max(0.0);
+                a.size.merge(node.size);
+                let depth_in_row = active.entry(k).or_insert(0);
+                if *depth_in_row == 0 {
+                    a.total_m += incl[i];
+                }
+                *depth_in_row += 1;
+                stack.push((i, true));
+            }
+            let mut c = first_child[i];
+            while c != usize::MAX {
+                stack.push((c, false));
+                c = next_sibling[c];
+            }
+        }
+        let pairs: u64 = t.nodes[1..].iter().map(|x| x.calls).sum();
+        let overhead_s = pairs as f64 * t_out * scale;
+        overheads.push(overhead_s);
+        let mut self_ticks = 0f64;
+        for a in &accs {
+            let path = match p.callpath {
+                None => Vec::new(),
+                Some(depth) => {
+                    let mut v = Vec::new();
+                    let mut q = t.nodes[a.first_node].parent as usize;
+                    while q != 0 && q < n && v.len() < depth {
+                        v.push(name_of(p.routine_names, t.nodes[q].routine));
+                        q = t.nodes[q].parent as usize;
+                    }
+                    v
+                }
+            };
+            self_ticks += a.self_m;
+            rows.push(Row {
+                name: name_of(p.routine_names, a.routine),
+                tid: t.tid,
+                file: a.file.clone(),
+                cluster: a.routine,
+                cluster_size: 0,
+                calls: a.calls,
+                self_s: a.self_m * scale,
+                total_s: a.total_m * scale,
+                pct: 0.0,
+                cumul: 0.0,
+                star: false,
+                size: a.size,
+                path,
+            });
+        }
+        if p.self_mode == SelfMode::Print {
+            rows.push(Row {
+                name: "$drhook".into(),
+                tid: t.tid,
+                file: None,
+                cluster: 0,
+                cluster_size: 0,
+                calls: 2 * pairs,
+                self_s: overhead_s,
+                total_s: overhead_s,
+                pct: 0.0,
+                cumul: 0.0,
+                star: false,
+                size: SizeSnap::default(),
+                path: Vec::new(),
+            });
+        }
+        thread_lines.push(ThreadLine {
+            tid: t.tid,
+            secs: 0.0,
+            pct: 0.0,
+            self_ticks: (p.kind == ProfileKind::Wall).then_some(self_ticks.round() as u64),
+            lifetime_ticks: t.lifetime_ticks,
+        });
+    }
+
+    // Clusters: per routine, per-thread self sums and the thread with the most.
+    let mut per_routine: HashMap<u32, HashMap<u32, f64>> = HashMap::new();
+    for r in &rows {
+        *per_routine
+            .entry(r.cluster)
+            .or_default()
+            .entry(r.tid)
+            .or_insert(0.0) += r.self_s;
+    }
+    let max_thread: HashMap<u32, (u32, f64, usize)> = per_routine
+        .iter()
+        .map(|(&routine, by_tid)| {
+            let mut best = (u32::MAX, f64::MIN);
+            for (&tid, &s) in by_tid {
+                if s > best.1 || (s == best.1 && tid < best.0) {
+                    best = (tid, s);
+                }
+            }
+            (routine, (best.0, best.1, by_tid.len()))
+        })
+        .collect();
+    let total: f64 = match p.kind {
+        ProfileKind::Wall => max_thread.values().map(|v| v.1).sum(),
+        ProfileKind::Cpu => rows.iter().map(|r| r.self_s).sum(),
+    };
+    for r in &mut rows {
+        let (tmax, _, span) = max_thread[&r.cluster];
+        r.cluster_size = span as u32;
+        r.star = span > 1 && r.tid == tmax;
+        r.pct = if total > 0.0 {
+            100.0 * r.self_s / total
+        } else {
+            0.0
+        };
+    }
+    rows.sort_by(|a, b| {
+        b.self_s
+            .total_cmp(&a.self_s)
+            .then(a.cluster.cmp(&b.cluster))
+            .then(a.tid.cmp(&b.tid))
+            .then(a.path.len().cmp(&b.path.len()))
+            .then(a.path.cmp(&b.path))
+    });
+    let mut cumul = 0.0;
+    for r in &mut rows {
+        let adds = match p.kind {
+            ProfileKind::Cpu => true,
+            ProfileKind::Wall => r.cluster_size == 1 || r.star,
+        };
+        if adds {
+            cumul += r.self_s;
+        }
+        r.cumul = cumul;
+    }
+    for tl in &mut thread_lines {
+        tl.secs = rows
+            .iter()
+            .filter(|r| r.tid == tl.tid)
+            .map(|r| r.self_s)
+            .sum();
+        tl.pct = if total > 0.0 {
+            100.0 * tl.secs / total
+        } else {
+            0.0
+        };
+    }
+    thread_lines.sort_by_key(|t| t.tid);
+    let program_time: f64 = rows
+        .iter()
+        .filter(|r| r.cluster != 0)
+        .map(|r| r.self_s)
+        .sum::<f64>()
+        .max(match p.kind {
+            ProfileKind::Wall => total - overheads.iter().copied().fold(0.0, f64::max),
+            ProfileKind::Cpu => total - overheads.iter().sum::<f64>(),
+        });
+    let max_overhead = overheads.iter().copied().fold(0.0, f64::max);
+    let overhead_pct = if program_time > 0.0 {
+        100.0 * max_overhead / program_time
+    } else {
+        0.0
+    };
+    let mut clusters: Vec<u32> = rows.iter().map(|r| r.cluster).collect();
+    clusters.sort_unstable();
+    clusters.dedup();
+    Summary {
+        routines_called: clusters.len(),
+        rows,
+        total,
+        threads: thread_lines,
+        overhead_pct,
+    }
+}
+
+fn name_of(names: &[String], routine: u32) -> String {
+    names
+        .get((routine as usize).wrapping_sub(1))
+        .cloned()
+        .unwrap_or_else(|| format!("<routine {routine}>"))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Builds a thread snapshot from `(parent, routine, calls, wall)` rows
+    /// (node 0, the root, is added).
+    pub(crate) fn thread(tid: u32, nodes: &[(u32, u32, u64, u64)]) -> ThreadSnap {
+        let mut v = vec![NodeSnap {
+            parent: u32::MAX,
+            routine: 0,
+            site: None,
+            calls: 0,
+            wall: 0,
+            cpu: 0,
+            size: SizeSnap::default(),
+        }];
+        for &(parent, routine, calls, wall) in nodes {
+            v.push(NodeSnap {
+                parent,
+                routine,
+                site: None,
+                calls,
+                wall,
+                cpu: wall,
+                size: SizeSnap::default(),
+            });
+        }
+        ThreadSnap {
+            tid,
+            nodes: v,
+            lifetime_ticks: 0,
+        }
+    }
+
+    pub(crate) fn names() -> Vec<String> {
+        ["MAIN", "A", "B", "C"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    fn params(names: &[String], kind: ProfileKind) -> Params<'_> {
+        Params {
+            kind,
+            self_mode: SelfMode::Off,
+            callpath: None,
+            routine_names: names,
+            ticks_per_sec: 1000.0,
+            overhead: Overhead::default(),
+        }
+    }
+
+    fn row<'a>(s: &'a Summary, name: &str, tid: u32) -> &'a Row {
+        s.rows
+            .iter()
+            .find(|r| r.name == name && r.tid == tid)
+            .unwrap()
+    }
+
+    #[test]
+    fn self_and_total() {
+        let names = names();
+        // MAIN(1000) -> A(600) -> B(100); MAIN -> B(50)
+        let t = thread(
+            1,
+            &[
+                (0, 1, 1, 1000),
+                (1, 2, 3, 600),
+                (2, 3, 6, 100),
+                (1, 3, 2, 50),
+            ],
+        );
+        let s = compute(&[t], &params(&names, ProfileKind::Wall));
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        let main = row(&s, "MAIN", 1);
+        assert!(
+            main.calls == 1 && close(main.self_s, 0.35) && close(main.total_s, 1.0),
+            "{main:?}"
+        );
+        let a = row(&s, "A", 1);
+        assert!(
+            a.calls == 3 && close(a.self_s, 0.5) && close(a.total_s, 0.6),
+            "{a:?}"
+        );
+        let b = row(&s, "B", 1);
+        assert_eq!(b.calls, 8);
+        assert!((b.self_s - 0.15).abs() < 1e-12 && (b.total_s - 0.15).abs() < 1e-12);
+        assert!((s.total - 1.0).abs() < 1e-12);
+        assert_eq!(s.rows[0].name, "A");
+        assert!((s.rows[0].pct - 50.0).abs() < 1e-9);
+        assert!((s.rows.last().unwrap().cumul - 1.0).abs() < 1e-12);
+        assert_eq!(s.routines_called, 3);
+    }
+
+    #[test]
+    fn direct_recursion_total_counts_outermost_only() {
+        let names = names();
+        // A -> A -> A (each level 100 ticks of self)
+        let t = thread(1, &[(0, 2, 1, 300), (1, 2, 1, 200), (2, 2, 1, 100)]);
+        let s = compute(&[t], &params(&names, ProfileKind::Wall));
+        let a = row(&s, "A", 1);
+        assert_eq!(a.calls, 3);
+        assert!((a.total_s - 0.3).abs() < 1e-12, "{}", a.total_s);
+        assert!((a.self_s - 0.3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mutual_recursion_is_exact() {
+        let names = names();
+        // A(400) -> B(300) -> A(200) -> B(100)
+        let t = thread(
+            1,
+            &[
+                (0, 2, 1, 400),
+                (1, 3, 1, 300),
+                (2, 2, 1, 200),
+                (3, 3, 1, 100),
+            ],
+        );
+        let s = compute(&[t], &params(&names, ProfileKind::Wall));
+        let (a, b) = (row(&s, "A", 1), row(&s, "B", 1));
+        assert!((a.total_s - 0.4).abs() < 1e-12 && (b.total_s - 0.3).abs() < 1e-12);
+        assert!((a.self_s - 0.2).abs() < 1e-12 && (b.self_s - 0.2).abs() < 1e-12);
+        assert_eq!((a.calls, b.calls), (2, 2));
+    }
+
+    #[test]
+    fn wallprof_stars_and_cumul_take_the_busiest_thread() {
+        let names = names();
+        let t1 = thread(1, &[(0, 1, 1, 1000), (1, 2, 10, 600)]);
+        let t2 = thread(2, &[(0, 2, 12, 700)]);
+        let s = compute(&[t1, t2], &params(&names, ProfileKind::Wall));
+        let a1 = row(&s, "A", 1);
+        let a2 = row(&s, "A", 2);
+        assert!(a2.star && !a1.star);
+        assert_eq!((a1.cluster_size, a2.cluster_size), (2, 2));
+        // total = max(A) + MAIN self = 0.7 + 0.4
+        assert!((s.total - 1.1).abs() < 1e-12);
+        assert_eq!(s.rows[0].name, "A");
+        assert_eq!(s.rows[0].tid, 2);
+        assert!(
+            (s.rows[1].cumul - 0.7).abs() < 1e-12,
+            "A@1 does not add: {:?}",
+            s.rows[1]
+        );
+        assert!(!row(&s, "MAIN", 1).star);
+        assert_eq!(s.threads.len(), 2);
+        assert!((s.threads[1].secs - 0.7).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cpuprof_sums_every_row() {
+        let names = names();
+        let t1 = thread(1, &[(0, 2, 10, 600_000_000)]);
+        let t2 = thread(2, &[(0, 2, 12, 700_000_000)]);
+        let s = compute(&[t1, t2], &params(&names, ProfileKind::Cpu));
+        assert!((s.total - 1.3).abs() < 1e-9);
+        assert!((s.rows[1].cumul - 1.3).abs() < 1e-9);
+        assert!(s.rows[0].star);
+    }
+
+    #[test]
+    fn compensation_removes_instrumentation_cost() {
+        let names = names();
+        // MAIN 1 call, 1000 ticks, with A called 100 times (empty, 2 ticks each measured)
+        let t = thread(1, &[(0, 1, 1, 1000), (1, 2, 100, 200)]);
+        let mut p = params(&names, ProfileKind::Wall);
+        p.self_mode = SelfMode::Print;
+        p.overhead = Overhead {
+            wall_out: 5.0,
+            wall_in: 2.0,
+            ..Overhead::default()
+        };
+        let s = compute(&[t], &p);
+        let a = row(&s, "A", 1);
+        assert_eq!(a.self_s, 0.0, "an empty routine has no self time");
+        let main = row(&s, "MAIN", 1);
+        // 1000 - 1*2 (own) - 100*5 (children's pairs) = 498 inclusive; self 498 - 0.
+        assert!((main.total_s - 0.498).abs() < 1e-12, "{main:?}");
+        assert!((main.self_s - 0.498).abs() < 1e-12);
+        let d = row(&s, "$drhook", 1);
+        assert_eq!(d.calls, 202);
+        assert!((d.self_s - 0.505).abs() < 1e-12);
+        assert!(s.overhead_pct > 100.0, "{}", s.overhead_pct);
+        assert_eq!(s.routines_called, 3);
+    }
+
+    #[test]
+    fn callpath_rows_and_paths() {
+        let names = names();
+        // MAIN -> A -> C ; MAIN -> B -> C
+        let t = thread(
+            1,
+            &[
+                (0, 1, 1, 100),
+                (1, 2, 1, 50),
+                (2, 4, 2, 20),
+                (1, 3, 1, 30),
+                (4, 4, 3, 10),
+            ],
+        );
+        let mut p = params(&names, ProfileKind::Wall);
+        p.callpath = Some(50);
+        let s = compute(&[t], &p);
+        let cs: Vec<&Row> = s.rows.iter().filter(|r| r.name == "C").collect();
+        assert_eq!(cs.len(), 2);
+        let via_a = cs.iter().find(|r| r.path[0] == "A").unwrap();
+        assert_eq!(via_a.path, vec!["A", "MAIN"]);
+        assert_eq!(via_a.calls, 2);
+        let via_b = cs.iter().find(|r| r.path[0] == "B").unwrap();
+        assert_eq!(via_b.calls, 3);
+        assert_eq!(via_b.cluster_size, 1);
+    }
+}

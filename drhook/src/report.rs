@@ -1,0 +1,515 @@
+//! The Dr.Hook profile file: text layout (byte-compatible with the
+//! reference's `drhook.prof.N`), atomic writing, and the write at exit.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::clock::{self, ClockPair, ticks_per_second};
+use crate::engine::{self, Engine, bits};
+use crate::options::ProfileKind;
+use crate::profile::{self, Params, Summary};
+use crate::site;
+use crate::sysinfo::{LocalTime, MemUsage, mem_usage};
+use crate::thread;
+
+/// Header facts of a profile.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Header {
+    pub program: String,
+    pub myproc: u32,
+    pub nproc: u32,
+    pub started: String,
+    pub ended: String,
+    pub mem: MemUsage,
+    pub kind: ProfileKind,
+    pub clusterinfo: bool,
+    pub sizeinfo: bool,
+    pub callpath_indent: usize,
+    pub callpath_packed: bool,
+    pub limit: f64,
+}
+
+/// Column where row names start.
+const NAME_COL: usize = 96;
+
+/// `1234567` -> `1,234,567`.
+pub(crate) fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+const MB: u64 = 1024 * 1024;
+
+/// The header lines from "Profiling information" to the per-thread lines;
+/// `with_memory` adds the memory line (the file has it, the stderr echo not).
+pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "Profiling information for program='{}', proc#{}:",
+        h.program, h.myproc
+    );
+    let _ = writeln!(
+        o,
+        "\tNo. of instrumented routines called : {}",
+        s.routines_called
+    );
+    let _ = writeln!(o, "\tInstrumentation started : {}", h.started);
+    let _ = writeln!(o, "\tInstrumentation   ended : {}", h.ended);
+    let _ = writeln!(o, "\tInstrumentation overhead: {:.2}%", s.overhead_pct);
+    if with_memory {
+        let m = &h.mem;
+        let _ = writeln!(
+            o,
+            "\tMemory usage : {} MB (heap), {} MB (rss), {} MB (stack), {} MB (vmpeak), {} (paging)",
+            m.heap / MB,
+            m.rss / MB,
+            m.stack / MB,
+            m.vmpeak / MB,
+            m.paging
+        );
+    }
+    let what = match h.kind {
+        ProfileKind::Wall => "Wall",
+        ProfileKind::Cpu => "Total CPU",
+    };
+    let _ = writeln!(
+        o,
+        "\t{what}-time is {:.2} sec on proc#{} ({} procs, {} threads)",
+        s.total,
+        h.myproc,
+        h.nproc,
+        s.threads.len()
+    );
+    for t in &s.threads {
+        let _ = write!(
+            o,
+            "\tThread#{}: {:11.2} sec ({:.2}%) -- Cycles:",
+            t.tid, t.secs, t.pct
+        );
+        if let Some(c) = t.self_ticks {
+            let _ = write!(o, " {c}");
+        }
+        let _ = writeln!(o, " ({})", t.lifetime_ticks);
+    }
+    o
+}
+
+/// The whole profile text.
+pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
+    let mut o = format_header(h, s, true);
+    o.push('\n');
+    o.push_str("    #  % Time         Cumul         Self        Total     # of calls        Self       Total    Routine@<thread-id>");
+    if h.clusterinfo {
+        o.push_str(" [Cluster:(id,size)]");
+    }
+    o.push('\n');
+    if h.sizeinfo {
+        let _ = writeln!(o, "{:76} (Size; Size/sec; Size/call; MinSize; MaxSize)", "");
+    }
+    o.push_str("        (self)        (sec)        (sec)        (sec)                    ms/call     ms/call\n\n");
+    for (i, r) in s.rows.iter().enumerate() {
+        if r.pct < h.limit {
+            break;
+        }
+        let per = |x: f64| {
+            if r.calls > 0 {
+                1000.0 * x / r.calls as f64
+            } else {
+                0.0
+            }
+        };
+        let mut name = if h.callpath_packed && !r.path.is_empty() {
+            let mut v: Vec<&str> = r.path.iter().rev().map(String::as_str).collect();
+            v.push(&r.name);
+            v.join("/")
+        } else {
+            r.name.clone()
+        };
+        let _ = write!(name, "@{}", r.tid);
+        if let Some(f) = &r.file {
+            let _ = write!(name, ":{f}");
+        }
+        let _ = write!(
+            o,
+            "{:5} {:8.2} {:12.3} {:12.3} {:12.3} {:14} {:11.2} {:11.2}   {}{}",
+            i + 1,
+            r.pct,
+            r.cumul,
+            r.self_s,
+            r.total_s,
+            r.calls,
+            per(r.self_s),
+            per(r.total_s),
+            if r.star { '*' } else { ' ' },
+            name
+        );
+        if h.clusterinfo {
+            let _ = write!(o, " [{},{}]", r.cluster, r.cluster_size);
+        }
+        if !h.callpath_packed {
+            for (k, anc) in r.path.iter().enumerate() {
+                let col = NAME_COL.saturating_sub(h.callpath_indent * (k + 1));
+                let _ = write!(o, "\n{:col$}{anc}", "");
+            }
+        }
+        if h.sizeinfo && r.size.sum > 0 {
+            let per_sec = if r.self_s > 0.0 {
+                (r.size.sum as f64 / r.self_s).round() as u64
+            } else {
+                0
+            };
+            let per_call = if r.calls > 0 {
+                (r.size.sum as f64 / r.calls as f64).round() as u64
+            } else {
+                0
+            };
+            let _ = write!(
+                o,
+                "\n{:76} ({}; {}; {}; {}; {})",
+                "",
+                group(r.size.sum),
+                group(per_sec),
+                group(per_call),
+                group(r.size.min),
+                group(r.size.max)
+            );
+        }
+        o.push('\n');
+    }
+    o
+}
+
+/// Builds the header and rows from the live engine.
+fn collect(e: &Engine) -> (Header, Summary) {
+    let now = ClockPair::now(e.wall_source);
+    let routines = site::routine_table();
+    let mut snaps = Vec::new();
+    thread::for_each_thread(|td| {
+        snaps.push(profile::snapshot(
+            td,
+            &routines.routine_of_site,
+            now.ticks,
+            e.mode,
+        ))
+    });
+    snaps.sort_by_key(|t| t.tid);
+    let o = &e.config.options;
+    let kind = o.profile.unwrap_or(ProfileKind::Wall);
+    let params = Params {
+        kind,
+        self_mode: o.self_mode,
+        callpath: o.callpath.then_some(e.config.callpath_depth),
+        routine_names: &routines.names,
+        ticks_per_sec: ticks_per_second(e.wall_source, e.start, now),
+        overhead: e.overhead,
+    };
+    let summary = profile::compute(&snaps, &params);
+    let header = Header {
+        program: e.program.clone(),
+        myproc: e.config.task.myproc,
+        nproc: e.config.task.nproc,
+        started: LocalTime::from_unix(e.start_unix).stamp(),
+        ended: LocalTime::from_unix(clock::realtime().0).stamp(),
+        mem: mem_usage(),
+        kind,
+        clusterinfo: o.clusterinfo,
+        sizeinfo: !o.nosize,
+        callpath_indent: e.config.callpath_indent,
+        callpath_packed: e.config.callpath_packed,
+        limit: e.config.profile_limit,
+    };
+    (header, summary)
+}
+
+/// Why a profile could not be written.
+#[derive(Debug)]
+pub struct ProfileError {
+    /// The profile path.
+    pub path: PathBuf,
+    /// The underlying error.
+    pub source: std::io::Error,
+}
+
+impl std::fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unable to write the profile to '{}': {}",
+            self.path.display(),
+            self.source
+        )
+    }
+}
+
+impl std::error::Error for ProfileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Writes `contents` to `path` through a temporary file in the same
+/// directory and a rename, so readers never see a partial profile.
+pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let file_name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents)?;
+        f.flush()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+static WRITE_LOCK: Mutex<()> = Mutex::new(());
+
+/// Writes this task's profile now (`DR_HOOK_OPT=prof` or `cpuprof`), with
+/// the numbers so far; the write at process exit still happens, with the
+/// final numbers. Returns the path written, or `None` when Dr.Hook is off,
+/// no profile was asked for, or `DR_HOOK_PROFILE_PROC` selects another task.
+/// A failure is also reported once on stderr, naming the path.
+pub fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
+    let Some(e) = engine::engine() else {
+        return Ok(None);
+    };
+    if !e.config.writes_profile() {
+        return Ok(None);
+    }
+    let _serial = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let path = PathBuf::from(e.config.profile_path());
+    let (header, summary) = collect(e);
+    let text = format_profile(&header, &summary);
+    let f = "write_profile";
+    crate::diag!(
+        f,
+        "Writing profiling information of proc#{} into file '{}'",
+        header.myproc,
+        path.display()
+    );
+    if header.myproc == 1 {
+        crate::diag::raw_line(format_header(&header, &summary, false).trim_end_matches('\n'));
+    }
+    match write_atomically(&path, text.as_bytes()) {
+        Ok(()) => Ok(Some(path)),
+        Err(source) => {
+            let err = ProfileError { path, source };
+            crate::diag!(f, "Error: {err}");
+            Err(err)
+        }
+    }
+}
+
+extern "C" fn write_profile_at_exit() {
+    // Never unwind into libc.
+    let _ = std::panic::catch_unwind(|| {
+        let _ = write_profile();
+    });
+}
+
+/// Registers the at-exit profile writer (once).
+pub(crate) fn register_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registering a plain `extern "C"` function is always valid.
+        if unsafe { libc::atexit(write_profile_at_exit) } != 0 {
+            crate::diag!(
+                "drhook_init",
+                "Warning - atexit() failed: the profile will only be written by write_profile()"
+            );
+        }
+    });
+    let _ = bits::ON;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::SelfMode;
+    use crate::overhead::Overhead;
+    use crate::profile::tests::{names, thread};
+
+    #[test]
+    fn grouping() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(7_920_000), "7,920,000");
+        assert_eq!(group(51_606_977), "51,606,977");
+    }
+
+    fn header(kind: ProfileKind) -> Header {
+        Header {
+            program: "./prof_example".into(),
+            myproc: 1,
+            nproc: 1,
+            started: "20261122 093830".into(),
+            ended: "20261122 093830".into(),
+            mem: MemUsage {
+                heap: 110 * MB,
+                rss: 74 * MB,
+                stack: 0,
+                vmpeak: 216 * MB,
+                paging: 0,
+            },
+            kind,
+            clusterinfo: false,
+            sizeinfo: true,
+            callpath_indent: 2,
+            callpath_packed: false,
+            limit: -10.0,
+        }
+    }
+
+    /// The reference example (`examples/prof_example.wallprof.drhook.prof.1`)
+    /// rebuilt from its own numbers: the layout must match byte for byte.
+    #[test]
+    fn wallprof_layout_matches_the_reference() {
+        let names: Vec<String> = [
+            "PROF_EXAMPLE",
+            "PROF_EX_MOD:DRIVER",
+            "PROF_EX_MOD:WORKER",
+            "PROF_EX_MOD:KERNEL",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Ticks are microseconds; the numbers mirror the reference run.
+        let mut t1 = thread(
+            1,
+            &[
+                (0, 1, 1, 199_524),
+                (1, 2, 1, 199_516),
+                (2, 3, 99, 155_370),
+                (3, 4, 396, 153_468),
+            ],
+        );
+        t1.nodes[4].size = crate::profile::SizeSnap {
+            count: 396,
+            sum: 7_920_000,
+            min: 20_000,
+            max: 20_000,
+        };
+        let mut t2 = thread(2, &[(0, 3, 101, 152_057), (1, 4, 404, 149_940)]);
+        t2.nodes[2].size = crate::profile::SizeSnap {
+            count: 404,
+            sum: 8_080_000,
+            min: 20_000,
+            max: 20_000,
+        };
+        let p = Params {
+            kind: ProfileKind::Wall,
+            self_mode: SelfMode::Off,
+            callpath: None,
+            routine_names: &names,
+            ticks_per_sec: 1e6,
+            overhead: Overhead::default(),
+        };
+        let s = compute_fixture(&[t1, t2], &p);
+        let text = format_profile(&header(ProfileKind::Wall), &s);
+        insta::assert_snapshot!(text);
+        // Structural checks against the real reference file.
+        let reference = include_str!("../../tests/fixtures/prof_example.wallprof.drhook.prof.1");
+        let ours: Vec<&str> = text.lines().collect();
+        let theirs: Vec<&str> = reference.lines().collect();
+        for i in [0, 1, 9, 10, 11, 12, 13] {
+            assert_eq!(ours[i], theirs[i], "line {i}");
+        }
+        assert_eq!(ours.len(), theirs.len());
+        for (a, b) in ours.iter().zip(&theirs).skip(14) {
+            assert_eq!(a.len(), b.len(), "line widths differ:\n{a}\n{b}");
+            if b.trim_start().starts_with('(') {
+                assert_eq!(a.find('('), b.find('('), "size line offset");
+            } else {
+                assert_eq!(&a[95..], &b[95..], "names differ");
+            }
+        }
+    }
+
+    fn compute_fixture(t: &[crate::profile::ThreadSnap], p: &Params<'_>) -> Summary {
+        crate::profile::compute(t, p)
+    }
+
+    #[test]
+    fn cpu_header_and_callpath_cluster_layout() {
+        let names = names();
+        let t1 = thread(1, &[(0, 1, 1, 1_000_000_000), (1, 2, 3, 600_000_000)]);
+        let t2 = thread(2, &[(0, 2, 2, 300_000_000)]);
+        let p = Params {
+            kind: ProfileKind::Cpu,
+            self_mode: SelfMode::Print,
+            callpath: Some(50),
+            routine_names: &names,
+            ticks_per_sec: 1e9,
+            overhead: Overhead {
+                cpu_out: 1000.0,
+                cpu_in: 100.0,
+                ..Overhead::default()
+            },
+        };
+        let s = crate::profile::compute(&[t1, t2], &p);
+        let mut h = header(ProfileKind::Cpu);
+        h.clusterinfo = true;
+        insta::assert_snapshot!(format_profile(&h, &s));
+    }
+
+    #[test]
+    fn limit_cuts_rows() {
+        let names = names();
+        let t = thread(1, &[(0, 1, 1, 1000), (1, 2, 1, 990)]);
+        let p = Params {
+            kind: ProfileKind::Wall,
+            self_mode: SelfMode::Off,
+            callpath: None,
+            routine_names: &names,
+            ticks_per_sec: 1000.0,
+            overhead: Overhead::default(),
+        };
+        let s = crate::profile::compute(&[t], &p);
+        let mut h = header(ProfileKind::Wall);
+        h.limit = 5.0;
+        let text = format_profile(&h, &s);
+        assert!(text.contains("A@1"));
+        assert!(
+            !text.contains("MAIN@1"),
+            "MAIN has 1% self time, under the 5% limit"
+        );
+    }
+
+    #[test]
+    fn atomic_write_and_unwritable_path() {
+        let dir = std::env::temp_dir().join(format!("drhook-write-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("prof.1");
+        write_atomically(&p, b"hello").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "hello");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "no temporary file left behind"
+        );
+        let bad = dir.join("no/such/dir/prof.1");
+        assert!(write_atomically(&bad, b"x").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,233 @@
+//! Call sites: the static record each instrumented region owns, their ids,
+//! the routine (name) table and the interning of run-time names.
+//!
+//! `#[drhook]` and [`scope!`](crate::scope) emit one `static Site` per call
+//! site and register it with `inventory`, so the hot path only loads the
+//! site's id (assigned at its first call). Names that exist only at run time
+//! (FFI, tracing spans) are interned once into leaked `Site`s by
+//! [`site_for_name`]; callers cache the result per call site.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+/// One instrumented call site: a routine name and where it is in the source.
+#[derive(Debug)]
+pub struct Site {
+    name: &'static str,
+    file: &'static str,
+    line: u32,
+    show_file: bool,
+    /// 0 until the first call, then a dense id (1 is reserved).
+    id: AtomicU32,
+}
+
+impl Site {
+    /// A site record, for use in a `static`.
+    pub const fn new(name: &'static str, file: &'static str, line: u32) -> Site {
+        Site {
+            name,
+            file,
+            line,
+            show_file: false,
+            id: AtomicU32::new(0),
+        }
+    }
+
+    /// A site whose profile rows carry `:file` after the name, as the
+    /// reference does when a file name is passed (C and `DR_HOOK_FILE`).
+    pub const fn with_file_shown(name: &'static str, file: &'static str, line: u32) -> Site {
+        Site {
+            name,
+            file,
+            line,
+            show_file: true,
+            id: AtomicU32::new(0),
+        }
+    }
+
+    /// The routine name, as given.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Source file of the call site.
+    pub fn file(&self) -> &'static str {
+        self.file
+    }
+
+    /// Source line of the call site (0 when unknown).
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    /// Whether profile rows show `:<file basename>`.
+    pub fn shows_file(&self) -> bool {
+        self.show_file
+    }
+
+    /// The site's id, or 0 before its first call.
+    #[inline(always)]
+    pub(crate) fn raw_id(&self) -> u32 {
+        self.id.load(Ordering::Relaxed)
+    }
+
+    /// The site's id, registering the site on first use.
+    #[inline]
+    pub(crate) fn id(&'static self) -> u32 {
+        match self.raw_id() {
+            0 => register(self),
+            id => id,
+        }
+    }
+}
+
+/// Registration record submitted to `inventory` by generated code.
+#[doc(hidden)]
+pub struct SiteRef(pub &'static Site);
+
+inventory::collect!(SiteRef);
+
+/// Every statically instrumented site linked into the program, whether it
+/// has been called or not.
+pub fn registered_sites() -> impl Iterator<Item = &'static Site> {
+    inventory::iter::<SiteRef>.into_iter().map(|r| r.0)
+}
+
+/// Id reserved for the overhead calibration site (never in any profile).
+pub(crate) const CALIBRATION_ID: u32 = 1;
+const FIRST_ID: u32 = 2;
+
+/// Global tables, touched only on the first call of a site and at report time.
+struct Tables {
+    /// Indexed by site id.
+    sites: Vec<Option<&'static Site>>,
+    /// Routine id of each site id (routine ids are 1-based, in first-call order).
+    routine_of_site: Vec<u32>,
+    /// Routine names, indexed by routine id - 1.
+    routines: Vec<String>,
+    routine_ids: HashMap<String, u32>,
+    /// Interned run-time names: (name, file) -> site.
+    dynamic: HashMap<(String, String), &'static Site>,
+}
+
+fn tables() -> MutexGuard<'static, Tables> {
+    static TABLES: OnceLock<Mutex<Tables>> = OnceLock::new();
+    let m = TABLES.get_or_init(|| {
+        Mutex::new(Tables {
+            sites: vec![None; FIRST_ID as usize],
+            routine_of_site: vec![0; FIRST_ID as usize],
+            routines: Vec::new(),
+            routine_ids: HashMap::new(),
+            dynamic: HashMap::new(),
+        })
+    });
+    // A panic while holding this lock cannot leave the tables inconsistent
+    // (every update is a push), so a poisoned lock is still usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Routine identity: trailing blanks trimmed; upper-cased with `trim`.
+pub(crate) fn routine_key(name: &str, case_insensitive: bool) -> String {
+    let t = name.trim_end_matches(' ');
+    if case_insensitive {
+        t.to_ascii_uppercase()
+    } else {
+        t.to_string()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn register(site: &'static Site) -> u32 {
+    let mut t = tables();
+    let id = site.raw_id();
+    if id != 0 {
+        return id; // another thread won the race
+    }
+    let id = t.sites.len() as u32;
+    let key = routine_key(site.name, crate::engine::case_insensitive_names());
+    let next = t.routines.len() as u32 + 1;
+    let routine = *t.routine_ids.entry(key.clone()).or_insert(next);
+    if routine == next {
+        t.routines.push(key);
+    }
+    t.sites.push(Some(site));
+    t.routine_of_site.push(routine);
+    site.id.store(id, Ordering::Release);
+    id
+}
+
+/// The interned site for a run-time name (and optional file to show). The
+/// first call for a name takes a lock and allocates; callers keep the
+/// returned reference (per call site, per name address) so that later calls
+/// do no string work.
+pub fn site_for_name(name: &str, file: Option<&str>) -> &'static Site {
+    let name = name.trim_end_matches([' ', '\0']);
+    let file = file.map(|f| f.trim_end_matches([' ', '\0'])).unwrap_or("");
+    let mut t = tables();
+    if let Some(s) = t.dynamic.get(&(name.to_string(), file.to_string())) {
+        return s;
+    }
+    let leaked_name: &'static str = Box::leak(name.to_string().into_boxed_str());
+    let leaked_file: &'static str = Box::leak(file.to_string().into_boxed_str());
+    let site: &'static Site = Box::leak(Box::new(if leaked_file.is_empty() {
+        Site::new(leaked_name, "", 0)
+    } else {
+        Site::with_file_shown(leaked_name, leaked_file, 0)
+    }));
+    t.dynamic.insert((name.to_string(), file.to_string()), site);
+    site
+}
+
+/// Report-time view of the routine table.
+pub(crate) struct RoutineTable {
+    /// Routine id of each site id.
+    pub routine_of_site: Vec<u32>,
+    /// Names by routine id - 1.
+    pub names: Vec<String>,
+}
+
+pub(crate) fn routine_table() -> RoutineTable {
+    let t = tables();
+    RoutineTable {
+        routine_of_site: t.routine_of_site.clone(),
+        names: t.routines.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static A: Site = Site::new("site_test::a", file!(), line!());
+    static B: Site = Site::new("site_test::a", file!(), line!());
+
+    #[test]
+    fn ids_are_assigned_once_and_names_share_a_routine() {
+        let a = A.id();
+        assert!(a >= FIRST_ID);
+        assert_eq!(A.id(), a);
+        let b = B.id();
+        assert_ne!(a, b);
+        let t = routine_table();
+        assert_eq!(t.routine_of_site[a as usize], t.routine_of_site[b as usize]);
+    }
+
+    #[test]
+    fn interning_returns_the_same_site() {
+        let s1 = site_for_name("INTERN:TEST   ", None);
+        let s2 = site_for_name("INTERN:TEST", None);
+        assert!(std::ptr::eq(s1, s2));
+        assert_eq!(s1.name(), "INTERN:TEST");
+        let s3 = site_for_name("INTERN:TEST", Some("x.c"));
+        assert!(!std::ptr::eq(s1, s3));
+        assert!(s3.shows_file());
+    }
+
+    #[test]
+    fn routine_keys() {
+        assert_eq!(routine_key("Phys:Cloudsc  ", false), "Phys:Cloudsc");
+        assert_eq!(routine_key("Phys:Cloudsc  ", true), "PHYS:CLOUDSC");
+    }
+}

@@ -1,0 +1,615 @@
+//! Per-thread calling trees, the thread registry and the thread-local
+//! pointer that reaches them.
+//!
+//! Each instrumented thread owns one [`ThreadData`], allocated at its first
+//! instrumented call and never freed, so its numbers survive the thread and
+//! appear in the profile. The current position in the tree (`current`) is a
+//! single atomic pointer: the chain of parents from it to the root is
+//! immutable, so one load gives any other thread (a crash handler, the
+//! report writer) a consistent snapshot of the call stack.
+
+use std::cell::{Cell, UnsafeCell};
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+
+use crate::clock;
+use crate::engine::bits;
+use crate::mismatch::{self, Mismatch};
+use crate::node::{Node, NodeArena, Segmented, SizeStats};
+use crate::site::Site;
+
+/// Lookup miss sentinel: its parent never equals a real node.
+static SENTINEL: Node = Node {
+    parent: ptr::without_provenance(1),
+    site: ptr::null(),
+    calls: std::sync::atomic::AtomicU64::new(0),
+    wall_incl: std::sync::atomic::AtomicU64::new(0),
+    wall_enter: std::sync::atomic::AtomicU64::new(0),
+    cpu_incl: std::sync::atomic::AtomicU64::new(0),
+    cpu_enter: std::sync::atomic::AtomicU64::new(0),
+    index: u32::MAX,
+    depth: 0,
+};
+
+/// Entry stamps that need a system call or the vDSO (CPU time, monotonic
+/// wall clock), out of line so the common paths need no saved registers.
+#[inline(never)]
+fn stamp_enter_slow(node: *const Node, mode: u32) -> *const Node {
+    // SAFETY: called by `activate` with a node of the caller's arena.
+    let n = unsafe { &*node };
+    if mode & bits::CPU != 0 {
+        n.cpu_enter.store(clock::thread_cpu_ns(), Ordering::Relaxed);
+    }
+    if mode & bits::WALL != 0 {
+        n.wall_enter
+            .store(clock::wall(mode & bits::WALL_MONO != 0), Ordering::Relaxed);
+    }
+    node
+}
+
+/// Open-addressing map (parent index, site id) -> node, used when the
+/// per-site last-node cache misses (a routine called from several parents).
+struct NodeMap {
+    keys: Vec<u64>,
+    vals: Vec<*const Node>,
+    len: usize,
+}
+
+const EMPTY: u64 = u64::MAX;
+
+impl NodeMap {
+    fn new() -> Self {
+        NodeMap {
+            keys: vec![EMPTY; 16],
+            vals: vec![ptr::null(); 16],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn slot(&self, key: u64) -> usize {
+        let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> (64 - self.keys.len().trailing_zeros())) as usize
+    }
+
+    fn get(&self, key: u64) -> Option<*const Node> {
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(key);
+        loop {
+            match self.keys[i] {
+                k if k == key => return Some(self.vals[i]),
+                EMPTY => return None,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    fn insert(&mut self, key: u64, val: *const Node) {
+        if (self.len + 1) * 2 > self.keys.len() {
+            let cap = self.keys.len() * 2;
+            let old_k = std::mem::replace(&mut self.keys, vec![EMPTY; cap]);
+            let old_v = std::mem::replace(&mut self.vals, vec![ptr::null(); cap]);
+            self.len = 0;
+            for (k, v) in old_k.into_iter().zip(old_v) {
+                if k != EMPTY {
+                    self.insert(k, v);
+                }
+            }
+        }
+        let mask = self.keys.len() - 1;
+        let mut i = self.slot(key);
+        while self.keys[i] != EMPTY {
+            i = (i + 1) & mask;
+        }
+        self.keys[i] = key;
+        self.vals[i] = val;
+        self.len += 1;
+    }
+
+    fn bytes(&self) -> usize {
+        self.keys.capacity() * 8 + self.vals.capacity() * 8
+    }
+}
+
+/// State only the owning thread touches.
+struct Local {
+    /// Per site id: the node last entered for that site on this thread.
+    by_site: Vec<*const Node>,
+    map: NodeMap,
+}
+
+/// One thread's calling tree and statistics.
+pub(crate) struct ThreadData {
+    /// Top of the call stack (the root when nothing is active).
+    current: AtomicPtr<Node>,
+    local: UnsafeCell<Local>,
+    pub(crate) arena: NodeArena,
+    pub(crate) sizes: Segmented<SizeStats>,
+    pub(crate) root: *const Node,
+    /// Dr.Hook thread number (1 = main thread).
+    pub(crate) tid: u32,
+    /// Kernel thread id.
+    pub(crate) unix_tid: i32,
+    /// Wall ticks at the thread's first instrumented call.
+    pub(crate) start_wall: u64,
+    next: AtomicPtr<ThreadData>,
+}
+
+// SAFETY: `local` is only accessed by the owning thread (every access goes
+// through the thread-local pointer or a private instance); everything else is
+// immutable after construction or atomic.
+unsafe impl Sync for ThreadData {}
+// SAFETY: as above.
+unsafe impl Send for ThreadData {}
+
+impl ThreadData {
+    /// A fresh tree with only its root.
+    pub(crate) fn new(tid: u32, unix_tid: i32, start_wall: u64) -> Box<ThreadData> {
+        let mut td = Box::new(ThreadData {
+            current: AtomicPtr::new(ptr::null_mut()),
+            local: UnsafeCell::new(Local {
+                by_site: Vec::new(),
+                map: NodeMap::new(),
+            }),
+            arena: NodeArena::new(),
+            sizes: Segmented::new(),
+            root: ptr::null(),
+            tid,
+            unix_tid,
+            start_wall,
+            next: AtomicPtr::new(ptr::null_mut()),
+        });
+        let root = td.arena.push(ptr::null(), ptr::null(), 0);
+        td.root = root;
+        td.current.store(root as *mut Node, Ordering::Relaxed);
+        td
+    }
+
+    /// The top of this thread's stack (for readers on any thread).
+    #[inline]
+    pub(crate) fn current(&self) -> *const Node {
+        self.current.load(Ordering::Acquire)
+    }
+
+    /// Enters `site` (whose id is `id`, or 0 when the site has not been
+    /// registered yet) under the current node.
+    ///
+    /// Every call on this path is a tail call, so the common cases (call
+    /// tree only, TSC wall clock) compile without saved registers.
+    ///
+    /// # Safety
+    /// Must be called on the thread that owns `self` (or on a private
+    /// instance), with `id` either 0 or `site`'s id.
+    #[inline(always)]
+    pub(crate) unsafe fn enter(&self, site: &'static Site, id: u32, mode: u32) -> *const Node {
+        let cur = self.current.load(Ordering::Relaxed) as *const Node;
+        // SAFETY: owner-thread access to `local` (caller contract).
+        let by_site = unsafe { &(*self.local.get()).by_site };
+        let cand = match by_site.get(id as usize) {
+            Some(&n) => n,
+            None => &SENTINEL,
+        };
+        // SAFETY: `cand` is the sentinel or a node of this arena; both live forever.
+        if unsafe { (*cand).parent } != cur {
+            // SAFETY: owner thread, and no reference into `local` is live.
+            return unsafe { self.enter_miss(site, id, cur, mode) };
+        }
+        // SAFETY: `cand` is a node of this arena.
+        unsafe { self.activate(cand, mode) }
+    }
+
+    /// Counts the activation, makes `node` the top of the stack and stamps
+    /// its entry time.
+    #[inline(always)]
+    unsafe fn activate(&self, node: *const Node, mode: u32) -> *const Node {
+        // SAFETY: `node` points into this thread's arena (caller contract).
+        let n = unsafe { &*node };
+        n.calls
+            .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.current.store(node as *mut Node, Ordering::Release);
+        if mode & bits::TIMED != 0 {
+            if mode & bits::SYSCALL_CLOCKS != 0 {
+                return stamp_enter_slow(node, mode);
+            }
+            // Clock last, so the instrumentation's own work stays outside
+            // the region's measured time as far as possible.
+            n.wall_enter.store(clock::cycles(), Ordering::Relaxed);
+        }
+        node
+    }
+
+    /// Leaves the activation `token` (returned by the matching `enter`).
+    ///
+    /// # Safety
+    /// Owner thread only. `token` is only compared, never dereferenced
+    /// unless it is found on this thread's stack.
+    #[inline(always)]
+    pub(crate) unsafe fn exit(&self, token: *const Node, size: u64, mode: u32) {
+        if mode & bits::SYSCALL_CLOCKS != 0 {
+            // SAFETY: caller contract.
+            return unsafe { self.exit_slow_clocks(token, size, mode) };
+        }
+        // Clock first, before any bookkeeping.
+        let wall = if mode & bits::WALL != 0 {
+            clock::cycles()
+        } else {
+            0
+        };
+        // SAFETY: caller contract.
+        unsafe { self.leave(token, size, mode, wall, 0) }
+    }
+
+    #[inline(never)]
+    unsafe fn exit_slow_clocks(&self, token: *const Node, size: u64, mode: u32) {
+        let wall = if mode & bits::WALL != 0 {
+            clock::wall(mode & bits::WALL_MONO != 0)
+        } else {
+            0
+        };
+        let cpu = if mode & bits::CPU != 0 {
+            clock::thread_cpu_ns()
+        } else {
+            0
+        };
+        // SAFETY: caller contract.
+        unsafe { self.leave(token, size, mode, wall, cpu) }
+    }
+
+    #[inline(always)]
+    unsafe fn leave(&self, token: *const Node, size: u64, mode: u32, wall: u64, cpu: u64) {
+        let cur = self.current.load(Ordering::Relaxed) as *const Node;
+        if cur != token {
+            // SAFETY: owner thread (caller contract).
+            return unsafe { self.exit_mismatch(token, size, mode, wall, cpu) };
+        }
+        // SAFETY: `cur` is this thread's top node.
+        unsafe { self.close(cur, size, mode, wall, cpu) };
+    }
+
+    #[inline(always)]
+    unsafe fn close(&self, node: *const Node, size: u64, mode: u32, wall: u64, cpu: u64) {
+        // SAFETY: `node` is a node of this arena (caller contract).
+        let n = unsafe { &*node };
+        if mode & bits::TIMED != 0 {
+            if mode & bits::WALL != 0 {
+                let d = wall.saturating_sub(n.wall_enter.load(Ordering::Relaxed));
+                n.wall_incl
+                    .store(n.wall_incl.load(Ordering::Relaxed) + d, Ordering::Relaxed);
+            }
+            if mode & bits::CPU != 0 {
+                let d = cpu.saturating_sub(n.cpu_enter.load(Ordering::Relaxed));
+                n.cpu_incl
+                    .store(n.cpu_incl.load(Ordering::Relaxed) + d, Ordering::Relaxed);
+            }
+        }
+        self.current.store(n.parent as *mut Node, Ordering::Release);
+        if size != 0 && mode & bits::SIZES != 0 {
+            self.record_size(n.index, size);
+        }
+    }
+
+    #[cold]
+    fn record_size(&self, index: u32, size: u64) {
+        let Some(slot) = self.sizes.slot(index) else {
+            return;
+        };
+        // SAFETY: slots are never freed; only this thread writes them.
+        let s = unsafe { &*slot };
+        let count = s.count.load(Ordering::Relaxed);
+        s.count.store(count + 1, Ordering::Relaxed);
+        s.sum.store(
+            s.sum.load(Ordering::Relaxed).saturating_add(size),
+            Ordering::Relaxed,
+        );
+        if count == 0 || size < s.min.load(Ordering::Relaxed) {
+            s.min.store(size, Ordering::Relaxed);
+        }
+        if size > s.max.load(Ordering::Relaxed) {
+            s.max.store(size, Ordering::Relaxed);
+        }
+    }
+
+    /// Finds or creates the child of `cur` for `site`, then activates it.
+    #[cold]
+    #[inline(never)]
+    unsafe fn enter_miss(
+        &self,
+        site: &'static Site,
+        id: u32,
+        cur: *const Node,
+        mode: u32,
+    ) -> *const Node {
+        // SAFETY: caller contract.
+        unsafe {
+            let node = self.lookup_slow(site, id, cur);
+            self.activate(node, mode)
+        }
+    }
+
+    /// Finds or creates the child of `cur` for `site`.
+    unsafe fn lookup_slow(&self, site: &'static Site, id: u32, cur: *const Node) -> *const Node {
+        // A site seen for the first time anywhere gets its id now.
+        let id = if id == 0 { site.id() } else { id };
+        // SAFETY: owner thread; no other reference into `local` is live.
+        let local = unsafe { &mut *self.local.get() };
+        // SAFETY: `cur` is a node of this arena.
+        let (cur_index, cur_depth) = unsafe { ((*cur).index, (*cur).depth) };
+        let key = ((cur_index as u64) << 32) | id as u64;
+        let node = match local.map.get(key) {
+            Some(n) => n,
+            None => {
+                let n = self.arena.push(cur, site, cur_depth + 1);
+                local.map.insert(key, n);
+                n
+            }
+        };
+        let i = id as usize;
+        if i >= local.by_site.len() {
+            let new_len = (i + 1).next_power_of_two().max(64);
+            local.by_site.resize(new_len, &SENTINEL);
+        }
+        local.by_site[i] = node;
+        node
+    }
+
+    /// An exit that does not match the top of the stack.
+    #[cold]
+    #[inline(never)]
+    unsafe fn exit_mismatch(&self, token: *const Node, size: u64, mode: u32, wall: u64, cpu: u64) {
+        let top = self.current.load(Ordering::Relaxed) as *const Node;
+        // Find the activation being left on this thread's stack, by address only.
+        let mut depth_above = 0u32;
+        let mut p = top;
+        let mut found = false;
+        while !p.is_null() && p != self.root {
+            if p == token {
+                found = true;
+                break;
+            }
+            depth_above += 1;
+            // SAFETY: `p` is on this thread's stack, hence a node of this arena.
+            p = unsafe { (*p).parent };
+        }
+        let site_of = |n: *const Node| -> Option<&'static Site> {
+            // SAFETY: only called with nodes of this arena.
+            (!n.is_null() && n != self.root)
+                .then(|| unsafe { (*n).site.as_ref() })
+                .flatten()
+        };
+        let m = Mismatch {
+            tid: self.tid,
+            leaving: if found { site_of(token) } else { None },
+            top: site_of(top),
+            on_stack: found,
+            open_above: depth_above,
+            token: token as usize as u64,
+            expected: top as usize as u64,
+        };
+        mismatch::report(&m);
+        if found {
+            // Close the activations that were never left, then the one being left.
+            let mut p = top;
+            while p != token {
+                // SAFETY: `p` is on this thread's stack.
+                unsafe {
+                    let parent = (*p).parent;
+                    self.close(p, 0, mode, wall, cpu);
+                    p = parent;
+                }
+            }
+            // SAFETY: `token` was found on this thread's stack.
+            unsafe { self.close(token, size, mode, wall, cpu) };
+        }
+    }
+
+    /// Bytes this thread's tree has allocated.
+    pub(crate) fn allocated_bytes(&self) -> usize {
+        // SAFETY: read of capacities only, by the owner (reports call this for
+        // statistics on their own thread's data) — races elsewhere are benign
+        // as only sizes are read.
+        let local = unsafe { &*self.local.get() };
+        size_of::<ThreadData>()
+            + self.arena.allocated_bytes()
+            + self.sizes.allocated_bytes()
+            + local.by_site.capacity() * size_of::<*const Node>()
+            + local.map.bytes()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Registry and thread-local access.
+
+static HEAD: AtomicPtr<ThreadData> = AtomicPtr::new(ptr::null_mut());
+static NEXT_TID: AtomicU32 = AtomicU32::new(2);
+
+thread_local! {
+    static CURRENT: Cell<*const ThreadData> = const { Cell::new(ptr::null()) };
+}
+
+/// The calling thread's tree, or null before its first instrumented call.
+#[inline(always)]
+pub(crate) fn current() -> *const ThreadData {
+    CURRENT.with(|c| c.get())
+}
+
+fn gettid() -> i32 {
+    // SAFETY: `gettid` has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+fn is_main_thread() -> bool {
+    // SAFETY: `getpid` has no preconditions.
+    gettid() == unsafe { libc::getpid() }
+}
+
+/// Creates and registers the calling thread's tree.
+#[cold]
+#[inline(never)]
+pub(crate) fn register_current(start_wall: u64) -> &'static ThreadData {
+    let existing = current();
+    if !existing.is_null() {
+        // SAFETY: registered trees are never freed.
+        return unsafe { &*existing };
+    }
+    let tid = if is_main_thread() {
+        1
+    } else {
+        NEXT_TID.fetch_add(1, Ordering::Relaxed)
+    };
+    let td: &'static ThreadData = Box::leak(ThreadData::new(tid, gettid(), start_wall));
+    let mut head = HEAD.load(Ordering::Acquire);
+    loop {
+        td.next.store(head, Ordering::Relaxed);
+        match HEAD.compare_exchange_weak(
+            head,
+            td as *const _ as *mut _,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => break,
+            Err(h) => head = h,
+        }
+    }
+    CURRENT.with(|c| c.set(td));
+    td
+}
+
+/// Every registered thread, in no particular order. Lock-free and
+/// async-signal-safe.
+pub(crate) fn for_each_thread(mut f: impl FnMut(&'static ThreadData)) {
+    let mut p = HEAD.load(Ordering::Acquire);
+    while !p.is_null() {
+        // SAFETY: registered trees are never freed.
+        let td = unsafe { &*p };
+        f(td);
+        p = td.next.load(Ordering::Acquire);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::bits::{ON, SIZES, WALL};
+
+    static S1: Site = Site::new("t::one", file!(), line!());
+    static S2: Site = Site::new("t::two", file!(), line!());
+
+    fn node(td: &ThreadData, i: u32) -> &Node {
+        td.arena.get(i).unwrap()
+    }
+
+    #[test]
+    fn tree_shape_and_counts() {
+        let td = ThreadData::new(1, 0, 0);
+        let (a, b) = (S1.id(), S2.id());
+        // SAFETY: private instance.
+        unsafe {
+            for _ in 0..3 {
+                let t1 = td.enter(&S1, a, ON);
+                for _ in 0..2 {
+                    let t2 = td.enter(&S2, b, ON);
+                    td.exit(t2, 0, ON);
+                }
+                td.exit(t1, 0, ON);
+            }
+            // S2 directly under the root: a different node.
+            let t = td.enter(&S2, b, ON);
+            td.exit(t, 0, ON);
+        }
+        assert_eq!(td.arena.len(), 4);
+        assert_eq!(node(&td, 1).calls.load(Ordering::Relaxed), 3);
+        assert_eq!(node(&td, 2).calls.load(Ordering::Relaxed), 6);
+        assert!(ptr::eq(node(&td, 2).parent, node(&td, 1)));
+        assert_eq!(node(&td, 3).calls.load(Ordering::Relaxed), 1);
+        assert!(ptr::eq(node(&td, 3).parent, td.root));
+        assert_eq!(td.current(), td.root);
+    }
+
+    #[test]
+    fn recursion_makes_a_chain_and_times_nest() {
+        let td = ThreadData::new(1, 0, 0);
+        let a = S1.id();
+        let mut toks = Vec::new();
+        // SAFETY: private instance.
+        unsafe {
+            for _ in 0..10_000 {
+                toks.push(td.enter(&S1, a, ON | WALL));
+            }
+            while let Some(t) = toks.pop() {
+                td.exit(t, 0, ON | WALL);
+            }
+        }
+        assert_eq!(td.arena.len(), 10_001);
+        let mut prev = u64::MAX;
+        for i in 1..=10_000 {
+            let n = node(&td, i);
+            assert_eq!(n.calls.load(Ordering::Relaxed), 1);
+            assert_eq!(n.depth, i);
+            let w = n.wall_incl.load(Ordering::Relaxed);
+            assert!(
+                w <= prev,
+                "inner activations cannot last longer than outer ones"
+            );
+            prev = w;
+        }
+    }
+
+    #[test]
+    fn sizes_are_recorded_per_node() {
+        let td = ThreadData::new(1, 0, 0);
+        let a = S1.id();
+        // SAFETY: private instance.
+        unsafe {
+            for s in [5u64, 0, 2, 9] {
+                let t = td.enter(&S1, a, ON | SIZES);
+                td.exit(t, s, ON | SIZES);
+            }
+        }
+        let s = td.sizes.get(1).unwrap();
+        assert_eq!(s.count.load(Ordering::Relaxed), 3);
+        assert_eq!(s.sum.load(Ordering::Relaxed), 16);
+        assert_eq!(s.min.load(Ordering::Relaxed), 2);
+        assert_eq!(s.max.load(Ordering::Relaxed), 9);
+    }
+
+    #[test]
+    fn many_children_of_one_parent_use_the_map() {
+        static SITES: [Site; 40] = [const { Site::new("t::many", file!(), line!()) }; 40];
+        let td = ThreadData::new(1, 0, 0);
+        let ids: Vec<u32> = SITES.iter().map(|s| s.id()).collect();
+        // SAFETY: private instance.
+        unsafe {
+            for _round in 0..3 {
+                for parent in [&S1, &S2] {
+                    let p = td.enter(parent, parent.id(), ON);
+                    for (s, &id) in SITES.iter().zip(&ids) {
+                        let t = td.enter(s, id, ON);
+                        td.exit(t, 0, ON);
+                    }
+                    td.exit(p, 0, ON);
+                }
+            }
+        }
+        assert_eq!(td.arena.len(), 1 + 2 * 41);
+        for i in 1..td.arena.len() {
+            assert_eq!(node(&td, i).calls.load(Ordering::Relaxed), 3);
+        }
+    }
+
+    #[test]
+    fn forgotten_exit_is_repaired_at_the_parent_exit() {
+        crate::mismatch::set_quiet_for_tests();
+        let td = ThreadData::new(1, 0, 0);
+        // SAFETY: private instance.
+        unsafe {
+            let outer = td.enter(&S1, S1.id(), ON | WALL);
+            let _forgotten = td.enter(&S2, S2.id(), ON | WALL);
+            td.exit(outer, 0, ON | WALL);
+        }
+        assert_eq!(td.current(), td.root);
+        // Exit of something never entered is ignored.
+        // SAFETY: private instance; the token is only compared.
+        unsafe { td.exit(0x1234 as *const Node, 0, ON) };
+        assert_eq!(td.current(), td.root);
+    }
+}
