@@ -1,0 +1,421 @@
+//! ns per enter+exit pair of a trivial `#[inline(never)]` region, in one
+//! run, for the uninstrumented call, Dr.Hook off / call tree / prof /
+//! cpuprof, and the floors and peers of `peers.md`; then instructions per
+//! pair under callgrind, system calls per pair for cpuprof, and memory.
+//!
+//! `cargo bench -p drhook-benches --bench overhead`
+//! (`DRHOOK_BENCH_QUICK=1` for a short run, `DRHOOK_BENCH_CALLGRIND=0` to
+//! skip valgrind).
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use drhook::drhook;
+use drhook_benches::*;
+
+// --- the regions -----------------------------------------------------------
+
+#[inline(never)]
+fn plain(x: u64) -> u64 {
+    black_box(x) + 1
+}
+
+#[inline(never)]
+#[drhook(name = "BENCH:LEAF")]
+fn leaf(x: u64) -> u64 {
+    black_box(x) + 1
+}
+
+#[inline(never)]
+fn two_tsc(x: u64) -> u64 {
+    let a = drhook::clock::cycles();
+    let r = plain(x);
+    let b = drhook::clock::cycles();
+    black_box(b.wrapping_sub(a));
+    r
+}
+
+#[inline(never)]
+fn traced(x: u64) -> u64 {
+    let span = tracing::info_span!("leaf");
+    let _e = span.enter();
+    plain(x)
+}
+
+#[inline(never)]
+fn fastraced(x: u64) -> u64 {
+    let _s = fastrace::local::LocalSpan::enter_with_local_parent("leaf");
+    plain(x)
+}
+
+struct Counting(AtomicU64);
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Counting {
+    fn on_enter(&self, _: &tracing::span::Id, _: tracing_subscriber::layer::Context<'_, S>) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// --- counting allocator for the memory figures -----------------------------
+
+struct CountingAlloc;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static ALLOC_BYTES: AtomicU64 = AtomicU64::new(0);
+// SAFETY: forwards to the system allocator.
+unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        ALLOC_BYTES.fetch_add(l.size() as u64, Ordering::Relaxed);
+        // SAFETY: same layout contract as the caller's.
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        // SAFETY: `p` was allocated by `alloc` with `l`.
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+}
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+// --- child side ------------------------------------------------------------
+
+fn loop_of(f: fn(u64) -> u64) -> impl FnMut(u64) {
+    move |n| {
+        let mut acc = 0;
+        for i in 0..n {
+            acc = f(black_box(i) ^ acc);
+        }
+        black_box(acc);
+    }
+}
+
+/// fastrace records a raw span per call into a bounded per-thread buffer
+/// and silently drops spans once it is full, so a long loop under a single
+/// root would mostly measure dropping. A fresh root every 512 spans (its
+/// cost included) keeps every span recorded, as with request-scoped traces.
+fn fastrace_loop(n: u64) {
+    let mut acc = 0;
+    let mut i = 0;
+    while i < n {
+        let root = fastrace::Span::root("root", fastrace::prelude::SpanContext::random());
+        let _g = root.set_local_parent();
+        for _ in 0..512.min(n - i) {
+            acc = fastraced(black_box(i) ^ acc);
+            i += 1;
+        }
+    }
+    black_box(acc);
+}
+
+/// The loop callgrind counts (`--toggle-collect=*measured_pairs*`).
+#[inline(never)]
+fn measured_pairs(f: fn(u64) -> u64, n: u64) {
+    loop_of(f)(n);
+}
+
+fn child(mode: &str) {
+    let quick = std::env::var("DRHOOK_BENCH_QUICK").is_ok();
+    let pairs: u64 = std::env::var("DRHOOK_BENCH_PAIRS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let (n, samples) = if mode == "cpuprof" {
+        (20_000, 15)
+    } else if quick {
+        (200_000, 9)
+    } else {
+        (2_000_000, 25)
+    };
+    let f: fn(u64) -> u64 = match mode {
+        "plain" => plain,
+        "floor" => two_tsc,
+        "tracing" => traced,
+        "fastrace" => fastraced,
+        _ => leaf,
+    };
+    let _tracing = (mode == "tracing").then(|| {
+        use tracing_subscriber::prelude::*;
+        tracing::subscriber::set_default(
+            tracing_subscriber::registry().with(Counting(AtomicU64::new(0))),
+        )
+    });
+    if pairs > 0 {
+        // Fixed number of pairs, for callgrind / strace.
+        leaf(0);
+        measured_pairs(f, pairs);
+        return;
+    }
+    let base_n = if mode == "cpuprof" { 2_000_000 } else { n };
+    let run: Box<dyn FnMut(u64)> = if mode == "fastrace" {
+        Box::new(fastrace_loop)
+    } else {
+        Box::new(loop_of(f))
+    };
+    let mut base_loop: Box<dyn FnMut(u64)> = Box::new(loop_of(plain));
+    let t = ns_per_iter_vs(n, samples, run, |k| base_loop(k * base_n / n));
+    let scale = n as f64 / base_n as f64;
+    let (ns, base, ns_min, base_min) = (t.median, t.base_median * scale, t.min, t.base_min * scale);
+    let paired = t.paired_ratio / scale;
+    // Memory: allocations during steady-state calls, and the size of a new
+    // thread's tree before it has entered a second distinct routine.
+    let before = ALLOCS.load(Ordering::Relaxed);
+    loop_of(f)(100_000);
+    let steady = ALLOCS.load(Ordering::Relaxed) - before;
+    let tree = std::thread::spawn(|| {
+        let b0 = ALLOC_BYTES.load(Ordering::Relaxed);
+        leaf(1);
+        (
+            ALLOC_BYTES.load(Ordering::Relaxed) - b0,
+            drhook::engine::thread_tree_bytes().unwrap_or(0),
+        )
+    })
+    .join()
+    .unwrap();
+    println!(
+        "ns={ns:.3} base={base:.3} ns_min={ns_min:.3} base_min={base_min:.3} paired={paired:.4} steady_allocs={steady} first_call_alloc_bytes={} tree_bytes={}",
+        tree.0, tree.1
+    );
+}
+
+// --- parent side -----------------------------------------------------------
+
+struct Config {
+    name: &'static str,
+    mode: &'static str,
+    env: &'static [(&'static str, &'static str)],
+    what: &'static str,
+}
+
+const CONFIGS: &[Config] = &[
+    Config {
+        name: "uninstrumented call",
+        mode: "plain",
+        env: &[],
+        what: "nothing",
+    },
+    Config {
+        name: "drhook, DR_HOOK unset (off)",
+        mode: "leaf",
+        env: &[],
+        what: "nothing",
+    },
+    Config {
+        name: "drhook, DR_HOOK=1 (call tree)",
+        mode: "leaf",
+        env: &[("DR_HOOK", "1")],
+        what: "calling tree + calls",
+    },
+    Config {
+        name: "drhook, DR_HOOK_OPT=prof",
+        mode: "leaf",
+        env: &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")],
+        what: "exact wall profile",
+    },
+    Config {
+        name: "drhook, DR_HOOK_OPT=cpuprof",
+        mode: "cpuprof",
+        env: &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "cpuprof")],
+        what: "per-thread CPU profile",
+    },
+    Config {
+        name: "floor: two rdtsc reads",
+        mode: "floor",
+        env: &[],
+        what: "-",
+    },
+    Config {
+        name: "tracing registry + counting layer",
+        mode: "tracing",
+        env: &[],
+        what: "counts",
+    },
+    Config {
+        name: "fastrace local span under a root",
+        mode: "fastrace",
+        env: &[],
+        what: "raw span per call (fresh root per 512)",
+    },
+];
+
+fn main() {
+    if let Ok(mode) = std::env::var("DRHOOK_BENCH_CHILD") {
+        child(&mode);
+        return;
+    }
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    println!("drhook overhead benchmark: ns per enter+exit pair (median), one run, 1 thread\n");
+    println!(
+        "| configuration | ns/pair (median) | ns/pair (min) | x uninstrumented (paired median) | x uninstrumented (min) | records |"
+    );
+    println!("|---|---:|---:|---:|---:|---|");
+    let mut ns = std::collections::HashMap::new();
+    let mut mins = std::collections::HashMap::new();
+    let mut mem = String::new();
+    let only = std::env::var("DRHOOK_BENCH_ONLY").ok();
+    for c in CONFIGS {
+        if only
+            .as_deref()
+            .is_some_and(|o| !c.name.contains(o) && c.mode != "plain")
+        {
+            continue;
+        }
+        match run_child(c.mode, c.env, &[]) {
+            Ok((out, _)) => {
+                let v = field(&out, "ns").unwrap_or(f64::NAN);
+                let base = field(&out, "base").unwrap_or(f64::NAN);
+                let (vm, bm) = (
+                    field(&out, "ns_min").unwrap_or(f64::NAN),
+                    field(&out, "base_min").unwrap_or(f64::NAN),
+                );
+                let paired = field(&out, "paired").unwrap_or(f64::NAN);
+                ns.insert(c.name, (paired * base, base));
+                mins.insert(c.name, (vm, bm));
+                println!(
+                    "| {} | {v:.2} | {vm:.2} | {paired:.2} | {:.2} | {} |",
+                    c.name,
+                    vm / bm,
+                    c.what
+                );
+                if c.name.contains("prof") || c.name.contains("call tree") {
+                    mem.push_str(&format!(
+                        "| {} | {} | {} B | {} B |\n",
+                        c.name,
+                        field(&out, "steady_allocs").unwrap_or(f64::NAN),
+                        field(&out, "first_call_alloc_bytes").unwrap_or(f64::NAN),
+                        field(&out, "tree_bytes").unwrap_or(f64::NAN)
+                    ));
+                }
+            }
+            Err(e) => println!("| {} | failed: {e} | | |", c.name),
+        }
+    }
+    // Each value relative to the uninstrumented call timed in the same child,
+    // rescaled by the overall median of that call: ratios stay within one run.
+    let ratios = |table: &std::collections::HashMap<&str, (f64, f64)>| {
+        let mut bases: Vec<f64> = table
+            .values()
+            .map(|v| v.1)
+            .filter(|b| b.is_finite())
+            .collect();
+        let plain = if bases.is_empty() {
+            f64::NAN
+        } else {
+            median(&mut bases)
+        };
+        let g = |k: &str| table.get(k).map_or(f64::NAN, |(v, b)| v / b * plain);
+        [
+            g("drhook, DR_HOOK unset (off)") / plain,
+            g("drhook, DR_HOOK=1 (call tree)") - plain,
+            g("drhook, DR_HOOK_OPT=prof") / g("floor: two rdtsc reads"),
+            g("drhook, DR_HOOK_OPT=prof") / g("fastrace local span under a root"),
+            g("drhook, DR_HOOK_OPT=prof") / g("tracing registry + counting layer"),
+            g("drhook, DR_HOOK_OPT=cpuprof") - plain,
+            plain,
+        ]
+    };
+    let (m, n) = (ratios(&ns), ratios(&mins));
+    println!(
+        "\nRatios against the targets (each configuration normalised by the uninstrumented call timed alongside it in its own process; ns values rescaled to the uninstrumented call's median {:.2} ns / min {:.2} ns):\n",
+        m[6], n[6]
+    );
+    println!("| ratio | from paired medians | from minimums | target |");
+    println!("|---|---:|---:|---|");
+    println!(
+        "| off / uninstrumented | {:.2} | {:.2} | <= 1.5 |",
+        m[0], n[0]
+    );
+    println!(
+        "| call tree, ns added per pair | {:.2} | {:.2} | <= 5 ns |",
+        m[1], n[1]
+    );
+    println!(
+        "| prof / two-rdtsc floor | {:.2} | {:.2} | <= 1.2 |",
+        m[2], n[2]
+    );
+    println!("| prof / fastrace | {:.2} | {:.2} | <= 0.5 |", m[3], n[3]);
+    println!(
+        "| prof / tracing counting layer | {:.2} | {:.2} | (peer) |",
+        m[4], n[4]
+    );
+    println!(
+        "| cpuprof, ns added per pair | {:.0} | {:.0} | (2 syscalls) |",
+        m[5], n[5]
+    );
+
+    println!("\nMemory:\n");
+    println!(
+        "| configuration | allocations in 100k steady-state calls | bytes allocated by a new thread's first call | tree bytes after it |"
+    );
+    println!("|---|---:|---:|---:|");
+    print!("{mem}");
+
+    if std::env::var("DRHOOK_BENCH_CALLGRIND").as_deref() != Ok("0") && have("valgrind") {
+        println!(
+            "\nInstructions per pair (callgrind, user space, counted inside the timing loop only; uninstrumented call subtracted):\n"
+        );
+        println!("| configuration | instructions/pair | target |");
+        println!("|---|---:|---|");
+        let per_pair = |mode: &str, env: &[(&str, &str)]| -> Option<f64> {
+            let mut e: Vec<(&str, &str)> = env.to_vec();
+            e.push(("DRHOOK_BENCH_PAIRS", "200000"));
+            let cg = [
+                "valgrind",
+                "--tool=callgrind",
+                "--callgrind-out-file=/dev/null",
+                "--toggle-collect=*measured_pairs*",
+            ];
+            let (_, err) = run_child(mode, &e, &cg).ok()?;
+            Some(callgrind_total(&err)? as f64 / 200_000.0)
+        };
+        let base = per_pair("plain", &[]).unwrap_or(f64::NAN);
+        for (name, env, target) in [
+            ("DR_HOOK unset (off)", &[][..], "~0"),
+            (
+                "DR_HOOK=1 (call tree)",
+                &[("DR_HOOK", "1")][..],
+                "<= 60 (reference ~690)",
+            ),
+            (
+                "DR_HOOK_OPT=prof",
+                &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")][..],
+                "<= 90 (reference ~880)",
+            ),
+        ] {
+            match per_pair("leaf", env) {
+                Some(v) => println!("| {name} | {:.1} | {target} |", v - base),
+                None => println!("| {name} | valgrind failed | {target} |"),
+            }
+        }
+    } else {
+        println!("\n(callgrind skipped: valgrind not found or DRHOOK_BENCH_CALLGRIND=0)");
+    }
+
+    if have("strace") {
+        let syscalls = |pairs: &str| -> Option<f64> {
+            let env = [
+                ("DR_HOOK", "1"),
+                ("DR_HOOK_OPT", "cpuprof"),
+                ("DRHOOK_BENCH_PAIRS", pairs),
+            ];
+            let (_, err) = run_child(
+                "cpuprof",
+                &env,
+                &["strace", "-f", "-c", "-o", "/dev/stderr"],
+            )
+            .ok()?;
+            err.lines()
+                .find(|l| l.trim_end().ends_with("total"))
+                .and_then(|l| l.split_whitespace().nth(3).and_then(|c| c.parse().ok()))
+        };
+        match (syscalls("10000"), syscalls("20000")) {
+            (Some(a), Some(b)) => println!(
+                "\ncpuprof: {:.2} system calls per pair (strace -c, difference of 20000 and 10000 pairs; target <= 2)",
+                (b - a) / 10_000.0
+            ),
+            _ => println!("\ncpuprof syscalls: strace failed or its output was not understood"),
+        }
+    } else {
+        println!("\n(syscall count skipped: strace not found)");
+    }
+}
