@@ -44,6 +44,9 @@ pub struct Config {
     pub callpath_packed: bool,
     /// `DRHOOK_CLOCK`.
     pub clock: ClockChoice,
+    /// `DR_HOOK_STRICT_REGIONS`: exits from C/Fortran must name the routine
+    /// they leave.
+    pub strict_regions: bool,
     /// MPI task from the launcher.
     pub task: Task,
     /// Problems found; printed once at start-up (unless silent).
@@ -200,7 +203,14 @@ impl Config {
             }
         };
 
+        let strict_regions = parse_int(
+            env::DR_HOOK_STRICT_REGIONS,
+            get(env::DR_HOOK_STRICT_REGIONS).as_deref(),
+            0,
+            &mut warnings,
+        ) != 0;
         Config {
+            strict_regions,
             enabled,
             options,
             profile_template: profile_template(get(env::DR_HOOK_PROFILE).as_deref()),

@@ -6,26 +6,13 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::sync::OnceLock;
 
 use crate::clock;
-use crate::sysinfo::{LocalTime, hostname};
-
-struct Label {
-    host: String,
-    myproc: u32,
-    start_ns: u64,
-}
-
-static LABEL: OnceLock<Label> = OnceLock::new();
+use crate::sysinfo::hostname;
 
 /// Fixes the host, task number and time origin used in prefixes.
 pub(crate) fn set_label(myproc: u32, start_ns: u64) {
-    let _ = LABEL.set(Label {
-        host: hostname(),
-        myproc,
-        start_ns,
-    });
+    crate::linebuf::set_label(&hostname(), myproc, start_ns);
 }
 
 /// The legend line printed before the first diagnostic.
@@ -47,25 +34,14 @@ pub(crate) fn caller_tid() -> u32 {
 
 /// Appends `PREFIX TIMESTR` for the calling thread.
 pub fn prefix(out: &mut String) {
-    let (host, myproc, start) = match LABEL.get() {
-        Some(l) => (l.host.as_str(), l.myproc, l.start_ns),
-        None => ("?", 1, clock::monotonic_ns()),
-    };
+    if !crate::linebuf::label_is_set() {
+        crate::linebuf::set_label(&hostname(), 1, clock::monotonic_ns());
+    }
+    let mut b = crate::linebuf::LineBuf::new();
     // SAFETY: no preconditions.
-    let (pid, utid) = unsafe { (libc::getpid(), libc::gettid()) };
-    let t = LocalTime::from_unix(clock::realtime().0);
-    let wall = clock::monotonic_ns().saturating_sub(start) as f64 * 1e-9;
-    let _ = write!(
-        out,
-        "[EC_DRHOOK:{host}:{myproc}:{}:{pid}:{utid}] [{:04}{:02}{:02}:{:02}{:02}{:02}:{wall:.3}]",
-        caller_tid(),
-        t.year,
-        t.month,
-        t.day,
-        t.hour,
-        t.min,
-        t.sec
-    );
+    let utid = unsafe { libc::gettid() };
+    crate::linebuf::prefix(&mut b, caller_tid(), utid);
+    out.push_str(&String::from_utf8_lossy(b.as_bytes()));
 }
 
 /// Writes one raw line (a newline is appended) to stderr in one write.

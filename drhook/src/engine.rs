@@ -36,6 +36,8 @@ pub(crate) mod bits {
     /// A clock that is read through a function call (CPU time, or the
     /// monotonic wall clock) rather than one instruction.
     pub const SYSCALL_CLOCKS: u32 = CPU | WALL_MONO;
+    /// `DR_HOOK_STRICT_REGIONS`: foreign exits must name the routine they leave.
+    pub const STRICT: u32 = 32;
     /// The environment has not been read yet.
     pub const UNINIT: u32 = 1 << 31;
 }
@@ -153,6 +155,117 @@ fn exit_sized<T>(token: Token, size: u64) {
     unsafe { (*td).exit(token.0, size, mode) }
 }
 
+// --- foreign callers: handles instead of tokens ---------------------------
+
+/// Enters `site` for a foreign caller (C, Fortran) and returns the 64-bit
+/// handle that [`exit_handle`] checks (see [`crate::handle`]); 0 when
+/// Dr.Hook is off.
+#[inline(always)]
+pub fn enter_handle(site: &'static Site) -> u64 {
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode == 0 {
+        return 0;
+    }
+    enter_handle_on::<()>(site, mode, true)
+}
+
+/// As [`enter_handle`], for 4-byte handles.
+#[inline(always)]
+pub fn enter_handle32(site: &'static Site) -> u32 {
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode == 0 {
+        return 0;
+    }
+    enter_handle_on::<()>(site, mode, false) as u32
+}
+
+#[inline(never)]
+#[allow(clippy::extra_unused_type_parameters)] // see enter_on
+fn enter_handle_on<T>(site: &'static Site, mode: u32, wide: bool) -> u64 {
+    let td = thread::current();
+    if td.is_null() {
+        let token = enter_cold(site);
+        return handle_of(token, wide);
+    }
+    // SAFETY: `td` is the calling thread's own tree.
+    let td = unsafe { &*td };
+    // SAFETY: as above.
+    let node = unsafe { td.enter(site, site.raw_id(), mode) };
+    if wide {
+        td.top_handle64(node)
+    } else {
+        // SAFETY: `node` was just entered on this thread.
+        unsafe { crate::handle::encode32((*node).depth, (*node).index) as u64 }
+    }
+}
+
+fn handle_of(token: Token, wide: bool) -> u64 {
+    let td = thread::current();
+    if token.0.is_null() || td.is_null() {
+        return 0;
+    }
+    // SAFETY: the token was just returned by this thread's enter.
+    unsafe {
+        if wide {
+            (*td).top_handle64(token.0)
+        } else {
+            crate::handle::encode32((*token.0).depth, (*token.0).index) as u64
+        }
+    }
+}
+
+/// Leaves the activation designated by a 64-bit handle from
+/// [`enter_handle`]. `site` is the routine named by the exit call, used in
+/// diagnostics and, with `DR_HOOK_STRICT_REGIONS`, checked against the
+/// routine being left. A handle that does not designate the top of the
+/// calling thread's stack is reported through [`crate::mismatch`]; it is
+/// never dereferenced.
+#[inline(always)]
+pub fn exit_handle(handle: u64, size: u64, site: Option<&'static Site>) {
+    if handle == 0 {
+        return;
+    }
+    exit_handle_on::<()>(handle, true, size, site);
+}
+
+/// As [`exit_handle`], for 4-byte handles from [`enter_handle32`].
+#[inline(always)]
+pub fn exit_handle32(handle: u32, size: u64, site: Option<&'static Site>) {
+    if handle == 0 {
+        return;
+    }
+    exit_handle_on::<()>(handle as u64, false, size, site);
+}
+
+#[inline(never)]
+#[allow(clippy::extra_unused_type_parameters)] // see enter_on
+fn exit_handle_on<T>(handle: u64, wide: bool, size: u64, site: Option<&'static Site>) {
+    let mode = MODE.load(Ordering::Relaxed);
+    let td = thread::current();
+    if td.is_null() {
+        return exit_without_tree(Token(std::ptr::null()));
+    }
+    // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
+    unsafe { (*td).exit_handle(handle, wide, size, mode, site, mode & bits::STRICT != 0) }
+}
+
+/// Installs the function that proposes each thread's number at its first
+/// instrumented call, e.g. `omp_get_thread_num() + 1` so that `@tid` in the
+/// profile matches OpenMP thread numbers. A proposal already used by
+/// another thread (nested parallel regions, plain pthreads) is replaced by a
+/// fresh number: two threads never share one. Without a hint, the main
+/// thread is 1 and the others are numbered in order of first call.
+pub fn set_thread_number_hint(hint: fn() -> Option<u32>) {
+    thread::set_thread_number_hint(hint);
+}
+
+/// Dr.Hook thread number of the calling thread, if it has entered a routine.
+pub fn current_thread_number() -> Option<u32> {
+    let td = thread::current();
+    // SAFETY: registered trees are never freed.
+    (!td.is_null()).then(|| unsafe { (*td).tid })
+}
+
 #[cold]
 #[inline(never)]
 fn exit_without_tree(token: Token) {
@@ -164,6 +277,7 @@ fn exit_without_tree(token: Token) {
         open_above: 0,
         token: token.0 as usize as u64,
         expected: 0,
+        name_differs: false,
     });
 }
 
@@ -219,6 +333,9 @@ fn build(config: Config) -> Engine {
         }
         if o.walltime && wall_source == WallSource::Monotonic {
             mode |= bits::WALL_MONO;
+        }
+        if config.strict_regions {
+            mode |= bits::STRICT;
         }
     }
     let start = ClockPair::now(wall_source);

@@ -26,6 +26,8 @@ pub const DR_HOOK_CALLPATH_INDENT: &str = "DR_HOOK_CALLPATH_INDENT";
 pub const DR_HOOK_CALLPATH_DEPTH: &str = "DR_HOOK_CALLPATH_DEPTH";
 /// Non-zero: print call paths packed as `OUTER/.../NAME`.
 pub const DR_HOOK_CALLPATH_PACKED: &str = "DR_HOOK_CALLPATH_PACKED";
+/// Non-zero: an exit from C or Fortran must also name the routine it leaves.
+pub const DR_HOOK_STRICT_REGIONS: &str = "DR_HOOK_STRICT_REGIONS";
 /// Project extension: `tsc` (default where the TSC is invariant) or `monotonic`.
 pub const DRHOOK_CLOCK: &str = "DRHOOK_CLOCK";
 

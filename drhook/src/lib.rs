@@ -31,6 +31,7 @@
 //!   [`engine::exit`]) and the mode switch.
 //! * [`options`], [`config`], [`task`], [`env`] — environment control, as
 //!   pure parsing functions.
+//! * [`handle`] — the 64/32-bit handles of foreign callers.
 //! * [`mismatch`] — the one function through which exits that do not match
 //!   the top of the stack are reported.
 //! * [`clock`] — TSC / monotonic wall clock and per-thread CPU time.
@@ -39,6 +40,8 @@
 //!   per-thread trees), `overhead` (measuring the instrumentation's own
 //!   cost), `profile` (trees to rows), `report` (the profile file).
 
+pub mod abort;
+mod calltree;
 pub mod clock;
 pub mod config;
 #[doc(hidden)]
@@ -46,6 +49,8 @@ pub mod diag;
 pub mod engine;
 pub mod env;
 mod guard;
+pub mod handle;
+pub mod linebuf;
 pub mod mismatch;
 mod node;
 pub mod options;
@@ -57,6 +62,8 @@ pub mod sysinfo;
 pub mod task;
 mod thread;
 
+pub use abort::{drhook_abort, set_abort_hook};
+pub use calltree::{print_calltree, print_calltree_to};
 pub use drhook_macros::drhook;
 pub use guard::Guard;
 pub use report::{ProfileError, write_profile};

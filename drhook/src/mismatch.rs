@@ -31,6 +31,9 @@ pub struct Mismatch {
     pub token: u64,
     /// The handle/token value that was expected (opaque).
     pub expected: u64,
+    /// `DR_HOOK_STRICT_REGIONS`: the handle matched but the exit names
+    /// another routine.
+    pub name_differs: bool,
 }
 
 /// A mismatch handler.

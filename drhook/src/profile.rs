@@ -84,7 +84,7 @@ pub(crate) struct ThreadSnap {
 }
 
 /// Reads the CPU clock of another thread of this process by kernel tid.
-fn thread_cpu_ns_of(unix_tid: i32) -> Option<u64> {
+pub(crate) fn thread_cpu_ns_of(unix_tid: i32) -> Option<u64> {
     // Linux encodes a per-thread CPU clock as MAKE_THREAD_CPUCLOCK(tid, SCHED).
     let clk: libc::clockid_t = ((!unix_tid) << 3) | 6;
     let mut ts = libc::timespec {

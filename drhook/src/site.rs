@@ -20,6 +20,8 @@ pub struct Site {
     show_file: bool,
     /// 0 until the first call, then a dense id (1 is reserved).
     id: AtomicU32,
+    /// Routine id (sites with the same name share it), set with `id`.
+    routine: AtomicU32,
 }
 
 impl Site {
@@ -31,6 +33,7 @@ impl Site {
             line,
             show_file: false,
             id: AtomicU32::new(0),
+            routine: AtomicU32::new(0),
         }
     }
 
@@ -43,6 +46,7 @@ impl Site {
             line,
             show_file: true,
             id: AtomicU32::new(0),
+            routine: AtomicU32::new(0),
         }
     }
 
@@ -64,6 +68,17 @@ impl Site {
     /// Whether profile rows show `:<file basename>`.
     pub fn shows_file(&self) -> bool {
         self.show_file
+    }
+
+    /// Whether two sites belong to the same routine (same name, compared
+    /// case-insensitively with `DR_HOOK_OPT=trim`). Registers both if needed.
+    pub fn same_routine(&'static self, other: &'static Site) -> bool {
+        if std::ptr::eq(self, other) {
+            return true;
+        }
+        self.id();
+        other.id();
+        self.routine.load(Ordering::Acquire) == other.routine.load(Ordering::Acquire)
     }
 
     /// The site's id, or 0 before its first call.
@@ -154,6 +169,7 @@ fn register(site: &'static Site) -> u32 {
     }
     t.sites.push(Some(site));
     t.routine_of_site.push(routine);
+    site.routine.store(routine, Ordering::Release);
     site.id.store(id, Ordering::Release);
     id
 }

@@ -356,14 +356,45 @@ impl ThreadData {
     #[cold]
     #[inline(never)]
     unsafe fn exit_mismatch(&self, token: *const Node, size: u64, mode: u32, wall: u64, cpu: u64) {
+        let presented = token as usize as u64;
+        // SAFETY: owner thread (caller contract); the token is only compared.
+        unsafe {
+            self.exit_mismatch_by(
+                |p| p == token,
+                presented,
+                None,
+                false,
+                size,
+                mode,
+                wall,
+                cpu,
+            )
+        }
+    }
+
+    /// Reports a mismatched exit and repairs the tree. `is_target` tells
+    /// whether a node of this thread's stack is the activation being left;
+    /// nothing presented by the caller is ever dereferenced.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn exit_mismatch_by(
+        &self,
+        is_target: impl Fn(*const Node) -> bool,
+        presented: u64,
+        exit_site: Option<&'static Site>,
+        name_differs: bool,
+        size: u64,
+        mode: u32,
+        wall: u64,
+        cpu: u64,
+    ) {
         let top = self.current.load(Ordering::Relaxed) as *const Node;
-        // Find the activation being left on this thread's stack, by address only.
+        // Find the activation being left on this thread's stack.
         let mut depth_above = 0u32;
         let mut p = top;
-        let mut found = false;
+        let mut target = None;
         while !p.is_null() && p != self.root {
-            if p == token {
-                found = true;
+            if is_target(p) {
+                target = Some(p);
                 break;
             }
             depth_above += 1;
@@ -376,20 +407,27 @@ impl ThreadData {
                 .then(|| unsafe { (*n).site.as_ref() })
                 .flatten()
         };
+        let expected = if top.is_null() || top == self.root {
+            0
+        } else {
+            // SAFETY: `top` is a node of this arena.
+            unsafe { crate::handle::encode64(self.tid, (*top).depth, (*top).index) }
+        };
         let m = Mismatch {
             tid: self.tid,
-            leaving: if found { site_of(token) } else { None },
+            leaving: target.and_then(site_of).or(exit_site),
             top: site_of(top),
-            on_stack: found,
+            on_stack: target.is_some(),
             open_above: depth_above,
-            token: token as usize as u64,
-            expected: top as usize as u64,
+            token: presented,
+            expected,
+            name_differs,
         };
         mismatch::report(&m);
-        if found {
+        if let Some(target) = target {
             // Close the activations that were never left, then the one being left.
             let mut p = top;
-            while p != token {
+            while p != target {
                 // SAFETY: `p` is on this thread's stack.
                 unsafe {
                     let parent = (*p).parent;
@@ -397,8 +435,58 @@ impl ThreadData {
                     p = parent;
                 }
             }
-            // SAFETY: `token` was found on this thread's stack.
-            unsafe { self.close(token, size, mode, wall, cpu) };
+            // SAFETY: `target` was found on this thread's stack.
+            unsafe { self.close(target, size, mode, wall, cpu) };
+        }
+    }
+
+    /// The 64-bit handle of the top of the stack (0 when nothing is active).
+    #[inline(always)]
+    pub(crate) fn top_handle64(&self, node: *const Node) -> u64 {
+        // SAFETY: `node` is a node of this arena (just entered).
+        unsafe { crate::handle::encode64(self.tid, (*node).depth, (*node).index) }
+    }
+
+    /// Leaves the activation designated by a foreign handle (64-bit, or
+    /// 32-bit when `wide` is false), optionally checking that `exit_site`
+    /// names the same routine (`DR_HOOK_STRICT_REGIONS`).
+    ///
+    /// # Safety
+    /// Owner thread only.
+    #[inline(always)]
+    pub(crate) unsafe fn exit_handle(
+        &self,
+        handle: u64,
+        wide: bool,
+        size: u64,
+        mode: u32,
+        exit_site: Option<&'static Site>,
+        strict: bool,
+    ) {
+        let tid = self.tid;
+        let is_target = move |p: *const Node| {
+            // SAFETY: only called with nodes of this thread's stack.
+            let (d, i) = unsafe { ((*p).depth, (*p).index) };
+            if wide {
+                crate::handle::matches64(handle, tid, d, i)
+            } else {
+                crate::handle::matches32(handle as u32, d, i)
+            }
+        };
+        let top = self.current.load(Ordering::Relaxed) as *const Node;
+        let same_routine = |p: *const Node| match exit_site {
+            // SAFETY: `p` is a node of this thread's stack.
+            Some(s) if strict => unsafe { (*p).site.as_ref() }.is_some_and(|t| t.same_routine(s)),
+            _ => true,
+        };
+        if top != self.root && is_target(top) && same_routine(top) {
+            // SAFETY: `top` is the top of this thread's stack.
+            return unsafe { self.exit(top, size, mode) };
+        }
+        let name_differs = top != self.root && is_target(top);
+        // SAFETY: owner thread.
+        unsafe {
+            self.exit_mismatch_by(is_target, handle, exit_site, name_differs, size, mode, 0, 0);
         }
     }
 
@@ -421,6 +509,41 @@ impl ThreadData {
 
 static HEAD: AtomicPtr<ThreadData> = AtomicPtr::new(ptr::null_mut());
 static NEXT_TID: AtomicU32 = AtomicU32::new(2);
+static THREAD_HINT: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
+static USED_TIDS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Installs the function that proposes a thread's number at its first
+/// instrumented call (e.g. `omp_get_thread_num() + 1` in OpenMP programs).
+/// A proposal already taken by another thread is replaced by a fresh number,
+/// so two threads never share one.
+pub(crate) fn set_thread_number_hint(hint: fn() -> Option<u32>) {
+    THREAD_HINT.store(hint as *mut (), Ordering::Release);
+}
+
+fn choose_tid() -> u32 {
+    let mut used = USED_TIDS.lock().unwrap_or_else(|p| p.into_inner());
+    let hint = THREAD_HINT.load(Ordering::Acquire);
+    let proposal = if hint.is_null() {
+        None
+    } else {
+        // SAFETY: only `fn() -> Option<u32>` values are stored in THREAD_HINT.
+        let f: fn() -> Option<u32> =
+            unsafe { std::mem::transmute::<*mut (), fn() -> Option<u32>>(hint) };
+        f().filter(|&n| n >= 1)
+    };
+    let proposal = proposal.or_else(|| is_main_thread().then_some(1));
+    let tid = match proposal {
+        Some(n) if !used.contains(&n) => n,
+        _ => loop {
+            let n = NEXT_TID.fetch_add(1, Ordering::Relaxed);
+            if !used.contains(&n) {
+                break n;
+            }
+        },
+    };
+    used.push(tid);
+    tid
+}
 
 thread_local! {
     static CURRENT: Cell<*const ThreadData> = const { Cell::new(ptr::null()) };
@@ -451,11 +574,7 @@ pub(crate) fn register_current(start_wall: u64) -> &'static ThreadData {
         // SAFETY: registered trees are never freed.
         return unsafe { &*existing };
     }
-    let tid = if is_main_thread() {
-        1
-    } else {
-        NEXT_TID.fetch_add(1, Ordering::Relaxed)
-    };
+    let tid = choose_tid();
     let td: &'static ThreadData = Box::leak(ThreadData::new(tid, gettid(), start_wall));
     let mut head = HEAD.load(Ordering::Acquire);
     loop {
@@ -611,5 +730,51 @@ mod tests {
         // SAFETY: private instance; the token is only compared.
         unsafe { td.exit(0x1234 as *const Node, 0, ON) };
         assert_eq!(td.current(), td.root);
+    }
+
+    #[test]
+    fn foreign_handles_are_checked_not_dereferenced() {
+        crate::mismatch::set_quiet_for_tests();
+        let td = ThreadData::new(3, 0, 0);
+        // SAFETY: private instance.
+        unsafe {
+            let a = td.enter(&S1, S1.id(), ON);
+            let ha = td.top_handle64(a);
+            let b = td.enter(&S2, S2.id(), ON);
+            let hb = td.top_handle64(b);
+            // Garbage (including what would be a pointer) is ignored.
+            for garbage in [1u64, 0xdead_beef, b as usize as u64, u64::MAX] {
+                td.exit_handle(garbage, true, 0, ON, None, false);
+                assert_eq!(td.current(), b);
+            }
+            // The right handle closes the top.
+            td.exit_handle(hb, true, 0, ON, Some(&S2), true);
+            assert_eq!(td.current(), a);
+            // Re-enter B, then close A directly: B is closed with it.
+            let _b2 = td.enter(&S2, S2.id(), ON);
+            td.exit_handle(ha, true, 0, ON, Some(&S1), false);
+            assert_eq!(td.current(), td.root);
+            // 32-bit handles.
+            let a = td.enter(&S1, S1.id(), ON);
+            let h32 = crate::handle::encode32((*a).depth, (*a).index);
+            td.exit_handle(h32 as u64 ^ 1, false, 0, ON, None, false);
+            assert_eq!(td.current(), a);
+            td.exit_handle(h32 as u64, false, 0, ON, None, false);
+            assert_eq!(td.current(), td.root);
+            // Strict regions: the right handle with another routine's name is
+            // a mismatch; the activation is still closed (it is on the stack).
+            let a = td.enter(&S1, S1.id(), ON);
+            let ha = td.top_handle64(a);
+            td.exit_handle(ha, true, 0, ON, Some(&S2), true);
+            assert_eq!(td.current(), td.root);
+        }
+        // Another thread's handle (thread number differs) never matches.
+        let other = crate::handle::encode64(4, 1, 1);
+        // SAFETY: private instance.
+        unsafe {
+            let a = td.enter(&S1, S1.id(), ON);
+            td.exit_handle(other, true, 0, ON, None, false);
+            assert_eq!(td.current(), a);
+        }
     }
 }

@@ -1,0 +1,384 @@
+//! The `[DrHookCallTree]` lines: a thread's current calling tree, outermost
+//! routine first, as the reference prints it in tracebacks and on request:
+//!
+//! ```text
+//! PREFIX TIMESTR [DrHookCallTree] DR_HOOK call tree : 43 MB (maxrss)
+//! PREFIX TIMESTR [DrHookCallTree] :  CRASH_TEST ,#1,st=1,wall=0.040s/0.000s
+//! PREFIX TIMESTR [DrHookCallTree] :   CRASH_MOD:LEVEL1 ,#1,st=1,wall=0.040s/0.002s
+//! ```
+//!
+//! One space of indentation per level; `,#calls,st=active-activations` with
+//! `calls`, `,wall=total/self` with `walltime`, `,cpu=total/self` with
+//! `cputime` (seconds; totals include the activation still running).
+//!
+//! [`write_tree`] allocates nothing and takes its scratch space from the
+//! caller, so the crash handler can run it with static buffers.
+
+use std::sync::atomic::Ordering;
+
+use crate::clock::{self, ClockPair};
+use crate::engine::{self, bits};
+use crate::linebuf::{LineBuf, prefix};
+use crate::node::Node;
+use crate::thread::{self, ThreadData};
+
+/// Scratch space for [`write_tree`]: one slot per printed frame.
+pub(crate) struct Scratch<'a> {
+    pub frames: &'a mut [*const Node],
+    pub child_wall: &'a mut [u64],
+    pub child_cpu: &'a mut [u64],
+}
+
+/// What to print and how to convert ticks.
+#[derive(Clone, Copy)]
+pub(crate) struct TreeOpts {
+    pub calls: bool,
+    pub wall: bool,
+    pub cpu: bool,
+    pub ticks_per_sec: f64,
+    pub now_wall: u64,
+    /// The thread's CPU clock now (None: not available / not asked for).
+    pub now_cpu: Option<u64>,
+}
+
+/// Number of frames kept at the outer end when a stack is deeper than the
+/// scratch space (the rest is taken from the inner end).
+const OUTER_KEEP: usize = 16;
+
+/// Writes `td`'s calling tree through `sink`, one line at a time.
+pub(crate) fn write_tree(
+    td: &ThreadData,
+    o: &TreeOpts,
+    s: &mut Scratch<'_>,
+    sink: &mut dyn FnMut(&mut LineBuf),
+) {
+    let cap = s
+        .frames
+        .len()
+        .min(s.child_wall.len())
+        .min(s.child_cpu.len());
+    // Walk the stack from the top; keep the innermost frames and, when the
+    // stack is deeper than the scratch space, the outermost ones too.
+    let top = td.current();
+    let mut depth = 0usize;
+    let mut p = top;
+    while !p.is_null() && p != td.root {
+        depth += 1;
+        // SAFETY: nodes on a stack belong to the thread's arena and live forever.
+        p = unsafe { (*p).parent };
+    }
+    let shown = depth.min(cap);
+    let (outer, inner) = if depth <= cap {
+        (0, shown)
+    } else {
+        (OUTER_KEEP.min(cap / 2), cap - OUTER_KEEP.min(cap / 2))
+    };
+    // Fill frames[0..shown] outermost first.
+    let mut p = top;
+    let mut level = depth;
+    while !p.is_null() && p != td.root {
+        level -= 1; // 0-based level of `p`
+        let slot = if level >= depth - inner {
+            Some(outer + (level - (depth - inner)))
+        } else if level < outer {
+            Some(level)
+        } else {
+            None
+        };
+        if let Some(i) = slot {
+            s.frames[i] = p;
+            s.child_wall[i] = 0;
+            s.child_cpu[i] = 0;
+        }
+        // SAFETY: as above.
+        p = unsafe { (*p).parent };
+    }
+    let frames = &s.frames[..shown];
+    let timed = o.wall || o.cpu;
+    // Totals of the open activations.
+    let open_wall = |n: &Node| {
+        n.wall_incl.load(Ordering::Relaxed)
+            + o.now_wall
+                .saturating_sub(n.wall_enter.load(Ordering::Relaxed))
+    };
+    let open_cpu = |n: &Node| {
+        n.cpu_incl.load(Ordering::Relaxed)
+            + o.now_cpu
+                .map_or(0, |c| c.saturating_sub(n.cpu_enter.load(Ordering::Relaxed)))
+    };
+    if timed {
+        // Closed children of each frame: one pass over the arena, frames
+        // sorted by node index (a child is always created after its parent).
+        for i in 0..td.arena.len() {
+            let Some(n) = td.arena.get(i) else { break };
+            if n.parent.is_null() {
+                continue;
+            }
+            // SAFETY: parents are nodes of the same arena.
+            let pi = unsafe { (*n.parent).index };
+            let pos = frames.binary_search_by(|f| {
+                // SAFETY: frames hold nodes of this arena.
+                unsafe { (**f).index }.cmp(&pi)
+            });
+            let Ok(k) = pos else { continue };
+            let on_path = frames.get(k + 1).is_some_and(|&f| std::ptr::eq(f, n));
+            if on_path {
+                s.child_wall[k] += open_wall(n);
+                s.child_cpu[k] += open_cpu(n);
+            } else {
+                s.child_wall[k] += n.wall_incl.load(Ordering::Relaxed);
+                s.child_cpu[k] += n.cpu_incl.load(Ordering::Relaxed);
+            }
+        }
+    }
+    let mut line = LineBuf::new();
+    prefix(&mut line, td.tid, td.unix_tid);
+    line.str(" [DrHookCallTree] DR_HOOK call tree : ")
+        .u64(max_rss_mb())
+        .str(" MB (maxrss)");
+    sink(&mut line);
+    let secs = |ticks: u64| ticks as f64 / o.ticks_per_sec;
+    for (k, &f) in frames.iter().enumerate() {
+        // SAFETY: frames hold nodes of this arena.
+        let n = unsafe { &*f };
+        // SAFETY: sites are 'static.
+        let name = unsafe { n.site.as_ref() }.map_or("<unknown>", |s| s.name());
+        let level = if k < outer {
+            k + 1
+        } else {
+            depth - shown + k + 1
+        };
+        if k == outer && depth > shown {
+            line.clear();
+            prefix(&mut line, td.tid, td.unix_tid);
+            line.str(" [DrHookCallTree] : ")
+                .repeat(b' ', outer + 1)
+                .str("... ")
+                .u64((depth - shown) as u64)
+                .str(" frames not shown");
+            sink(&mut line);
+        }
+        line.clear();
+        prefix(&mut line, td.tid, td.unix_tid);
+        line.str(" [DrHookCallTree] : ")
+            .repeat(b' ', level)
+            .str(name)
+            .str(" ");
+        if o.calls {
+            // SAFETY: sites are 'static.
+            let site = unsafe { n.site.as_ref() };
+            let st = frames
+                .iter()
+                // SAFETY: as above.
+                .filter(|&&g| match (site, unsafe { (*g).site.as_ref() }) {
+                    (Some(a), Some(b)) => std::ptr::eq(a, b) || a.name() == b.name(),
+                    _ => false,
+                })
+                .count();
+            line.str(",#")
+                .u64(n.calls.load(Ordering::Relaxed))
+                .str(",st=")
+                .u64(st as u64);
+        }
+        if o.wall {
+            let total = open_wall(n);
+            line.str(",wall=")
+                .fixed3(secs(total))
+                .str("s/")
+                .fixed3(secs(total.saturating_sub(s.child_wall[k])))
+                .str("s");
+        }
+        if o.cpu {
+            let total = open_cpu(n);
+            line.str(",cpu=")
+                .fixed3(total as f64 * 1e-9)
+                .str("s/")
+                .fixed3(total.saturating_sub(s.child_cpu[k]) as f64 * 1e-9)
+                .str("s");
+        }
+        sink(&mut line);
+    }
+}
+
+/// Maximum resident set size in MB (`getrusage`, async-signal-safe in practice).
+pub(crate) fn max_rss_mb() -> u64 {
+    // SAFETY: plain data written by the call.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru.ru_maxrss as u64 / 1024
+}
+
+/// Options for the calling process, from the engine's configuration.
+pub(crate) fn opts_for(td: &ThreadData) -> TreeOpts {
+    let (mut calls, mut wall, mut cpu) = (false, false, false);
+    let mut tps = 1e9;
+    let mut now_wall = 0;
+    if let Some(e) = engine::engine() {
+        calls = e.config.options.calls;
+        wall = e.mode & bits::WALL != 0;
+        cpu = e.mode & bits::CPU != 0;
+        let now = ClockPair::now(e.wall_source);
+        tps = clock::ticks_per_second(e.wall_source, e.start, now);
+        now_wall = now.ticks;
+    }
+    let now_cpu = if !cpu {
+        None
+    } else if std::ptr::eq(thread::current(), td) {
+        Some(clock::thread_cpu_ns())
+    } else {
+        crate::profile::thread_cpu_ns_of(td.unix_tid)
+    };
+    TreeOpts {
+        calls,
+        wall,
+        cpu,
+        ticks_per_sec: tps,
+        now_wall,
+        now_cpu,
+    }
+}
+
+/// Writes the calling thread's tree to `w` (nothing when the thread has not
+/// entered an instrumented routine). This is the reference's
+/// `C_DRHOOK_PRINT` with option 2 / `DR_HOOK_CALLTREE`.
+pub fn print_calltree_to(w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let td = thread::current();
+    if td.is_null() {
+        return Ok(());
+    }
+    // SAFETY: registered trees are never freed.
+    let td = unsafe { &*td };
+    let o = opts_for(td);
+    let n = 1 << 14;
+    let (mut f, mut cw, mut cc) = (vec![std::ptr::null(); n], vec![0; n], vec![0; n]);
+    let mut s = Scratch {
+        frames: &mut f,
+        child_wall: &mut cw,
+        child_cpu: &mut cc,
+    };
+    let mut result = Ok(());
+    write_tree(td, &o, &mut s, &mut |line| {
+        if result.is_ok() {
+            result = w
+                .write_all(line.as_bytes())
+                .and_then(|_| w.write_all(b"\n"));
+        }
+    });
+    result
+}
+
+/// Prints the calling thread's current calling tree on stderr.
+pub fn print_calltree() {
+    let mut buf = Vec::new();
+    let _ = print_calltree_to(&mut buf);
+    crate::linebuf::write_all(2, &buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::bits::{ON, WALL};
+    use crate::site::Site;
+
+    static OUTER: Site = Site::new("CT:OUTER", file!(), line!());
+    static INNER: Site = Site::new("CT:INNER", file!(), line!());
+
+    fn lines(td: &ThreadData, o: &TreeOpts, cap: usize) -> Vec<String> {
+        let (mut f, mut cw, mut cc) = (vec![std::ptr::null(); cap], vec![0; cap], vec![0; cap]);
+        let mut s = Scratch {
+            frames: &mut f,
+            child_wall: &mut cw,
+            child_cpu: &mut cc,
+        };
+        let mut out = Vec::new();
+        write_tree(td, o, &mut s, &mut |l| {
+            out.push(String::from_utf8_lossy(l.as_bytes()).into_owned())
+        });
+        out
+    }
+
+    #[test]
+    fn tree_lines_and_stats() {
+        let td = ThreadData::new(1, 7, 0);
+        // SAFETY: private instance.
+        unsafe {
+            let a = td.enter(&OUTER, OUTER.id(), ON | WALL);
+            let b = td.enter(&INNER, INNER.id(), ON | WALL);
+            td.exit(b, 0, ON | WALL);
+            let _b = td.enter(&INNER, INNER.id(), ON | WALL);
+            let _c = td.enter(&INNER, INNER.id(), ON | WALL);
+            let _ = a;
+        }
+        let o = TreeOpts {
+            calls: true,
+            wall: true,
+            cpu: false,
+            ticks_per_sec: 1e9,
+            now_wall: clock::cycles(),
+            now_cpu: None,
+        };
+        let l = lines(&td, &o, 64);
+        assert_eq!(l.len(), 4, "{l:#?}");
+        assert!(l[0].contains("[DrHookCallTree] DR_HOOK call tree : "));
+        assert!(
+            l[1].contains("[DrHookCallTree] :  CT:OUTER ,#1,st=1,wall="),
+            "{}",
+            l[1]
+        );
+        assert!(
+            l[2].contains("[DrHookCallTree] :   CT:INNER ,#2,st=2,wall="),
+            "{}",
+            l[2]
+        );
+        assert!(
+            l[3].contains("[DrHookCallTree] :    CT:INNER ,#1,st=2,wall="),
+            "{}",
+            l[3]
+        );
+        assert!(l[1].starts_with("[EC_DRHOOK:"), "{}", l[1]);
+        assert!(
+            l[1].contains(":1:") && l[1].contains(":7] ["),
+            "tid 1, unix tid 7: {}",
+            l[1]
+        );
+        let plain = TreeOpts {
+            calls: false,
+            wall: false,
+            ..o
+        };
+        let l = lines(&td, &plain, 64);
+        assert!(
+            l[3].ends_with("[DrHookCallTree] :    CT:INNER "),
+            "{}",
+            l[3]
+        );
+    }
+
+    #[test]
+    fn deep_stacks_are_cut_in_the_middle() {
+        let td = ThreadData::new(1, 7, 0);
+        // SAFETY: private instance.
+        unsafe {
+            for _ in 0..100 {
+                td.enter(&INNER, INNER.id(), ON);
+            }
+        }
+        let o = TreeOpts {
+            calls: false,
+            wall: false,
+            cpu: false,
+            ticks_per_sec: 1e9,
+            now_wall: 0,
+            now_cpu: None,
+        };
+        let l = lines(&td, &o, 40);
+        assert_eq!(l.len(), 1 + 40 + 1);
+        assert!(l[17].contains("... 60 frames not shown"), "{}", l[17]);
+        assert!(
+            l.last()
+                .unwrap()
+                .ends_with(&format!(": {}CT:INNER ", " ".repeat(100)))
+        );
+    }
+}
