@@ -214,7 +214,7 @@ pub(crate) fn opts_for(td: &ThreadData) -> TreeOpts {
     let (mut calls, mut wall, mut cpu) = (false, false, false);
     let mut tps = 1e9;
     let mut now_wall = 0;
-    if let Some(e) = engine::engine() {
+    if let Some(e) = engine::engine_if_ready() {
         calls = e.config.options.calls;
         wall = e.mode & bits::WALL != 0;
         cpu = e.mode & bits::CPU != 0;

@@ -19,6 +19,135 @@ pub enum ClockChoice {
     Monotonic,
 }
 
+/// A list of signal numbers, or "all" (`-1`).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum SignalList {
+    /// Nothing.
+    #[default]
+    None,
+    /// These numbers.
+    Some(Vec<i32>),
+    /// `-1`.
+    All,
+}
+
+impl SignalList {
+    /// Whether `sig` is in the list.
+    pub fn contains(&self, sig: i32) -> bool {
+        match self {
+            SignalList::None => false,
+            SignalList::Some(v) => v.contains(&sig),
+            SignalList::All => true,
+        }
+    }
+}
+
+/// Parses a list of signal numbers (`", \t/"` separated); `-1` anywhere
+/// means all; malformed or out-of-range entries warn and are skipped.
+pub fn parse_signal_list(
+    name: &str,
+    value: Option<&str>,
+    warnings: &mut Vec<Warning>,
+) -> SignalList {
+    let Some(v) = value else {
+        return SignalList::None;
+    };
+    let mut out = Vec::new();
+    for tok in crate::options::split_list(v) {
+        match tok.parse::<i32>() {
+            Ok(-1) => return SignalList::All,
+            Ok(0) => {}
+            Ok(n) if (1..=64).contains(&n) => out.push(n),
+            _ => warnings.push(Warning(format!(
+                "Warning - {name}: \"{tok}\" is not a signal number (ignored)"
+            ))),
+        }
+    }
+    if out.is_empty() {
+        SignalList::None
+    } else {
+        SignalList::Some(out)
+    }
+}
+
+/// Signal handling and floating-point trapping (compat §2.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SignalConfig {
+    /// `DR_HOOK_INIT_SIGNALS` does not start with `0`.
+    pub install: bool,
+    /// `DR_HOOK_CATCH_SIGNALS`.
+    pub catch: SignalList,
+    /// `DR_HOOK_IGNORE_SIGNALS`.
+    pub ignore: SignalList,
+    /// `DR_HOOK_RESTORE_DEFAULT_SIGNALS`.
+    pub restore_default: SignalList,
+    /// `DR_HOOK_HARAKIRI_TIMEOUT` in seconds (default 500).
+    pub harakiri_timeout: u32,
+    /// `DR_HOOK_USE_LOCKFILE`: `None` = default (only when several tasks run).
+    pub use_lockfile: Option<bool>,
+    /// `DR_HOOK_ALLOW_COREDUMP`: `Some(-1)` all tasks, `Some(n)` task n.
+    pub allow_coredump: Option<i64>,
+    /// `DR_HOOK_TRAPFPE` (default on).
+    pub trapfpe: bool,
+    /// `DR_HOOK_TRAPFPE_INVALID` (default on).
+    pub trap_invalid: bool,
+    /// `DR_HOOK_TRAPFPE_DIVBYZERO` (default on).
+    pub trap_divbyzero: bool,
+    /// `DR_HOOK_TRAPFPE_OVERFLOW` (default on).
+    pub trap_overflow: bool,
+    /// `DRHOOK_BACKTRACE` (default on): native backtrace after a crash.
+    pub native_backtrace: bool,
+}
+
+impl SignalConfig {
+    /// Parses the signal variables.
+    pub fn from_lookup(
+        get: &dyn Fn(&str) -> Option<String>,
+        warnings: &mut Vec<Warning>,
+    ) -> SignalConfig {
+        let int = |name: &str, default: i64, w: &mut Vec<Warning>| {
+            parse_int(name, get(name).as_deref(), default, w)
+        };
+        let install =
+            !get(env::DR_HOOK_INIT_SIGNALS).is_some_and(|v| v.trim_start().starts_with('0'));
+        let timeout = int(env::DR_HOOK_HARAKIRI_TIMEOUT, 500, warnings);
+        let lock = get(env::DR_HOOK_USE_LOCKFILE)
+            .filter(|v| !v.trim().is_empty())
+            .map(|v| parse_int(env::DR_HOOK_USE_LOCKFILE, Some(&v), 1, warnings) != 0);
+        let core = int(env::DR_HOOK_ALLOW_COREDUMP, 0, warnings);
+        SignalConfig {
+            install,
+            catch: parse_signal_list(
+                env::DR_HOOK_CATCH_SIGNALS,
+                get(env::DR_HOOK_CATCH_SIGNALS).as_deref(),
+                warnings,
+            ),
+            ignore: parse_signal_list(
+                env::DR_HOOK_IGNORE_SIGNALS,
+                get(env::DR_HOOK_IGNORE_SIGNALS).as_deref(),
+                warnings,
+            ),
+            restore_default: parse_signal_list(
+                env::DR_HOOK_RESTORE_DEFAULT_SIGNALS,
+                get(env::DR_HOOK_RESTORE_DEFAULT_SIGNALS).as_deref(),
+                warnings,
+            ),
+            harakiri_timeout: if timeout < 1 {
+                500
+            } else {
+                timeout.min(u32::MAX as i64) as u32
+            },
+            use_lockfile: lock,
+            allow_coredump: (core == -1 || core >= 1).then_some(core),
+            trapfpe: int(env::DR_HOOK_TRAPFPE, 1, warnings) != 0,
+            trap_invalid: int(env::DR_HOOK_TRAPFPE_INVALID, 1, warnings) != 0,
+            trap_divbyzero: int(env::DR_HOOK_TRAPFPE_DIVBYZERO, 1, warnings) != 0,
+            trap_overflow: int(env::DR_HOOK_TRAPFPE_OVERFLOW, 1, warnings) != 0,
+            native_backtrace: int(env::DRHOOK_BACKTRACE, 1, warnings) != 0,
+        }
+    }
+}
+
 /// Everything read from the environment at the first instrumented call.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
@@ -47,6 +176,8 @@ pub struct Config {
     /// `DR_HOOK_STRICT_REGIONS`: exits from C/Fortran must name the routine
     /// they leave.
     pub strict_regions: bool,
+    /// Signal handling and floating-point traps.
+    pub signals: SignalConfig,
     /// MPI task from the launcher.
     pub task: Task,
     /// Problems found; printed once at start-up (unless silent).
@@ -209,7 +340,16 @@ impl Config {
             0,
             &mut warnings,
         ) != 0;
+        let signals = SignalConfig::from_lookup(get, &mut warnings);
+        for var in env::UNSUPPORTED {
+            if get(var).is_some_and(|v| !v.trim().is_empty()) {
+                warnings.push(Warning(format!(
+                    "Warning - {var} is not supported by drhook-rs (ignored)"
+                )));
+            }
+        }
         Config {
+            signals,
             strict_regions,
             enabled,
             options,
@@ -351,6 +491,58 @@ mod tests {
             ("DR_HOOK_SHOW_PROCESS_OPTIONS", "-1"),
         ]);
         assert!(c.show_options);
+    }
+
+    #[test]
+    fn signal_variables() {
+        let c = cfg(&[]);
+        assert!(c.signals.install && c.signals.trapfpe && c.signals.trap_invalid);
+        assert_eq!(c.signals.harakiri_timeout, 500);
+        assert_eq!(
+            (
+                c.signals.catch.clone(),
+                c.signals.use_lockfile,
+                c.signals.allow_coredump
+            ),
+            (SignalList::None, None, None)
+        );
+        let c = cfg(&[
+            ("DR_HOOK_CATCH_SIGNALS", "10,12"),
+            ("DR_HOOK_IGNORE_SIGNALS", "2/15 x"),
+            ("DR_HOOK_RESTORE_DEFAULT_SIGNALS", "-1"),
+            ("DR_HOOK_INIT_SIGNALS", "0"),
+            ("DR_HOOK_HARAKIRI_TIMEOUT", "0"),
+            ("DR_HOOK_USE_LOCKFILE", "0"),
+            ("DR_HOOK_ALLOW_COREDUMP", "-1"),
+            ("DR_HOOK_TRAPFPE_OVERFLOW", "0"),
+        ]);
+        let s = &c.signals;
+        assert_eq!(s.catch, SignalList::Some(vec![10, 12]));
+        assert!(s.ignore.contains(2) && s.ignore.contains(15) && !s.ignore.contains(11));
+        assert_eq!(s.restore_default, SignalList::All);
+        assert!(!s.install);
+        assert_eq!(s.harakiri_timeout, 500, "< 1 means the default");
+        assert_eq!(s.use_lockfile, Some(false));
+        assert_eq!(s.allow_coredump, Some(-1));
+        assert!(s.trapfpe && !s.trap_overflow);
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(
+            cfg(&[("DR_HOOK_IGNORE_SIGNALS", "-1")])
+                .signals
+                .ignore
+                .contains(11)
+        );
+    }
+
+    #[test]
+    fn unsupported_reference_variables_are_reported() {
+        let c = cfg(&[("DR_HOOK_TIMELINE", "-1"), ("DR_HOOK_NCALLSTACK", "")]);
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0]
+                .0
+                .contains("DR_HOOK_TIMELINE is not supported")
+        );
     }
 
     #[test]

@@ -358,8 +358,27 @@ fn build(config: Config) -> Engine {
         if engine.config.writes_profile() {
             crate::report::register_at_exit();
         }
+        crate::signals::install(&engine.config, true);
     }
     engine
+}
+
+/// The configuration read from the environment (reads it on first use,
+/// whether Dr.Hook is on or not).
+pub(crate) fn config() -> &'static Config {
+    mode();
+    &ENGINE.get().expect("initialised by mode()").config
+}
+
+/// The engine if it is initialised and on, without ever initialising it
+/// (for signal handlers).
+pub(crate) fn engine_if_ready() -> Option<&'static Engine> {
+    let m = MODE.load(Ordering::Acquire);
+    if m == 0 || m & bits::UNINIT != 0 {
+        None
+    } else {
+        ENGINE.get()
+    }
 }
 
 fn announce(e: &Engine) {

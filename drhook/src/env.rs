@@ -28,8 +28,63 @@ pub const DR_HOOK_CALLPATH_DEPTH: &str = "DR_HOOK_CALLPATH_DEPTH";
 pub const DR_HOOK_CALLPATH_PACKED: &str = "DR_HOOK_CALLPATH_PACKED";
 /// Non-zero: an exit from C or Fortran must also name the routine it leaves.
 pub const DR_HOOK_STRICT_REGIONS: &str = "DR_HOOK_STRICT_REGIONS";
+/// Extra signals to catch; `-1` = every signal whose default action ends the process.
+pub const DR_HOOK_CATCH_SIGNALS: &str = "DR_HOOK_CATCH_SIGNALS";
+/// Signals not to catch; `-1` = none at all. Applied after the catch list.
+pub const DR_HOOK_IGNORE_SIGNALS: &str = "DR_HOOK_IGNORE_SIGNALS";
+/// Signals reset to their default action at start-up; `-1` = all.
+pub const DR_HOOK_RESTORE_DEFAULT_SIGNALS: &str = "DR_HOOK_RESTORE_DEFAULT_SIGNALS";
+/// A value starting with `0` disables signal handlers altogether.
+pub const DR_HOOK_INIT_SIGNALS: &str = "DR_HOOK_INIT_SIGNALS";
+/// Seconds after which a crash handler that has not finished kills the process.
+pub const DR_HOOK_HARAKIRI_TIMEOUT: &str = "DR_HOOK_HARAKIRI_TIMEOUT";
+/// 1: processes take turns (lock file `drhook_lock`) to print tracebacks.
+pub const DR_HOOK_USE_LOCKFILE: &str = "DR_HOOK_USE_LOCKFILE";
+/// `-1` or a task number: raise the core-file limit to the hard limit on a crash.
+pub const DR_HOOK_ALLOW_COREDUMP: &str = "DR_HOOK_ALLOW_COREDUMP";
+/// 1 (default): enable floating-point traps when Dr.Hook is on.
+pub const DR_HOOK_TRAPFPE: &str = "DR_HOOK_TRAPFPE";
+/// Per-class switch of [`DR_HOOK_TRAPFPE`]: invalid operation.
+pub const DR_HOOK_TRAPFPE_INVALID: &str = "DR_HOOK_TRAPFPE_INVALID";
+/// Per-class switch of [`DR_HOOK_TRAPFPE`]: division by zero.
+pub const DR_HOOK_TRAPFPE_DIVBYZERO: &str = "DR_HOOK_TRAPFPE_DIVBYZERO";
+/// Per-class switch of [`DR_HOOK_TRAPFPE`]: overflow.
+pub const DR_HOOK_TRAPFPE_OVERFLOW: &str = "DR_HOOK_TRAPFPE_OVERFLOW";
+/// Project extension: `0` skips the native backtrace after a crash (the
+/// Dr.Hook calling trees are still printed).
+pub const DRHOOK_BACKTRACE: &str = "DRHOOK_BACKTRACE";
 /// Project extension: `tsc` (default where the TSC is invariant) or `monotonic`.
 pub const DRHOOK_CLOCK: &str = "DRHOOK_CLOCK";
+
+/// Variables of the reference implementation that drhook-rs does not
+/// support; each one that is set is reported once at start-up.
+pub const UNSUPPORTED: &[&str] = &[
+    "DR_HOOK_NCALLSTACK",
+    "DR_HOOK_GENCORE",
+    "DR_HOOK_GENCORE_SIGNAL",
+    "DR_HOOK_FUNCENTER",
+    "DR_HOOK_FUNCEXIT",
+    "DR_HOOK_CALLTRACE",
+    "DR_HOOK_TIMELINE",
+    "DR_HOOK_TRACE_STACK",
+    "DR_HOOK_RANDOM_MEMSTAT",
+    "DR_HOOK_DUMP_SMAPS",
+    "DR_HOOK_DUMP_MAPS",
+    "DR_HOOK_DUMP_BUDDYINFO",
+    "DR_HOOK_DUMP_MEMINFO",
+    "DR_HOOK_DUMP_HUGEPAGES",
+    "DR_HOOK_TIMED_KILL",
+    "DR_HOOK_SHOW_LOCK",
+    "DR_HOOK_WATCH_PRINT_MAX",
+    "DR_HOOK_STACKCHECK",
+    "DR_HOOK_HEAPCHECK",
+    "DR_HACK",
+    "DR_HOOK_NVTX",
+    "DR_HOOK_ROCTX",
+    "DR_HOOK_PAPI_COUNTERS",
+    "DR_HOOK_ASSERT_MPI_INITIALIZED",
+    "DR_HOOK_NOT_MPI",
+];
 
 /// Launcher variables holding this process's 0-based MPI rank, in the order
 /// they are consulted.

@@ -34,6 +34,8 @@
 //! * [`handle`] — the 64/32-bit handles of foreign callers.
 //! * [`mismatch`] — the one function through which exits that do not match
 //!   the top of the stack are reported.
+//! * [`signals`] — crash tracebacks: signal handlers printing every
+//!   thread's calling tree, native backtrace, profile after a crash.
 //! * [`clock`] — TSC / monotonic wall clock and per-thread CPU time.
 //! * [`sysinfo`], [`diag`] — process facts and `[EC_DRHOOK:...]` messages.
 //! * Internal: `site` (static call-site records), `node` and `thread` (the
@@ -51,12 +53,14 @@ pub mod env;
 mod guard;
 pub mod handle;
 pub mod linebuf;
+mod maps;
 pub mod mismatch;
 mod node;
 pub mod options;
 mod overhead;
 mod profile;
 mod report;
+pub mod signals;
 mod site;
 pub mod sysinfo;
 pub mod task;
@@ -67,6 +71,7 @@ pub use calltree::{print_calltree, print_calltree_to};
 pub use drhook_macros::drhook;
 pub use guard::Guard;
 pub use report::{ProfileError, write_profile};
+pub use signals::init_signals;
 pub use site::{Site, registered_sites, site_for_name};
 
 /// Whether Dr.Hook is on (reads the environment on first use).

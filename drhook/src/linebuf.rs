@@ -152,6 +152,13 @@ static MYPROC: AtomicU32 = AtomicU32::new(1);
 static START_NS: AtomicU64 = AtomicU64::new(0);
 static UTC_OFFSET: AtomicI64 = AtomicI64::new(0);
 static LABEL_SET: AtomicBool = AtomicBool::new(false);
+static PID_OVERRIDE: AtomicI64 = AtomicI64::new(0);
+
+/// Makes prefixes show `pid` instead of the caller's (a crash helper
+/// process speaks for the process that crashed).
+pub(crate) fn set_pid_override(pid: i32) {
+    PID_OVERRIDE.store(pid as i64, Ordering::Relaxed);
+}
 
 /// Caches the host name, task number, time origin and local UTC offset.
 pub(crate) fn set_label(host: &str, myproc: u32, start_ns: u64) {
@@ -203,8 +210,11 @@ pub fn prefix(out: &mut LineBuf, tid: u32, unix_tid: i32) {
         host[i * 8..i * 8 + 8].copy_from_slice(&w.load(Ordering::Relaxed).to_le_bytes());
     }
     let host_len = HOST_LEN.load(Ordering::Relaxed);
-    // SAFETY: no preconditions.
-    let pid = unsafe { libc::getpid() };
+    let pid = match PID_OVERRIDE.load(Ordering::Relaxed) {
+        // SAFETY: no preconditions.
+        0 => (unsafe { libc::getpid() }) as i64,
+        p => p,
+    };
     out.str("[EC_DRHOOK:")
         .bytes(&host[..host_len])
         .str(":")
@@ -212,7 +222,7 @@ pub fn prefix(out: &mut LineBuf, tid: u32, unix_tid: i32) {
         .str(":")
         .u64(tid as u64)
         .str(":")
-        .i64(pid as i64)
+        .i64(pid)
         .str(":")
         .i64(unix_tid as i64)
         .str("] [");

@@ -1,12 +1,13 @@
 //! The one place an exit that does not match the top of the thread's stack
 //! is reported.
 //!
-//! The engine detects the mismatch, calls [`report`], and then repairs the
-//! tree: when the routine being left is further down the stack, the
-//! activations above it (whose exits never came) are closed at this moment;
-//! when it is not on the stack at all, the exit is ignored. A handler
-//! installed with [`set_handler`] (the traceback module installs Dr.Hook's
-//! diagnostics-and-abort) decides what the user sees.
+//! The engine detects the mismatch and calls [`report`]. The default
+//! handler prints Dr.Hook's diagnostics and the calling tree and aborts, as
+//! the reference does. A handler installed with [`set_handler`] may instead
+//! return; the engine then repairs the tree: when the routine being left is
+//! further down the stack, the activations above it (whose exits never
+//! came) are closed at this moment; when it is not on the stack at all, the
+//! exit is ignored.
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
@@ -43,8 +44,8 @@ static HANDLER: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
 static QUIET: AtomicBool = AtomicBool::new(false);
 
 /// Installs the function called for every mismatched exit (replacing the
-/// default, which prints Dr.Hook-style diagnostics and lets the engine
-/// repair the tree).
+/// default, which prints Dr.Hook's diagnostics and aborts). If the handler
+/// returns, the engine repairs the tree and the program goes on.
 pub fn set_handler(handler: Handler) {
     HANDLER.store(handler as *mut (), Ordering::Release);
 }
@@ -70,44 +71,59 @@ fn name(s: Option<&'static Site>) -> &'static str {
     s.map_or("<unknown>", |s| s.name())
 }
 
-/// Prints the reference's diagnostics (compat §3.5) and what was repaired.
+/// The default: the reference's diagnostics (compat §3.5), the thread's
+/// calling tree, then Dr.Hook's abort (SIGABRT, whose handler prints the
+/// full traceback).
 pub fn default_handler(m: &Mismatch) {
     if QUIET.load(Ordering::Relaxed) {
         return;
     }
     let f = "putkey";
-    if m.on_stack {
+    let s = "[signal#6(SIGABRT)]:";
+    crate::diag!(
+        f,
+        "{s} Dr.Hook has detected an invalid key-pointer/handle while leaving the routine '{}'",
+        name(m.leaving)
+    );
+    crate::diag!(
+        f,
+        "{s} Expecting the key-pointer={:#x} (the top of thread {}'s call stack)",
+        m.expected,
+        m.tid
+    );
+    crate::diag!(
+        f,
+        "{s} A probable routine missing the closing DR_HOOK-call is '{}'",
+        name(m.top)
+    );
+    crate::diag!(f, "{s} Got a key-pointer={:#x}", m.token);
+    if m.name_differs {
         crate::diag!(
             f,
-            "Dr.Hook has detected an invalid key-pointer/handle while leaving the routine '{}'",
-            name(m.leaving)
-        );
-        crate::diag!(
-            f,
-            "A probable routine missing the closing DR_HOOK-call is '{}'",
+            "{s} DR_HOOK_STRICT_REGIONS: the exit names '{}' but the routine being left is '{}'",
+            name(m.leaving),
             name(m.top)
         );
+    } else if m.on_stack {
         crate::diag!(
             f,
-            "Got a key-pointer={:#x} while expecting {:#x} (thread {})",
-            m.token,
-            m.expected,
-            m.tid
+            "{s} This key-pointer is associated with the routine '{}', {} activation(s) below the top of the stack",
+            name(m.leaving),
+            m.open_above
         );
+    } else if m.tid == 0 {
         crate::diag!(
             f,
-            "Continuing: {} activation(s) above '{}' closed at this point",
-            m.open_above,
-            name(m.leaving)
+            "{s} This thread has not entered any instrumented routine (an exit on the wrong thread?)"
         );
     } else {
         crate::diag!(
             f,
-            "Dr.Hook has detected an invalid key-pointer/handle={:#x}: it is not on thread {}'s call stack (top is '{}')",
-            m.token,
-            m.tid,
-            name(m.top)
+            "{s} This key-pointer is not on thread {}'s call stack (an overwritten handle, or an exit on another thread)",
+            m.tid
         );
-        crate::diag!(f, "Continuing: this exit is ignored");
     }
+    crate::diag!(f, "{s} Aborting...");
+    crate::print_calltree();
+    crate::abort::drhook_abort(file!(), line!(), "drhook_abort");
 }

@@ -356,20 +356,8 @@ impl ThreadData {
     #[cold]
     #[inline(never)]
     unsafe fn exit_mismatch(&self, token: *const Node, size: u64, mode: u32, wall: u64, cpu: u64) {
-        let presented = token as usize as u64;
         // SAFETY: owner thread (caller contract); the token is only compared.
-        unsafe {
-            self.exit_mismatch_by(
-                |p| p == token,
-                presented,
-                None,
-                false,
-                size,
-                mode,
-                wall,
-                cpu,
-            )
-        }
+        unsafe { self.exit_mismatch_by(|p| p == token, None, None, false, size, mode, wall, cpu) }
     }
 
     /// Reports a mismatched exit and repairs the tree. `is_target` tells
@@ -379,7 +367,7 @@ impl ThreadData {
     unsafe fn exit_mismatch_by(
         &self,
         is_target: impl Fn(*const Node) -> bool,
-        presented: u64,
+        presented: Option<u64>,
         exit_site: Option<&'static Site>,
         name_differs: bool,
         size: u64,
@@ -413,6 +401,13 @@ impl ThreadData {
             // SAFETY: `top` is a node of this arena.
             unsafe { crate::handle::encode64(self.tid, (*top).depth, (*top).index) }
         };
+        // A Rust token is shown in the handle encoding, like foreign handles.
+        let presented = presented.unwrap_or_else(|| {
+            // SAFETY: `t` was found on this thread's stack.
+            target.map_or(0, |t| unsafe {
+                crate::handle::encode64(self.tid, (*t).depth, (*t).index)
+            })
+        });
         let m = Mismatch {
             tid: self.tid,
             leaving: target.and_then(site_of).or(exit_site),
@@ -486,7 +481,16 @@ impl ThreadData {
         let name_differs = top != self.root && is_target(top);
         // SAFETY: owner thread.
         unsafe {
-            self.exit_mismatch_by(is_target, handle, exit_site, name_differs, size, mode, 0, 0);
+            self.exit_mismatch_by(
+                is_target,
+                Some(handle),
+                exit_site,
+                name_differs,
+                size,
+                mode,
+                0,
+                0,
+            );
         }
     }
 
@@ -590,6 +594,7 @@ pub(crate) fn register_current(start_wall: u64) -> &'static ThreadData {
         }
     }
     CURRENT.with(|c| c.set(td));
+    crate::signals::on_new_thread();
     td
 }
 

@@ -217,6 +217,142 @@ fn forget_next() {
     spin(1000);
 }
 
+// -------------------------------------------------------------- crashes ---
+
+#[drhook(name = "CRASH:LEVEL3")]
+#[inline(never)]
+fn level3(kind: &str) -> f64 {
+    match kind {
+        "segv" => {
+            // SAFETY: deliberately invalid: this write must fault.
+            unsafe { std::ptr::write_volatile(black_box(16usize) as *mut u32, 1) };
+            0.0
+        }
+        "abort" => std::process::abort(),
+        "fpe_int" => {
+            let (mut a, d) = (black_box(7u64), black_box(0u64));
+            // SAFETY: deliberately divides by zero: the CPU raises SIGFPE.
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                std::arch::asm!("xor edx, edx", "div {d}", d = in(reg) d, inout("rax") a, out("rdx") _);
+            }
+            a as f64
+        }
+        "fpe_float" => 1.0 / black_box(0.0),
+        "panic" => panic!("deliberate panic in CRASH:LEVEL3"),
+        _ => 0.0,
+    }
+}
+
+#[drhook(name = "CRASH:LEVEL2")]
+#[inline(never)]
+fn level2(kind: &str) -> f64 {
+    level3(kind) + 1.0
+}
+
+#[drhook(name = "CRASH:LEVEL1")]
+#[inline(never)]
+fn level1(kind: &str) -> f64 {
+    level2(kind) + 1.0
+}
+
+fn crash(kind: &str) {
+    let _main = drhook::scope!("CRASH:MAIN");
+    let r = level1(kind);
+    println!("no crash: {r}");
+}
+
+/// Enters WAIT:SLEEP, waits at `barrier` (all threads in place), then
+/// sleeps forever.
+#[drhook(name = "WAIT:SLEEP")]
+fn wait_forever(barrier: &std::sync::Barrier, say_ready: bool) {
+    barrier.wait();
+    if say_ready {
+        println!("ready");
+    }
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Four threads, each inside its own nested routines, then "ready".
+fn term4() {
+    let _main = drhook::scope!("TERM:MAIN");
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(5));
+    static NAMES: [(drhook::Site, drhook::Site); 4] = [
+        (
+            drhook::Site::new("TERM:T1_OUTER", "", 0),
+            drhook::Site::new("TERM:T1_INNER", "", 0),
+        ),
+        (
+            drhook::Site::new("TERM:T2_OUTER", "", 0),
+            drhook::Site::new("TERM:T2_INNER", "", 0),
+        ),
+        (
+            drhook::Site::new("TERM:T3_OUTER", "", 0),
+            drhook::Site::new("TERM:T3_INNER", "", 0),
+        ),
+        (
+            drhook::Site::new("TERM:T4_OUTER", "", 0),
+            drhook::Site::new("TERM:T4_INNER", "", 0),
+        ),
+    ];
+    for (outer, inner) in &NAMES {
+        let b = barrier.clone();
+        std::thread::spawn(move || {
+            let _o = drhook::Guard::enter(outer);
+            let _i = drhook::Guard::enter(inner);
+            wait_forever(&b, false);
+        });
+    }
+    wait_forever(&barrier, true);
+}
+
+/// Threads entering and leaving routines as fast as they can.
+fn stress() {
+    #[drhook(name = "STRESS:LEAF")]
+    fn leaf(x: u64) -> u64 {
+        black_box(x) + 1
+    }
+    #[drhook(name = "STRESS:MID")]
+    fn mid(x: u64) -> u64 {
+        leaf(x) ^ leaf(x + 1)
+    }
+    for _ in 0..3 {
+        std::thread::spawn(|| {
+            let _t = drhook::scope!("STRESS:THREAD");
+            let mut x = 0;
+            loop {
+                x = mid(x);
+            }
+        });
+    }
+    let _m = drhook::scope!("STRESS:MAIN");
+    println!("ready");
+    let mut x = 0;
+    loop {
+        x = mid(x);
+    }
+}
+
+extern "C" fn previous_term_handler(_sig: i32) {
+    let msg = b"previous SIGTERM handler ran\n";
+    // SAFETY: async-signal-safe write of a static buffer.
+    unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+}
+
+fn wrong_thread() {
+    static SITE: drhook::Site = drhook::Site::new("WRONG:ROUTINE", "", 0);
+    let _m = drhook::scope!("WRONG:MAIN");
+    // The worker enters WRONG:ROUTINE through a handle and ends with it open.
+    let h = std::thread::spawn(|| drhook::engine::enter_handle(&SITE))
+        .join()
+        .unwrap();
+    // The handle belongs to the other (finished) thread.
+    drhook::engine::exit_handle(h, 0, Some(&SITE));
+    println!("not reached");
+}
+
 // ------------------------------------------------------------ on demand ---
 
 fn ondemand() {
@@ -276,6 +412,83 @@ fn main() {
             exit_worker();
         }
         "panic" => panic_scenario(),
+        "segv" | "abort" | "fpe_int" | "fpe_float" | "panic_crash" => {
+            crash(if scenario == "panic_crash" {
+                "panic"
+            } else {
+                scenario.as_str()
+            })
+        }
+        "term4" => term4(),
+        "stress" => stress(),
+        "wrong_thread" => wrong_thread(),
+        "prev_handler" => {
+            // Installed before Dr.Hook initialises, as an MPI library would.
+            // SAFETY: installing a plain handler with a zeroed sigaction.
+            unsafe {
+                let mut act: libc::sigaction = std::mem::zeroed();
+                act.sa_sigaction = previous_term_handler as *const () as usize;
+                libc::sigaction(libc::SIGTERM, &act, std::ptr::null_mut());
+            }
+            let _m = drhook::scope!("PREV:MAIN");
+            level1("none");
+            // SAFETY: raise has no preconditions.
+            unsafe { libc::raise(libc::SIGTERM) };
+            println!("survived SIGTERM");
+        }
+        "hang_handler" => {
+            extern "C" fn hang(_sig: i32) {
+                loop {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+            }
+            // SAFETY: installing a plain handler with a zeroed sigaction.
+            unsafe {
+                let mut act: libc::sigaction = std::mem::zeroed();
+                act.sa_sigaction = hang as *const () as usize;
+                libc::sigaction(libc::SIGTERM, &act, std::ptr::null_mut());
+            }
+            let _m = drhook::scope!("HANG:MAIN");
+            // SAFETY: raise has no preconditions.
+            unsafe { libc::raise(libc::SIGTERM) };
+        }
+        "crash_at" => {
+            // Crash at a given wall-clock time (ms since the epoch), so that
+            // several processes crash together.
+            let at: u128 = std::env::args()
+                .nth(2)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+            let _m = drhook::scope!("AT:MAIN");
+            while std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis()
+                < at
+            {
+                std::hint::spin_loop();
+            }
+            level1("segv");
+        }
+        "forget_custom" => {
+            // A program may handle mismatches itself; the engine then repairs the tree.
+            drhook::mismatch::set_handler(|m| {
+                eprintln!(
+                    "custom mismatch handler: leaving {:?}, top {:?}",
+                    m.leaving.map(|s| s.name()),
+                    m.top.map(|s| s.name())
+                );
+            });
+            forget_outer();
+            forget_next();
+            println!("forget done");
+        }
+        "usr1" => {
+            let _m = drhook::scope!("USR1:MAIN");
+            // SAFETY: raise has no preconditions.
+            unsafe { libc::raise(libc::SIGUSR1) };
+            println!("survived SIGUSR1");
+        }
         "forget" => {
             forget_outer();
             forget_next();
