@@ -118,7 +118,7 @@ fn child(mode: &str) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let (n, samples) = if mode == "cpuprof" {
+    let (n, samples) = if mode == "cpuprof" || mode == "hpmprof" {
         (20_000, 15)
     } else if quick {
         (200_000, 9)
@@ -144,7 +144,11 @@ fn child(mode: &str) {
         measured_pairs(f, pairs);
         return;
     }
-    let base_n = if mode == "cpuprof" { 2_000_000 } else { n };
+    let base_n = if mode == "cpuprof" || mode == "hpmprof" {
+        2_000_000
+    } else {
+        n
+    };
     let run: Box<dyn FnMut(u64)> = if mode == "fastrace" {
         Box::new(fastrace_loop)
     } else {
@@ -215,6 +219,12 @@ const CONFIGS: &[Config] = &[
         mode: "cpuprof",
         env: &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "cpuprof")],
         what: "per-thread CPU profile",
+    },
+    Config {
+        name: "drhook, DR_HOOK_OPT=hpmprof",
+        mode: "hpmprof",
+        env: &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "hpmprof")],
+        what: "wall profile + counters per routine",
     },
     Config {
         name: "floor: two rdtsc reads",
@@ -392,28 +402,26 @@ fn main() {
     }
 
     if have("strace") {
-        let syscalls = |pairs: &str| -> Option<f64> {
-            let env = [
-                ("DR_HOOK", "1"),
-                ("DR_HOOK_OPT", "cpuprof"),
-                ("DRHOOK_BENCH_PAIRS", pairs),
-            ];
-            let (_, err) = run_child(
-                "cpuprof",
-                &env,
-                &["strace", "-f", "-c", "-o", "/dev/stderr"],
-            )
-            .ok()?;
-            err.lines()
-                .find(|l| l.trim_end().ends_with("total"))
-                .and_then(|l| l.split_whitespace().nth(3).and_then(|c| c.parse().ok()))
-        };
-        match (syscalls("10000"), syscalls("20000")) {
-            (Some(a), Some(b)) => println!(
-                "\ncpuprof: {:.2} system calls per pair (strace -c, difference of 20000 and 10000 pairs; target <= 2)",
-                (b - a) / 10_000.0
-            ),
-            _ => println!("\ncpuprof syscalls: strace failed or its output was not understood"),
+        for (mode, opt) in [("cpuprof", "cpuprof"), ("hpmprof", "hpmprof")] {
+            let syscalls = |pairs: &str| -> Option<f64> {
+                let env = [
+                    ("DR_HOOK", "1"),
+                    ("DR_HOOK_OPT", opt),
+                    ("DRHOOK_BENCH_PAIRS", pairs),
+                ];
+                let (_, err) =
+                    run_child(mode, &env, &["strace", "-f", "-c", "-o", "/dev/stderr"]).ok()?;
+                err.lines()
+                    .find(|l| l.trim_end().ends_with("total"))
+                    .and_then(|l| l.split_whitespace().nth(3).and_then(|c| c.parse().ok()))
+            };
+            match (syscalls("10000"), syscalls("20000")) {
+                (Some(a), Some(b)) => println!(
+                    "\n{opt}: {:.2} system calls per pair (strace -c, difference of 20000 and 10000 pairs; target <= 2)",
+                    (b - a) / 10_000.0
+                ),
+                _ => println!("\n{opt} syscalls: strace failed or its output was not understood"),
+            }
         }
     } else {
         println!("\n(syscall count skipped: strace not found)");

@@ -409,3 +409,65 @@ fn every_instrumented_routine_is_registered() {
         assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
     }
 }
+
+#[test]
+fn hpmprof_counts_per_routine_with_the_fallback_explained() {
+    let (r, d) = run("basic", &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "hpmprof")]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let err = r.stderr();
+    assert!(err.contains("hpmprof: counting per routine: "), "{err}");
+    let text = std::fs::read_to_string(d.path().join("drhook.prof.1")).unwrap();
+    assert!(
+        text.contains("# of calls        MIPS      MFlops    Routine@<thread-id>"),
+        "{text}"
+    );
+    let p = Profile::parse(&text);
+    assert_eq!(p.row("BASIC:LEAF", 1).calls, 6);
+    // The counters CSV of the reference (compat §5.1).
+    let csv = std::fs::read_to_string(d.path().join("drhook.prof.1.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..9],
+        [
+            "Routine",
+            "MPI Rank",
+            "ThreadId",
+            "SelfRank",
+            "% Self Time",
+            "Cumul",
+            "Excl Time",
+            "Incl. Time",
+            "#Calls"
+        ]
+    );
+    let n = (header.len() - 9) / 2;
+    assert!(n >= 1, "{csv}");
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let leaf = rows.iter().find(|r| r[0] == "BASIC:LEAF").expect(&csv);
+    let middle = rows.iter().find(|r| r[0] == "BASIC:MIDDLE").expect(&csv);
+    assert_eq!((leaf[1], leaf[2], leaf[8]), ("0", "0", "6"));
+    if header.contains(&"instructions(excl)") {
+        assert!(
+            text.lines()
+                .any(|l| l.contains("BASIC:LEAF@1") && !l.contains(" - ")),
+            "MIPS computed with hardware counters"
+        );
+    } else {
+        // This machine: no hardware PMU, so software events with one notice.
+        assert!(
+            err.contains("Remedy"),
+            "the fallback names the reason and the remedy: {err}"
+        );
+        let tc = header
+            .iter()
+            .position(|h| *h == "task-clock(excl)")
+            .expect(&csv);
+        let tc_incl = tc + n;
+        let v = |r: &Vec<&str>, i: usize| r[i].parse::<u64>().unwrap();
+        assert!(v(leaf, tc) > 0, "LEAF spins: it has CPU time: {csv}");
+        // MIDDLE only calls LEAF twice: its inclusive time contains LEAF's.
+        assert!(v(middle, tc_incl) >= v(leaf, tc_incl), "{csv}");
+        assert!(v(middle, tc) < v(middle, tc_incl), "{csv}");
+    }
+}

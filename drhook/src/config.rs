@@ -178,6 +178,8 @@ pub struct Config {
     pub strict_regions: bool,
     /// Signal handling and floating-point traps.
     pub signals: SignalConfig,
+    /// `DR_HOOK_PAPI_COUNTERS`: events per routine with `hpmprof`.
+    pub counter_events: Option<String>,
     /// MPI task from the launcher.
     pub task: Task,
     /// Problems found; printed once at start-up (unless silent).
@@ -348,7 +350,9 @@ impl Config {
                 )));
             }
         }
+        let counter_events = get(env::DR_HOOK_PAPI_COUNTERS).filter(|v| !v.trim().is_empty());
         Config {
+            counter_events,
             signals,
             strict_regions,
             enabled,

@@ -31,11 +31,13 @@ pub(crate) mod bits {
     pub const SIZES: u32 = 8;
     /// The wall clock is `CLOCK_MONOTONIC` rather than the TSC.
     pub const WALL_MONO: u32 = 16;
-    /// Any clock is read.
-    pub const TIMED: u32 = WALL | CPU;
-    /// A clock that is read through a function call (CPU time, or the
-    /// monotonic wall clock) rather than one instruction.
-    pub const SYSCALL_CLOCKS: u32 = CPU | WALL_MONO;
+    /// Counters per routine (`hpmprof`).
+    pub const COUNTERS: u32 = 64;
+    /// Anything is read at enter and exit.
+    pub const TIMED: u32 = WALL | CPU | COUNTERS;
+    /// Something read through a function call (CPU time, the monotonic wall
+    /// clock, counters) rather than one instruction: the out-of-line path.
+    pub const SYSCALL_CLOCKS: u32 = CPU | WALL_MONO | COUNTERS;
     /// `DR_HOOK_STRICT_REGIONS`: foreign exits must name the routine they leave.
     pub const STRICT: u32 = 32;
     /// The environment has not been read yet.
@@ -338,6 +340,13 @@ fn build(config: Config) -> Engine {
             mode |= bits::STRICT;
         }
     }
+    let mut counter_notices = Vec::new();
+    if mode != 0 && o.counters {
+        counter_notices = crate::counters::init(config.counter_events.as_deref());
+        if !crate::counters::events().is_empty() {
+            mode |= bits::COUNTERS;
+        }
+    }
     let start = ClockPair::now(wall_source);
     let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
         overhead::calibrate(mode)
@@ -355,6 +364,22 @@ fn build(config: Config) -> Engine {
     };
     if mode != 0 {
         announce(&engine);
+        if !engine.config.silent {
+            for n in &counter_notices {
+                crate::diag!("drhook_init", "hpmprof: {n}");
+            }
+            if mode & bits::COUNTERS != 0 {
+                let names: Vec<&str> = crate::counters::events()
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect();
+                crate::diag!(
+                    "drhook_init",
+                    "hpmprof: counting per routine: {}",
+                    names.join(",")
+                );
+            }
+        }
         if engine.config.writes_profile() {
             crate::report::register_at_exit();
         }

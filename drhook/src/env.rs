@@ -50,6 +50,9 @@ pub const DR_HOOK_TRAPFPE_INVALID: &str = "DR_HOOK_TRAPFPE_INVALID";
 pub const DR_HOOK_TRAPFPE_DIVBYZERO: &str = "DR_HOOK_TRAPFPE_DIVBYZERO";
 /// Per-class switch of [`DR_HOOK_TRAPFPE`]: overflow.
 pub const DR_HOOK_TRAPFPE_OVERFLOW: &str = "DR_HOOK_TRAPFPE_OVERFLOW";
+/// Events counted per routine with `DR_HOOK_OPT=hpmprof`: perf event names,
+/// `hpm` group names or PAPI presets (`PAPI_TOT_CYC`, `PAPI_TOT_INS`, ...).
+pub const DR_HOOK_PAPI_COUNTERS: &str = "DR_HOOK_PAPI_COUNTERS";
 /// Project extension: `0` skips the native backtrace after a crash (the
 /// Dr.Hook calling trees are still printed).
 pub const DRHOOK_BACKTRACE: &str = "DRHOOK_BACKTRACE";
@@ -81,7 +84,6 @@ pub const UNSUPPORTED: &[&str] = &[
     "DR_HACK",
     "DR_HOOK_NVTX",
     "DR_HOOK_ROCTX",
-    "DR_HOOK_PAPI_COUNTERS",
     "DR_HOOK_ASSERT_MPI_INITIALIZED",
     "DR_HOOK_NOT_MPI",
 ];

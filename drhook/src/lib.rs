@@ -46,6 +46,7 @@ pub mod abort;
 mod calltree;
 pub mod clock;
 pub mod config;
+mod counters;
 #[doc(hidden)]
 pub mod diag;
 pub mod engine;

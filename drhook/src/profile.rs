@@ -72,6 +72,8 @@ pub(crate) struct NodeSnap {
     /// CPU nanoseconds.
     pub cpu: u64,
     pub size: SizeSnap,
+    /// Inclusive counter values (`hpmprof`), in event order.
+    pub counters: [u64; crate::counters::MAXC],
 }
 
 /// A copied thread tree.
@@ -132,6 +134,11 @@ pub(crate) fn snapshot(
             wall: n.wall_incl.load(Ordering::Relaxed),
             cpu: n.cpu_incl.load(Ordering::Relaxed),
             size: td.sizes.get(i).map(SizeSnap::load).unwrap_or_default(),
+            counters: td
+                .counter_slots
+                .get(i)
+                .map(|c| std::array::from_fn(|k| c.incl[k].load(Ordering::Relaxed)))
+                .unwrap_or_default(),
         });
     }
     // Open activations.
@@ -175,6 +182,8 @@ pub(crate) struct Params<'a> {
     /// Wall ticks per second.
     pub ticks_per_sec: f64,
     pub overhead: Overhead,
+    /// Number of counters per node (`hpmprof`; 0 otherwise).
+    pub ncounters: usize,
 }
 
 /// One profile row.
@@ -198,6 +207,10 @@ pub(crate) struct Row {
     pub size: SizeSnap,
     /// Ancestors (nearest first) with `callpath`.
     pub path: Vec<String>,
+    /// Exclusive counter deltas (`hpmprof`; empty otherwise).
+    pub counters_excl: Vec<u64>,
+    /// Inclusive counter deltas (outermost activations).
+    pub counters_incl: Vec<u64>,
 }
 
 /// Per-thread header line.
@@ -229,6 +242,8 @@ struct Acc {
     size: SizeSnap,
     file: Option<String>,
     first_node: usize,
+    cexcl: [u64; crate::counters::MAXC],
+    cincl: [u64; crate::counters::MAXC],
 }
 
 /// Computes the rows of all threads.
@@ -278,6 +293,19 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
             let par = node.parent as usize;
             if par < n {
                 child_sum[par] += inc;
+            }
+        }
+        let mut child_counters =
+            vec![[0u64; crate::counters::MAXC]; if p.ncounters > 0 { n } else { 0 }];
+        if p.ncounters > 0 {
+            for node in &t.nodes[1..] {
+                let par = node.parent as usize;
+                if par < n {
+                    let sums = &mut child_counters[par][..p.ncounters];
+                    for (sum, &v) in sums.iter_mut().zip(&node.counters) {
+                        *sum = sum.saturating_add(v);
+                    }
+                }
             }
         }
         // Row keys.
@@ -335,6 +363,8 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                             .filter(|s| s.shows_file())
                             .map(|s| s.file().rsplit('/').next().unwrap_or("").to_string()),
                         first_node: i,
+                        cexcl: [0; crate::counters::MAXC],
+                        cincl: [0; crate::counters::MAXC],
                     });
                     accs.len() - 1
                 });
@@ -342,9 +372,18 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 a.calls += node.calls;
                 a.self_m += (incl[i] - child_sum[i]).max(0.0);
                 a.size.merge(node.size);
+                if p.ncounters > 0 {
+                    let children = &child_counters[i];
+                    for (c, excl) in a.cexcl[..p.ncounters].iter_mut().enumerate() {
+                        *excl += node.counters[c].saturating_sub(children[c]);
+                    }
+                }
                 let depth_in_row = active.entry(k).or_insert(0);
                 if *depth_in_row == 0 {
                     a.total_m += incl[i];
+                    for (c, inc) in a.cincl[..p.ncounters].iter_mut().enumerate() {
+                        *inc += node.counters[c];
+                    }
                 }
                 *depth_in_row += 1;
                 stack.push((i, true));
@@ -387,6 +426,8 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 star: false,
                 size: a.size,
                 path,
+                counters_excl: a.cexcl[..p.ncounters].to_vec(),
+                counters_incl: a.cincl[..p.ncounters].to_vec(),
             });
         }
         if p.self_mode == SelfMode::Print {
@@ -404,6 +445,8 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 star: false,
                 size: SizeSnap::default(),
                 path: Vec::new(),
+                counters_excl: Vec::new(),
+                counters_incl: Vec::new(),
             });
         }
         thread_lines.push(ThreadLine {
@@ -531,6 +574,7 @@ pub(crate) mod tests {
             wall: 0,
             cpu: 0,
             size: SizeSnap::default(),
+            counters: [0; crate::counters::MAXC],
         }];
         for &(parent, routine, calls, wall) in nodes {
             v.push(NodeSnap {
@@ -541,6 +585,7 @@ pub(crate) mod tests {
                 wall,
                 cpu: wall,
                 size: SizeSnap::default(),
+                counters: [0; crate::counters::MAXC],
             });
         }
         ThreadSnap {
@@ -565,6 +610,7 @@ pub(crate) mod tests {
             routine_names: names,
             ticks_per_sec: 1000.0,
             overhead: Overhead::default(),
+            ncounters: 0,
         }
     }
 

@@ -29,6 +29,8 @@ pub(crate) struct Header {
     pub callpath_indent: usize,
     pub callpath_packed: bool,
     pub limit: f64,
+    /// Events counted per routine (`hpmprof`): MIPS and MFlops columns.
+    pub counters: Vec<hpm::EventSpec>,
 }
 
 /// Column where row names start.
@@ -108,7 +110,12 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
 pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
     let mut o = format_header(h, s, true);
     o.push('\n');
-    o.push_str("    #  % Time         Cumul         Self        Total     # of calls        Self       Total    Routine@<thread-id>");
+    let with_counters = !h.counters.is_empty();
+    if with_counters {
+        o.push_str("    #  % Time         Cumul         Self        Total     # of calls        MIPS      MFlops    Routine@<thread-id>");
+    } else {
+        o.push_str("    #  % Time         Cumul         Self        Total     # of calls        Self       Total    Routine@<thread-id>");
+    }
     if h.clusterinfo {
         o.push_str(" [Cluster:(id,size)]");
     }
@@ -116,7 +123,11 @@ pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
     if h.sizeinfo {
         let _ = writeln!(o, "{:76} (Size; Size/sec; Size/call; MinSize; MaxSize)", "");
     }
-    o.push_str("        (self)        (sec)        (sec)        (sec)                    ms/call     ms/call\n\n");
+    if with_counters {
+        o.push_str("        (self)        (sec)        (sec)        (sec)                     (self)      (self)\n\n");
+    } else {
+        o.push_str("        (self)        (sec)        (sec)        (sec)                    ms/call     ms/call\n\n");
+    }
     for (i, r) in s.rows.iter().enumerate() {
         if r.pct < h.limit {
             break;
@@ -139,17 +150,32 @@ pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
         if let Some(f) = &r.file {
             let _ = write!(name, ":{f}");
         }
+        let (c1, c2) = if with_counters {
+            let (mips, mflops) =
+                crate::counters::mips_mflops(&h.counters, &r.counters_excl, r.self_s);
+            let col = |v: f64| {
+                if v.is_finite() {
+                    format!("{v:11.0}")
+                } else {
+                    format!("{:>11}", "-")
+                }
+            };
+            (col(mips), col(mflops))
+        } else {
+            (
+                format!("{:11.2}", per(r.self_s)),
+                format!("{:11.2}", per(r.total_s)),
+            )
+        };
         let _ = write!(
             o,
-            "{:5} {:8.2} {:12.3} {:12.3} {:12.3} {:14} {:11.2} {:11.2}   {}{}",
+            "{:5} {:8.2} {:12.3} {:12.3} {:12.3} {:14} {c1} {c2}   {}{}",
             i + 1,
             r.pct,
             r.cumul,
             r.self_s,
             r.total_s,
             r.calls,
-            per(r.self_s),
-            per(r.total_s),
             if r.star { '*' } else { ' ' },
             name
         );
@@ -189,6 +215,69 @@ pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
     o
 }
 
+/// The counters CSV (`<profile>.csv`, compat §5.1): one line per routine
+/// row, MPI rank and thread 0-based, exclusive then inclusive counts, and
+/// Mcycles/s when the first event counts cycles.
+pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
+    let mut o = String::from(
+        "Routine,MPI Rank,ThreadId,SelfRank,% Self Time,Cumul,Excl Time,Incl. Time,#Calls",
+    );
+    for e in &h.counters {
+        let _ = write!(o, ",{}(excl)", e.name);
+    }
+    for e in &h.counters {
+        let _ = write!(o, ",{}(incl)", e.name);
+    }
+    let cycles_first = h
+        .counters
+        .first()
+        .is_some_and(|e| e.name == "cycles" || e.name == "cpu-cycles");
+    if cycles_first {
+        o.push_str(",Mcyc/sec(excl),Mcyc/sec(incl)");
+    }
+    o.push('\n');
+    for (i, r) in s
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.cluster != 0 && r.pct >= h.limit)
+    {
+        let _ = write!(
+            o,
+            "{},{},{},{},{:.4},{:.6},{:.6},{:.6},{}",
+            r.name,
+            h.myproc.saturating_sub(1),
+            r.tid.saturating_sub(1),
+            i + 1,
+            r.pct,
+            r.cumul,
+            r.self_s,
+            r.total_s,
+            r.calls
+        );
+        for v in r.counters_excl.iter().chain(&r.counters_incl) {
+            let _ = write!(o, ",{v}");
+        }
+        if cycles_first {
+            let rate = |c: Option<&u64>, t: f64| {
+                if t > 0.0 {
+                    c.map_or(0.0, |&c| c as f64 / t / 1e6)
+                } else {
+                    0.0
+                }
+            };
+            let _ = write!(
+                o,
+                ",{:.3},{:.3}",
+                rate(r.counters_excl.first(), r.self_s),
+                rate(r.counters_incl.first(), r.total_s)
+            );
+        }
+        o.push('\n');
+    }
+    o
+}
+
 /// Builds the header and rows from the live engine.
 fn collect(e: &Engine) -> (Header, Summary) {
     let now = ClockPair::now(e.wall_source);
@@ -212,6 +301,11 @@ fn collect(e: &Engine) -> (Header, Summary) {
         routine_names: &routines.names,
         ticks_per_sec: ticks_per_second(e.wall_source, e.start, now),
         overhead: e.overhead,
+        ncounters: if e.mode & bits::COUNTERS != 0 {
+            crate::counters::events().len()
+        } else {
+            0
+        },
     };
     let summary = profile::compute(&snaps, &params);
     let header = Header {
@@ -227,6 +321,11 @@ fn collect(e: &Engine) -> (Header, Summary) {
         callpath_indent: e.config.callpath_indent,
         callpath_packed: e.config.callpath_packed,
         limit: e.config.profile_limit,
+        counters: if e.mode & bits::COUNTERS != 0 {
+            crate::counters::events().to_vec()
+        } else {
+            Vec::new()
+        },
     };
     (header, summary)
 }
@@ -310,7 +409,18 @@ pub fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     if header.myproc == 1 {
         crate::diag::raw_line(format_header(&header, &summary, false).trim_end_matches('\n'));
     }
-    match write_atomically(&path, text.as_bytes()) {
+    let written = write_atomically(&path, text.as_bytes()).and_then(|()| {
+        if header.counters.is_empty() {
+            return Ok(());
+        }
+        let mut csv = path.clone().into_os_string();
+        csv.push(".csv");
+        write_atomically(
+            Path::new(&csv),
+            format_counters_csv(&header, &summary).as_bytes(),
+        )
+    });
+    match written {
         Ok(()) => Ok(Some(path)),
         Err(source) => {
             let err = ProfileError { path, source };
@@ -339,7 +449,6 @@ pub(crate) fn register_at_exit() {
             );
         }
     });
-    let _ = bits::ON;
 }
 
 #[cfg(test)]
@@ -378,6 +487,7 @@ mod tests {
             callpath_indent: 2,
             callpath_packed: false,
             limit: -10.0,
+            counters: Vec::new(),
         }
     }
 
@@ -424,6 +534,7 @@ mod tests {
             routine_names: &names,
             ticks_per_sec: 1e6,
             overhead: Overhead::default(),
+            ncounters: 0,
         };
         let s = compute_fixture(&[t1, t2], &p);
         let text = format_profile(&header(ProfileKind::Wall), &s);
@@ -466,6 +577,7 @@ mod tests {
                 cpu_in: 100.0,
                 ..Overhead::default()
             },
+            ncounters: 0,
         };
         let s = crate::profile::compute(&[t1, t2], &p);
         let mut h = header(ProfileKind::Cpu);
@@ -484,6 +596,7 @@ mod tests {
             routine_names: &names,
             ticks_per_sec: 1000.0,
             overhead: Overhead::default(),
+            ncounters: 0,
         };
         let s = crate::profile::compute(&[t], &p);
         let mut h = header(ProfileKind::Wall);
@@ -511,5 +624,58 @@ mod tests {
         let bad = dir.join("no/such/dir/prof.1");
         assert!(write_atomically(&bad, b"x").is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn counters_columns_and_csv() {
+        use hpm::{EventKind, EventRole, EventSpec};
+        let names: Vec<String> = ["MAIN", "PHYS:A"].iter().map(|s| s.to_string()).collect();
+        let mut t = thread(1, &[(0, 1, 1, 1000), (1, 2, 10, 500)]);
+        t.nodes[1].counters[..2].copy_from_slice(&[3_000_000_000, 1_000_000_000]);
+        t.nodes[2].counters[..2].copy_from_slice(&[1_000_000_000, 500_000_000]);
+        let p = Params {
+            kind: ProfileKind::Wall,
+            self_mode: SelfMode::Off,
+            callpath: None,
+            routine_names: &names,
+            ticks_per_sec: 1000.0,
+            overhead: Overhead::default(),
+            ncounters: 2,
+        };
+        let s = crate::profile::compute(&[t], &p);
+        let mut h = header(ProfileKind::Wall);
+        let spec = |name: &str, role| EventSpec {
+            name: name.into(),
+            kind: EventKind::Software(0),
+            role,
+            description: String::new(),
+        };
+        h.counters = vec![
+            spec("instructions", EventRole::Plain),
+            spec("fp_arith", EventRole::Flops(1.0)),
+        ];
+        let text = format_profile(&h, &s);
+        // MAIN: 2e9 instructions and 5e8 flops in 0.5 s of self time.
+        assert!(
+            text.contains("           1        4000        1000    MAIN@1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("          10        2000        1000    PHYS:A@1"),
+            "{text}"
+        );
+        assert!(text.contains("# of calls        MIPS      MFlops    Routine@<thread-id>"));
+        let csv = format_counters_csv(&h, &s);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "Routine,MPI Rank,ThreadId,SelfRank,% Self Time,Cumul,Excl Time,Incl. Time,#Calls,instructions(excl),fp_arith(excl),instructions(incl),fp_arith(incl)"
+        );
+        assert!(lines.contains(&"MAIN,0,0,1,50.0000,0.500000,0.500000,1.000000,1,2000000000,500000000,3000000000,1000000000"), "{csv}");
+        assert!(lines.contains(&"PHYS:A,0,0,2,50.0000,1.000000,0.500000,0.500000,10,1000000000,500000000,1000000000,500000000"), "{csv}");
+        // Events that cannot give MIPS print "-".
+        h.counters = vec![spec("task-clock", EventRole::Plain)];
+        let text = format_profile(&h, &s);
+        assert!(text.contains("          -           -    MAIN@1"), "{text}");
     }
 }

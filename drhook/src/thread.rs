@@ -31,22 +31,6 @@ static SENTINEL: Node = Node {
     depth: 0,
 };
 
-/// Entry stamps that need a system call or the vDSO (CPU time, monotonic
-/// wall clock), out of line so the common paths need no saved registers.
-#[inline(never)]
-fn stamp_enter_slow(node: *const Node, mode: u32) -> *const Node {
-    // SAFETY: called by `activate` with a node of the caller's arena.
-    let n = unsafe { &*node };
-    if mode & bits::CPU != 0 {
-        n.cpu_enter.store(clock::thread_cpu_ns(), Ordering::Relaxed);
-    }
-    if mode & bits::WALL != 0 {
-        n.wall_enter
-            .store(clock::wall(mode & bits::WALL_MONO != 0), Ordering::Relaxed);
-    }
-    node
-}
-
 /// Open-addressing map (parent index, site id) -> node, used when the
 /// per-site last-node cache misses (a routine called from several parents).
 struct NodeMap {
@@ -125,6 +109,10 @@ pub(crate) struct ThreadData {
     local: UnsafeCell<Local>,
     pub(crate) arena: NodeArena,
     pub(crate) sizes: Segmented<SizeStats>,
+    /// Counter values per node (`hpmprof`).
+    pub(crate) counter_slots: Segmented<crate::counters::CounterSlot>,
+    /// This thread's counter group (`hpmprof`; None when off or refused).
+    pub(crate) counters: Option<Box<crate::counters::ThreadCounters>>,
     pub(crate) root: *const Node,
     /// Dr.Hook thread number (1 = main thread).
     pub(crate) tid: u32,
@@ -153,6 +141,8 @@ impl ThreadData {
             }),
             arena: NodeArena::new(),
             sizes: Segmented::new(),
+            counter_slots: Segmented::new(),
+            counters: None,
             root: ptr::null(),
             tid,
             unix_tid,
@@ -209,7 +199,7 @@ impl ThreadData {
         self.current.store(node as *mut Node, Ordering::Release);
         if mode & bits::TIMED != 0 {
             if mode & bits::SYSCALL_CLOCKS != 0 {
-                return stamp_enter_slow(node, mode);
+                return self.stamp_enter_slow(node, mode);
             }
             // Clock last, so the instrumentation's own work stays outside
             // the region's measured time as far as possible.
@@ -239,6 +229,30 @@ impl ThreadData {
         unsafe { self.leave(token, size, mode, wall, 0) }
     }
 
+    /// Entry stamps that need a function call or system call (CPU time,
+    /// monotonic wall clock, counters), out of line so the common paths need
+    /// no saved registers. Order: CPU, counters, wall (the mirror of exit).
+    #[inline(never)]
+    fn stamp_enter_slow(&self, node: *const Node, mode: u32) -> *const Node {
+        // SAFETY: called by `activate` with a node of this arena.
+        let n = unsafe { &*node };
+        if mode & bits::CPU != 0 {
+            n.cpu_enter.store(clock::thread_cpu_ns(), Ordering::Relaxed);
+        }
+        if mode & bits::COUNTERS != 0
+            && let Some(c) = &self.counters
+            && let Some(slot) = self.counter_slots.slot(n.index)
+        {
+            // SAFETY: owner thread; slots are never freed.
+            unsafe { crate::counters::stamp_enter(c, &*slot) };
+        }
+        if mode & bits::WALL != 0 {
+            n.wall_enter
+                .store(clock::wall(mode & bits::WALL_MONO != 0), Ordering::Relaxed);
+        }
+        node
+    }
+
     #[inline(never)]
     unsafe fn exit_slow_clocks(&self, token: *const Node, size: u64, mode: u32) {
         let wall = if mode & bits::WALL != 0 {
@@ -246,6 +260,14 @@ impl ThreadData {
         } else {
             0
         };
+        if mode & bits::COUNTERS != 0 && std::ptr::eq(token, self.current.load(Ordering::Relaxed)) {
+            // SAFETY: `token` is the top of this thread's stack.
+            let index = unsafe { (*token).index };
+            if let (Some(c), Some(slot)) = (&self.counters, self.counter_slots.get(index)) {
+                // SAFETY: owner thread.
+                unsafe { crate::counters::stamp_exit(c, slot) };
+            }
+        }
         let cpu = if mode & bits::CPU != 0 {
             clock::thread_cpu_ns()
         } else {
@@ -503,6 +525,7 @@ impl ThreadData {
         size_of::<ThreadData>()
             + self.arena.allocated_bytes()
             + self.sizes.allocated_bytes()
+            + self.counter_slots.allocated_bytes()
             + local.by_site.capacity() * size_of::<*const Node>()
             + local.map.bytes()
     }
@@ -579,7 +602,11 @@ pub(crate) fn register_current(start_wall: u64) -> &'static ThreadData {
         return unsafe { &*existing };
     }
     let tid = choose_tid();
-    let td: &'static ThreadData = Box::leak(ThreadData::new(tid, gettid(), start_wall));
+    let mut boxed = ThreadData::new(tid, gettid(), start_wall);
+    if crate::engine::mode() & bits::COUNTERS != 0 {
+        boxed.counters = crate::counters::open_for_thread();
+    }
+    let td: &'static ThreadData = Box::leak(boxed);
     let mut head = HEAD.load(Ordering::Acquire);
     loop {
         td.next.store(head, Ordering::Relaxed);
@@ -781,5 +808,31 @@ mod tests {
             td.exit_handle(other, true, 0, ON, None, false);
             assert_eq!(td.current(), a);
         }
+    }
+
+    #[test]
+    fn counters_are_read_once_per_enter_and_exit_and_nest() {
+        use crate::engine::bits::COUNTERS;
+        let fake = hpm::FakeBackend::new();
+        fake.set_rate("instructions", 1.0);
+        let mut td = ThreadData::new(1, 0, 0);
+        td.counters = Some(Box::new(crate::counters::ThreadCounters::new(
+            crate::counters::tests::fake_group(&fake, &["instructions"]),
+        )));
+        let mode = ON | COUNTERS;
+        // SAFETY: private instance.
+        unsafe {
+            fake.set_now_ns(1_000);
+            let a = td.enter(&S1, S1.id(), mode);
+            fake.set_now_ns(1_100);
+            let b = td.enter(&S2, S2.id(), mode);
+            fake.set_now_ns(1_400);
+            td.exit(b, 0, mode);
+            fake.set_now_ns(2_000);
+            td.exit(a, 0, mode);
+        }
+        assert_eq!(fake.reads(), 4, "one group read per enter and per exit");
+        let incl = |i: u32| td.counter_slots.get(i).unwrap().incl[0].load(Ordering::Relaxed);
+        assert_eq!((incl(1), incl(2)), (1_000, 300));
     }
 }
