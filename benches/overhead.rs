@@ -128,7 +128,7 @@ fn child(mode: &str) {
     let f: fn(u64) -> u64 = match mode {
         "plain" => plain,
         "floor" => two_tsc,
-        "tracing" => traced,
+        "tracing" | "tracing_drhook" => traced,
         "fastrace" => fastraced,
         _ => leaf,
     };
@@ -136,6 +136,12 @@ fn child(mode: &str) {
         use tracing_subscriber::prelude::*;
         tracing::subscriber::set_default(
             tracing_subscriber::registry().with(Counting(AtomicU64::new(0))),
+        )
+    });
+    let _tracing_drhook = (mode == "tracing_drhook").then(|| {
+        use tracing_subscriber::prelude::*;
+        tracing::subscriber::set_default(
+            tracing_subscriber::registry().with(drhook::DrHookLayer::new()),
         )
     });
     if pairs > 0 {
@@ -237,6 +243,12 @@ const CONFIGS: &[Config] = &[
         mode: "tracing",
         env: &[],
         what: "counts",
+    },
+    Config {
+        name: "drhook via tracing registry + DrHookLayer, DR_HOOK_OPT=prof",
+        mode: "tracing_drhook",
+        env: &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")],
+        what: "exact wall profile of spans",
     },
     Config {
         name: "fastrace local span under a root",

@@ -471,3 +471,29 @@ fn hpmprof_counts_per_routine_with_the_fallback_explained() {
         assert!(v(middle, tc) < v(middle, tc_incl), "{csv}");
     }
 }
+
+#[test]
+fn tracing_spans_join_the_same_tree() {
+    let (r, _d) = run(
+        "tracing",
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,callpath")],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let p = r.profile("drhook.prof.1");
+    let leaf = p.row("drhook_test_prog::traced_leaf", 1);
+    assert_eq!(leaf.calls, 6);
+    assert_eq!(
+        leaf.path,
+        vec!["drhook_test_prog::manual", "TRACING:OUTER"],
+        "spans nest under #[drhook] functions"
+    );
+    assert_eq!(p.row("TRACING:OUTER", 1).calls, 3);
+    assert_eq!(p.row("drhook_test_prog::out_of_order_a", 1).calls, 1);
+    let b = p.row("drhook_test_prog::out_of_order_b", 1);
+    assert_eq!(b.path, vec!["drhook_test_prog::out_of_order_a"]);
+    assert!(
+        !r.stderr().contains("invalid key-pointer"),
+        "no mismatch: {}",
+        r.stderr()
+    );
+}

@@ -38,6 +38,8 @@
 //!   thread's calling tree, native backtrace, profile after a crash.
 //! * [`clock`] — TSC / monotonic wall clock and per-thread CPU time.
 //! * [`sysinfo`], [`diag`] — process facts and `[EC_DRHOOK:...]` messages.
+//! * `DrHookLayer` (feature `tracing`) — a `tracing-subscriber` Layer that
+//!   makes entered spans Dr.Hook regions.
 //! * Internal: `site` (static call-site records), `node` and `thread` (the
 //!   per-thread trees), `overhead` (measuring the instrumentation's own
 //!   cost), `profile` (trees to rows), `report` (the profile file).
@@ -66,6 +68,8 @@ mod site;
 pub mod sysinfo;
 pub mod task;
 mod thread;
+#[cfg(feature = "tracing")]
+mod tracing_layer;
 
 pub use abort::{drhook_abort, set_abort_hook};
 pub use calltree::{print_calltree, print_calltree_to};
@@ -74,6 +78,8 @@ pub use guard::Guard;
 pub use report::{ProfileError, write_profile};
 pub use signals::init_signals;
 pub use site::{Site, registered_sites, site_for_name};
+#[cfg(feature = "tracing")]
+pub use tracing_layer::DrHookLayer;
 
 /// Whether Dr.Hook is on (reads the environment on first use).
 pub fn is_enabled() -> bool {

@@ -401,6 +401,39 @@ fn alloc() {
     println!("steady_allocs={steady} tree_bytes={tree}");
 }
 
+// -------------------------------------------------------------- tracing ---
+
+#[tracing::instrument(level = "info")]
+fn traced_leaf(n: u64) -> u64 {
+    spin(n)
+}
+
+#[drhook(name = "TRACING:OUTER")]
+fn tracing_outer() -> u64 {
+    let span = tracing::info_span!("manual");
+    let _e = span.enter();
+    traced_leaf(1000) ^ traced_leaf(2000)
+}
+
+fn tracing_scenario() {
+    use tracing_subscriber::prelude::*;
+    let _d = tracing::subscriber::set_default(
+        tracing_subscriber::registry().with(drhook::DrHookLayer::new()),
+    );
+    let mut acc = 0;
+    for _ in 0..3 {
+        acc ^= tracing_outer();
+    }
+    // A span exited out of order: the inner one is left with it.
+    let a = tracing::info_span!("out_of_order_a");
+    let b = tracing::info_span!("out_of_order_b");
+    let ga = a.enter();
+    let gb = b.enter();
+    drop(ga);
+    drop(gb);
+    println!("tracing done {}", acc % 7);
+}
+
 fn main() {
     let scenario = std::env::args().nth(1).unwrap_or_default();
     match scenario.as_str() {
@@ -496,6 +529,7 @@ fn main() {
         }
         "ondemand" => ondemand(),
         "alloc" => alloc(),
+        "tracing" => tracing_scenario(),
         "trim" => {
             for _ in 0..2 {
                 let _a = drhook::scope!("Mixed:Case");
