@@ -467,3 +467,28 @@ fn signals_during_full_speed_enters_and_exits_always_give_parsable_output() {
         );
     }
 }
+
+#[test]
+fn sigxcpu_writes_no_profile() {
+    let (r, d) = run("xcpu", &[("DR_HOOK_OPT", "prof")]);
+    assert_eq!(r.output.status.signal(), Some(libc::SIGXCPU));
+    assert!(r.stderr().contains("DrHook backtrace done for signal#24"), "{}", r.stderr());
+    assert!(!d.path().join("drhook.prof.1").exists(), "no CPU time is left after SIGXCPU: no profile");
+    let (r, d) = run("abort", &[("DR_HOOK_OPT", "prof")]);
+    assert_eq!(r.output.status.signal(), Some(libc::SIGABRT));
+    assert!(d.path().join("drhook.prof.1").exists(), "other signals write the profile");
+}
+
+#[test]
+fn strict_regions_compare_names_at_exit() {
+    let (r, _d) = run("strict", &[]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(r.stdout().contains("strict exit accepted"));
+    let (r, _d) = run("strict", &[("DR_HOOK_STRICT_REGIONS", "1")]);
+    assert_eq!(r.output.status.signal(), Some(libc::SIGABRT));
+    let err = r.stderr();
+    assert!(
+        err.contains("DR_HOOK_STRICT_REGIONS: the exit names 'STRICT:NAMED_AT_EXIT' but the routine being left is 'STRICT:ENTERED'"),
+        "{err}"
+    );
+}

@@ -432,7 +432,11 @@ impl ThreadData {
         });
         let m = Mismatch {
             tid: self.tid,
-            leaving: target.and_then(site_of).or(exit_site),
+            leaving: if name_differs {
+                exit_site
+            } else {
+                target.and_then(site_of).or(exit_site)
+            },
             top: site_of(top),
             on_stack: target.is_some(),
             open_above: depth_above,

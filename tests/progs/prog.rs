@@ -516,6 +516,19 @@ fn main() {
             forget_next();
             println!("forget done");
         }
+        "xcpu" => {
+            let _m = drhook::scope!("XCPU:MAIN");
+            // SAFETY: raise has no preconditions.
+            unsafe { libc::raise(libc::SIGXCPU) };
+        }
+        "strict" => {
+            static A: drhook::Site = drhook::Site::new("STRICT:ENTERED", "", 0);
+            static B: drhook::Site = drhook::Site::new("STRICT:NAMED_AT_EXIT", "", 0);
+            let _m = drhook::scope!("STRICT:MAIN");
+            let h = drhook::engine::enter_handle(&A);
+            drhook::engine::exit_handle(h, 0, Some(&B));
+            println!("strict exit accepted");
+        }
         "usr1" => {
             let _m = drhook::scope!("USR1:MAIN");
             // SAFETY: raise has no preconditions.
