@@ -1,0 +1,226 @@
+//! Entry points for `fortran/yomhook.F90`, the `YOMHOOK` module that
+//! clients compile with their own compiler. Its module procedures call
+//! these through `BIND(C)` interfaces, passing the name's address and its
+//! length (the blank-padded Fortran length, as `size_t`) explicitly.
+//!
+//! The specifics of the generic `DR_HOOK` map onto them as follows:
+//! `DR_HOOK_DEFAULT8` → [`drhook_f_enter8`] / [`drhook_f_exit8`];
+//! `DR_HOOK_DEFAULT4` → [`drhook_f_enter4`] / [`drhook_f_exit4`];
+//! `DR_HOOK_FILE`, `_SIZE`, `_FILE_SIZE` and the `MULTI` forms (one call per
+//! element, on the OpenMP thread that owns it) → [`drhook_f_enter8_fs`] /
+//! [`drhook_f_exit8_fs`].
+
+use std::ffi::{c_char, c_int};
+
+use crate::boundary::{Unimplemented, guard, warn_once};
+use crate::hook;
+
+/// Reads a handle from the caller's variable (null reads as 0).
+///
+/// # Safety
+/// `p` must be null or valid for reads of 8 bytes.
+#[inline(always)]
+unsafe fn load8(p: *const f64) -> u64 {
+    if p.is_null() {
+        0
+    } else {
+        // SAFETY: caller contract; Fortran does not guarantee alignment
+        // inside SEQUENCE types and COMMON blocks.
+        unsafe { p.cast::<u64>().read_unaligned() }
+    }
+}
+
+/// Stores a handle into the caller's (non-null) variable.
+///
+/// # Safety
+/// `p` must be valid for writes of 8 bytes.
+#[inline(always)]
+unsafe fn store8(p: *mut f64, h: u64) {
+    // SAFETY: as in `load8`.
+    unsafe { p.cast::<u64>().write_unaligned(h) }
+}
+
+/// `DR_HOOK(CDNAME, 0, PKEY)` with an 8-byte `PKEY`: enters the routine and
+/// stores the handle in `PKEY`. Returns 1 when Dr.Hook is off (the module
+/// then sets `LHOOK = .FALSE.`), else 0. The first call reads the
+/// environment.
+///
+/// # Safety
+/// `name` must be valid for `name_len` bytes (or null); `handle` must be
+/// null (then nothing is entered) or point to 8 writable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_f_enter8(
+    name: *const c_char,
+    handle: *mut f64,
+    name_len: usize,
+) -> c_int {
+    guard("drhook_f_enter8", 0, || {
+        if handle.is_null() {
+            return 0; // nowhere to keep the handle: do not enter
+        }
+        // SAFETY: caller contract.
+        unsafe {
+            let h = hook::enter64(name.cast(), name_len, std::ptr::null(), 0);
+            store8(handle, h);
+            c_int::from(h == 0)
+        }
+    })
+}
+
+/// `DR_HOOK(CDNAME, 1, PKEY)` with an 8-byte `PKEY`: leaves the activation
+/// `PKEY` designates. A handle that is not the top of the calling thread's
+/// stack produces Dr.Hook's diagnostics; it is never dereferenced.
+///
+/// # Safety
+/// As [`drhook_f_enter8`] (`handle` is only read).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_f_exit8(name: *const c_char, handle: *const f64, name_len: usize) {
+    guard("drhook_f_exit8", (), || {
+        // SAFETY: caller contract.
+        unsafe { hook::exit64(load8(handle), 0, name.cast(), name_len, std::ptr::null(), 0) }
+    })
+}
+
+/// `DR_HOOK(CDNAME, 0, PKEY)` with a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`).
+/// Returns 1 when Dr.Hook is off.
+///
+/// # Safety
+/// `name` as in [`drhook_f_enter8`]; `handle` null or 4 writable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_f_enter4(
+    name: *const c_char,
+    handle: *mut f32,
+    name_len: usize,
+) -> c_int {
+    guard("drhook_f_enter4", 0, || {
+        if handle.is_null() {
+            return 0;
+        }
+        // SAFETY: caller contract.
+        unsafe {
+            let h = hook::enter32(name.cast(), name_len, std::ptr::null(), 0);
+            handle.cast::<u32>().write_unaligned(h);
+            c_int::from(h == 0)
+        }
+    })
+}
+
+/// `DR_HOOK(CDNAME, 1, PKEY)` with a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`).
+///
+/// # Safety
+/// As [`drhook_f_enter4`] (`handle` is only read).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_f_exit4(name: *const c_char, handle: *const f32, name_len: usize) {
+    guard("drhook_f_exit4", (), || {
+        // SAFETY: caller contract.
+        unsafe {
+            let h = if handle.is_null() {
+                0
+            } else {
+                handle.cast::<u32>().read_unaligned()
+            };
+            hook::exit32(h, 0, name.cast(), name_len, std::ptr::null(), 0)
+        }
+    })
+}
+
+/// Enter with a file name (`DR_HOOK_FILE`, `DR_HOOK_FILE_SIZE`, their
+/// `MULTI` forms; `file_len == 0` means no file, as for `DR_HOOK_SIZE`).
+/// Profile rows of such a routine read `NAME@tid:file` (basename).
+/// Returns 1 when Dr.Hook is off.
+///
+/// # Safety
+/// `name`/`file` valid for their lengths (or null); `handle` as in
+/// [`drhook_f_enter8`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_f_enter8_fs(
+    name: *const c_char,
+    file: *const c_char,
+    handle: *mut f64,
+    name_len: usize,
+    file_len: usize,
+) -> c_int {
+    guard("drhook_f_enter8_fs", 0, || {
+        if handle.is_null() {
+            return 0;
+        }
+        // SAFETY: caller contract.
+        unsafe {
+            let h = hook::enter64(name.cast(), name_len, file.cast(), file_len);
+            store8(handle, h);
+            c_int::from(h == 0)
+        }
+    })
+}
+
+/// Exit with a file name and size information (`KSIZEINFO`, accumulated
+/// into the routine's size statistics; values ≤ 0 mean none).
+///
+/// # Safety
+/// As [`drhook_f_enter8_fs`] (`handle` is only read).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_f_exit8_fs(
+    name: *const c_char,
+    file: *const c_char,
+    handle: *const f64,
+    size: i64,
+    name_len: usize,
+    file_len: usize,
+) {
+    guard("drhook_f_exit8_fs", (), || {
+        // SAFETY: caller contract.
+        unsafe {
+            hook::exit64(
+                load8(handle),
+                hook::size_of_arg(size),
+                name.cast(),
+                name_len,
+                file.cast(),
+                file_len,
+            )
+        }
+    })
+}
+
+/// `DR_HOOK_INIT`: reads the environment and returns 1 when Dr.Hook is on
+/// (`LHOOK` is set from it), 0 otherwise.
+#[unsafe(no_mangle)]
+pub extern "C" fn drhook_f_init() -> c_int {
+    guard("drhook_f_init", 0, || c_int::from(crate::init::ensure()))
+}
+
+/// `DR_HOOK_END`: writes the profile now (when one was asked for with
+/// `DR_HOOK_OPT=prof`/`cpuprof`), e.g. before `MPI_Finalize`. Unlike the
+/// reference, whose inverted guard makes `DR_HOOK_END` a no-op, this writes
+/// it; the write at process exit still happens, with the final numbers.
+#[unsafe(no_mangle)]
+pub extern "C" fn drhook_f_end() {
+    guard("drhook_f_end", (), || {
+        if crate::init::ensure() {
+            let _ = drhook::write_profile();
+        }
+    })
+}
+
+/// `DR_HOOK_CALLTREE([KTID])`: prints the calling thread's current calling
+/// tree on stderr (`ktid` 0 = the calling thread).
+#[unsafe(no_mangle)]
+pub extern "C" fn drhook_f_calltree(ktid: c_int) {
+    guard("drhook_f_calltree", (), || {
+        if !crate::init::ensure() {
+            return;
+        }
+        let own = drhook::engine::current_thread_number();
+        if ktid > 0 && own.is_some_and(|t| t != ktid as u32) {
+            warn_once(
+                Unimplemented::OtherThreadTree,
+                "dr_hook_calltree",
+                &format!(
+                    "DR_HOOK_CALLTREE(KTID={ktid}) on thread {}: only the calling thread's tree can be printed; printing it",
+                    own.unwrap_or(0)
+                ),
+            );
+        }
+        drhook::print_calltree();
+    })
+}

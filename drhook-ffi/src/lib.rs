@@ -1,0 +1,31 @@
+//! # drhook-ffi: `libdrhook` for C and Fortran
+//!
+//! The C and Fortran front door of the [`drhook`] engine, built as
+//! `libdrhook.a` and `libdrhook.so`, so that legacy codes instrumented
+//! with ECMWF's Dr.Hook (`USE YOMHOOK` in Fortran, `drhook.h` in C) switch
+//! to this engine by compiling `fortran/yomhook.F90` with their own
+//! compiler and linking `libdrhook` instead of the old library. It also
+//! carries the libhpm C and Fortran API over the [`hpm`] crate.
+//!
+//! Every exported function catches panics ([`boundary`]); null pointers
+//! and empty names are accepted. Only Dr.Hook and libhpm symbols are
+//! exported (no generic names such as `abort_`, `oml_*`, `mpl_*`).
+//!
+//! ## Modules
+//! * [`fortran`] — the `drhook_f_*` entry points `yomhook.F90` calls.
+//! * [`c_api`] — `drhook.h`: `Dr_Hook`, `drhook_lhook`, the macros' entry
+//!   points, and the reference's `c_drhook_*_` ABI.
+//! * [`hpm_api`] — `hpmInit`, ..., `f_hpminit`, ..., `hpm_error_count`.
+//! * [`names`] — name address → site cache (no hashing on the hot path).
+//! * [`hook`] — the shared enter/exit paths over engine handles.
+//! * [`init`], [`omp`] — first-call set-up, OpenMP thread numbers.
+//! * [`boundary`] — the panic boundary and once-only warnings.
+
+pub mod boundary;
+pub mod c_api;
+pub mod fortran;
+pub mod hook;
+pub mod hpm_api;
+pub mod init;
+pub mod names;
+pub mod omp;

@@ -1,0 +1,437 @@
+//! From a foreign routine name (pointer + length, blank padded, not NUL
+//! terminated) to the engine's interned [`Site`], without hashing the text
+//! on the hot path.
+//!
+//! Fortran passes the address of the same literal on every call from a
+//! call site, and C passes the same string constant. [`lookup`] therefore
+//! keys a lock-free, insert-only table on the *address and length* of the
+//! name (and of the file name, if any): a hit is a multiply, a shift, two
+//! compares and a load. Only on a miss does [`resolve`] read the text.
+//!
+//! An address is only a valid key if the bytes behind it can never change.
+//! Names that live in read-only segments of the executable or of a shared
+//! library (string literals) are cached by address; anything else (a name
+//! built in a stack temporary, `'MOD:'//TRIM(CNAME)`, or a `CHARACTER`
+//! variable) is looked up by content every time, through a second table
+//! keyed by the text. So a reused stack address can never be taken for the
+//! routine that used it before.
+//!
+//! Limitation: a library that is unloaded with `dlclose` and replaced by
+//! another one mapped at the same address could make a cached address
+//! stale. Dr.Hook clients do not unload instrumented code.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+use drhook::Site;
+
+/// Name used for a null or empty routine name.
+pub const UNNAMED: &str = "<unnamed>";
+
+/// One cached (name address, file address) -> site association. `k1 == 0`
+/// is an empty slot. `k2` and `site` are written before `k1` is published
+/// and never change afterwards.
+struct Slot {
+    k1: AtomicU64,
+    k2: AtomicU64,
+    site: AtomicPtr<Site>,
+}
+
+impl Slot {
+    const fn empty() -> Slot {
+        Slot {
+            k1: AtomicU64::new(0),
+            k2: AtomicU64::new(0),
+            site: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+}
+
+/// An open-addressing table (linear probing, at most half full). Tables are
+/// never freed: a grown table replaces the published pointer and the old one
+/// stays valid for readers that still hold it.
+struct Table {
+    /// `64 - log2(len)`.
+    shift: u32,
+    len: usize,
+    slots: *const Slot,
+    /// Occupied slots (only read and written under `INSERT`).
+    used: AtomicU64,
+}
+
+// SAFETY: `slots` points to leaked (or static) atomics; all access is atomic.
+unsafe impl Sync for Table {}
+// SAFETY: as above.
+unsafe impl Send for Table {}
+
+const INITIAL_LOG2: u32 = 12;
+static INITIAL_SLOTS: [Slot; 1 << INITIAL_LOG2] = [const { Slot::empty() }; 1 << INITIAL_LOG2];
+static INITIAL: Table = Table {
+    shift: 64 - INITIAL_LOG2,
+    len: 1 << INITIAL_LOG2,
+    slots: INITIAL_SLOTS.as_ptr(),
+    used: AtomicU64::new(0),
+};
+static TABLE: AtomicPtr<Table> = AtomicPtr::new(&INITIAL as *const Table as *mut Table);
+/// Serialises inserts and growth; readers never take it.
+static INSERT: Mutex<()> = Mutex::new(());
+
+/// Packs an address and a length into one key word: 48 bits of address,
+/// 16 bits of length. `None` for null, or when they do not fit (then the
+/// name is looked up by content). Never 0, the empty-slot marker.
+#[inline(always)]
+fn pack(ptr: *const u8, len: usize) -> Option<u64> {
+    let a = ptr as usize as u64;
+    (a != 0 && a < (1 << 48) && len < (1 << 16)).then_some(a | ((len as u64) << 48))
+}
+
+#[inline(always)]
+fn index(k1: u64, k2: u64, shift: u32) -> usize {
+    ((k1 ^ k2.rotate_left(31)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
+/// The cached site of a name (and file) at these addresses, if any. This is
+/// the hot path: no locks, no hashing of text, no allocation.
+#[inline(always)]
+pub fn lookup(
+    name: *const u8,
+    name_len: usize,
+    file: *const u8,
+    file_len: usize,
+) -> Option<&'static Site> {
+    let k1 = pack(name, name_len)?;
+    let k2 = if file_len == 0 {
+        0
+    } else {
+        pack(file, file_len)?
+    };
+    // SAFETY: TABLE always points to a live (static or leaked) table.
+    let t = unsafe { &*TABLE.load(Ordering::Acquire) };
+    let i = index(k1, k2, t.shift);
+    // SAFETY: `index` is below `t.len` (the shift keeps log2(len) bits).
+    let s = unsafe { &*t.slots.add(i) };
+    if s.k1.load(Ordering::Acquire) == k1 && s.k2.load(Ordering::Relaxed) == k2 {
+        // SAFETY: a published slot's site is a `&'static Site`.
+        return Some(unsafe { &*s.site.load(Ordering::Relaxed) });
+    }
+    probe(t, i, k1, k2)
+}
+
+/// Linear probing after a first-slot miss.
+#[inline(never)]
+fn probe(t: &Table, mut i: usize, k1: u64, k2: u64) -> Option<&'static Site> {
+    let mask = t.len - 1;
+    loop {
+        i = (i + 1) & mask;
+        // SAFETY: `i <= mask < t.len`.
+        let s = unsafe { &*t.slots.add(i) };
+        match s.k1.load(Ordering::Acquire) {
+            0 => return None,
+            k if k == k1 && s.k2.load(Ordering::Relaxed) == k2 => {
+                // SAFETY: as in `lookup`.
+                return Some(unsafe { &*s.site.load(Ordering::Relaxed) });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Resolves a name (and file) that [`lookup`] did not find: reads the text,
+/// interns it, and caches the addresses when the text is immutable.
+///
+/// # Safety
+/// `name` must be null or valid for `name_len` bytes; the same for `file`.
+#[cold]
+#[inline(never)]
+pub unsafe fn resolve(
+    name: *const u8,
+    name_len: usize,
+    file: *const u8,
+    file_len: usize,
+) -> &'static Site {
+    // SAFETY: caller contract.
+    let (name_b, file_b) = unsafe { (bytes(name, name_len), bytes(file, file_len)) };
+    let cacheable = pack(name, name_len).is_some()
+        && (file_len == 0 || pack(file, file_len).is_some())
+        && !name_b.is_empty()
+        && is_read_only(name_b)
+        && (file_b.is_empty() || is_read_only(file_b));
+    if !cacheable {
+        return by_content(name_b, file_b);
+    }
+    let k1 = pack(name, name_len).unwrap_or(0);
+    let k2 = if file_len == 0 {
+        0
+    } else {
+        pack(file, file_len).unwrap_or(0)
+    };
+    let _g = INSERT.lock().unwrap_or_else(|p| p.into_inner());
+    // SAFETY: TABLE always points to a live table.
+    let t = unsafe { &*TABLE.load(Ordering::Acquire) };
+    let i = index(k1, k2, t.shift);
+    // SAFETY: as in `lookup`.
+    let first = unsafe { &*t.slots.add(i) };
+    if first.k1.load(Ordering::Acquire) == k1 && first.k2.load(Ordering::Relaxed) == k2 {
+        // SAFETY: published slot.
+        return unsafe { &*first.site.load(Ordering::Relaxed) };
+    }
+    if let Some(s) = probe(t, i, k1, k2) {
+        return s;
+    }
+    let site = intern(name_b, file_b);
+    let t = if (t.used.load(Ordering::Relaxed) + 1) * 2 > t.len as u64 {
+        grow(t)
+    } else {
+        t
+    };
+    insert(t, k1, k2, site);
+    site
+}
+
+/// Inserts into `t` (caller holds `INSERT`; the key is not present).
+fn insert(t: &Table, k1: u64, k2: u64, site: &'static Site) {
+    let mask = t.len - 1;
+    let mut i = index(k1, k2, t.shift);
+    loop {
+        // SAFETY: `i <= mask < t.len`.
+        let s = unsafe { &*t.slots.add(i) };
+        if s.k1.load(Ordering::Relaxed) == 0 {
+            s.k2.store(k2, Ordering::Relaxed);
+            s.site
+                .store(site as *const Site as *mut Site, Ordering::Relaxed);
+            s.k1.store(k1, Ordering::Release);
+            t.used.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+/// Doubles the table (caller holds `INSERT`) and publishes the new one.
+fn grow(old: &Table) -> &'static Table {
+    let len = old.len * 2;
+    let slots: &'static [Slot] =
+        Box::leak((0..len).map(|_| Slot::empty()).collect::<Box<[Slot]>>());
+    let t: &'static Table = Box::leak(Box::new(Table {
+        shift: 64 - len.trailing_zeros(),
+        len,
+        slots: slots.as_ptr(),
+        used: AtomicU64::new(0),
+    }));
+    for j in 0..old.len {
+        // SAFETY: `j < old.len`.
+        let s = unsafe { &*old.slots.add(j) };
+        let k1 = s.k1.load(Ordering::Acquire);
+        if k1 != 0 {
+            // SAFETY: published slot.
+            let site = unsafe { &*s.site.load(Ordering::Relaxed) };
+            insert(t, k1, s.k2.load(Ordering::Relaxed), site);
+        }
+    }
+    TABLE.store(t as *const Table as *mut Table, Ordering::Release);
+    t
+}
+
+/// Names that cannot be cached by address, keyed by their text.
+type ContentMap = HashMap<Box<[u8]>, Vec<(Box<[u8]>, &'static Site)>>;
+
+fn by_content(name: &[u8], file: &[u8]) -> &'static Site {
+    static BY_CONTENT: Mutex<Option<ContentMap>> = Mutex::new(None);
+    let mut g = BY_CONTENT.lock().unwrap_or_else(|p| p.into_inner());
+    let map = g.get_or_insert_with(HashMap::new);
+    if let Some(v) = map.get(name)
+        && let Some((_, s)) = v.iter().find(|(f, _)| &**f == file)
+    {
+        return s;
+    }
+    let site = intern(name, file);
+    map.entry(name.into())
+        .or_default()
+        .push((file.into(), site));
+    site
+}
+
+fn intern(name: &[u8], file: &[u8]) -> &'static Site {
+    let n = trimmed_text(name);
+    let n = if n.is_empty() { UNNAMED.into() } else { n };
+    let f = trimmed_text(file);
+    drhook::site_for_name(&n, (!f.is_empty()).then_some(&*f))
+}
+
+/// Text of a foreign name: trailing blanks and NULs removed, invalid UTF-8
+/// replaced.
+pub fn trimmed_text(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    let end = b
+        .iter()
+        .rposition(|&c| c != b' ' && c != 0)
+        .map_or(0, |p| p + 1);
+    String::from_utf8_lossy(&b[..end])
+}
+
+/// The bytes of a foreign string (empty for null).
+///
+/// # Safety
+/// `p` must be null or valid for `len` bytes.
+pub unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
+    if p.is_null() || len == 0 {
+        &[]
+    } else {
+        // SAFETY: caller contract.
+        unsafe { std::slice::from_raw_parts(p, len) }
+    }
+}
+
+/// Length of a NUL-terminated C string (0 for null).
+///
+/// # Safety
+/// `p` must be null or point to a NUL-terminated string.
+pub unsafe fn c_strlen(p: *const std::ffi::c_char) -> usize {
+    if p.is_null() {
+        0
+    } else {
+        // SAFETY: caller contract.
+        unsafe { libc::strlen(p) }
+    }
+}
+
+/// Whether `b` lies entirely inside a non-writable loaded segment of the
+/// executable or of a shared library (where string literals live), so that
+/// its contents can never change.
+pub fn is_read_only(b: &[u8]) -> bool {
+    struct Query {
+        start: usize,
+        end: usize,
+        found: bool,
+    }
+    unsafe extern "C" fn visit(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: `data` is the `Query` passed below; `info` is valid for
+        // the duration of the callback (dl_iterate_phdr contract).
+        let (q, info) = unsafe { (&mut *(data as *mut Query), &*info) };
+        if info.dlpi_phdr.is_null() {
+            return 0;
+        }
+        for i in 0..info.dlpi_phnum as usize {
+            // SAFETY: `dlpi_phdr` has `dlpi_phnum` entries.
+            let ph = unsafe { &*info.dlpi_phdr.add(i) };
+            if ph.p_type != libc::PT_LOAD {
+                continue;
+            }
+            let lo = (info.dlpi_addr as usize).wrapping_add(ph.p_vaddr as usize);
+            let hi = lo.wrapping_add(ph.p_memsz as usize);
+            if q.start >= lo && q.end <= hi {
+                q.found = ph.p_flags & libc::PF_W == 0;
+                return 1;
+            }
+        }
+        0
+    }
+    if b.is_empty() {
+        return false;
+    }
+    let mut q = Query {
+        start: b.as_ptr() as usize,
+        end: b.as_ptr() as usize + b.len(),
+        found: false,
+    };
+    // SAFETY: `visit` only reads the headers and writes `q`.
+    unsafe { libc::dl_iterate_phdr(Some(visit), &mut q as *mut Query as *mut libc::c_void) };
+    q.found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static LIT: &[u8] = b"NAMES:LITERAL   ";
+
+    #[test]
+    fn literals_are_read_only_and_stack_is_not() {
+        assert!(is_read_only(LIT));
+        let stack = *b"NAMES:STACK";
+        assert!(!is_read_only(&stack));
+        let heap = b"NAMES:HEAP".to_vec();
+        assert!(!is_read_only(&heap));
+    }
+
+    #[test]
+    fn cached_by_address_after_the_first_resolution() {
+        assert!(lookup(LIT.as_ptr(), LIT.len(), std::ptr::null(), 0).is_none());
+        // SAFETY: a static slice.
+        let s = unsafe { resolve(LIT.as_ptr(), LIT.len(), std::ptr::null(), 0) };
+        assert_eq!(s.name(), "NAMES:LITERAL");
+        let hit = lookup(LIT.as_ptr(), LIT.len(), std::ptr::null(), 0).unwrap();
+        assert!(std::ptr::eq(hit, s));
+        // Same address, another length: another key.
+        assert!(lookup(LIT.as_ptr(), 6, std::ptr::null(), 0).is_none());
+    }
+
+    #[test]
+    fn writable_names_are_resolved_by_content_every_time() {
+        let mut buf = *b"NAMES:FIRST ";
+        // SAFETY: a live local buffer.
+        let a = unsafe { resolve(buf.as_ptr(), buf.len(), std::ptr::null(), 0) };
+        assert!(lookup(buf.as_ptr(), buf.len(), std::ptr::null(), 0).is_none());
+        buf.copy_from_slice(b"NAMES:OTHER ");
+        // SAFETY: as above.
+        let b = unsafe { resolve(buf.as_ptr(), buf.len(), std::ptr::null(), 0) };
+        assert_eq!(a.name(), "NAMES:FIRST");
+        assert_eq!(b.name(), "NAMES:OTHER");
+        // SAFETY: as above.
+        let a2 = unsafe { resolve(b"NAMES:FIRST".as_ptr(), 11, std::ptr::null(), 0) };
+        assert_eq!(a2.name(), "NAMES:FIRST");
+    }
+
+    #[test]
+    fn growth_keeps_every_entry() {
+        static MANY: [u8; 9000] = {
+            let mut a = [b'X'; 9000];
+            a[0] = b'G';
+            a
+        };
+        let mut sites = Vec::new();
+        for i in 0..3000 {
+            // Distinct (address, length) keys over one read-only buffer.
+            let p = MANY[i..].as_ptr();
+            // SAFETY: within the static buffer.
+            sites.push(unsafe { resolve(p, 5, std::ptr::null(), 0) });
+        }
+        for i in 0..3000 {
+            let p = MANY[i..].as_ptr();
+            assert!(std::ptr::eq(
+                lookup(p, 5, std::ptr::null(), 0).expect("cached"),
+                sites[i]
+            ));
+        }
+    }
+
+    #[test]
+    fn null_and_empty_names() {
+        // SAFETY: null is allowed.
+        let s = unsafe { resolve(std::ptr::null(), 0, std::ptr::null(), 0) };
+        assert_eq!(s.name(), UNNAMED);
+        // SAFETY: a static slice.
+        let s = unsafe { resolve(b"    ".as_ptr(), 4, std::ptr::null(), 0) };
+        assert_eq!(s.name(), UNNAMED);
+    }
+
+    #[test]
+    fn files_are_part_of_the_key() {
+        static N: &[u8] = b"NAMES:WITHFILE";
+        static F: &[u8] = b"/src/dir/file.F90";
+        // SAFETY: static slices.
+        let plain = unsafe { resolve(N.as_ptr(), N.len(), std::ptr::null(), 0) };
+        // SAFETY: as above.
+        let with = unsafe { resolve(N.as_ptr(), N.len(), F.as_ptr(), F.len()) };
+        assert!(!std::ptr::eq(plain, with));
+        assert!(with.shows_file());
+        assert!(std::ptr::eq(
+            lookup(N.as_ptr(), N.len(), F.as_ptr(), F.len()).unwrap(),
+            with
+        ));
+    }
+}

@@ -1,0 +1,251 @@
+//! drhook.h from C and C++: the macros and functions with the reference's
+//! semantics, the profile they produce, static and shared linking.
+
+mod common;
+use common::*;
+
+#[test]
+fn header_compiles_warning_free_as_c99_and_cpp() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let inc = format!("-I{}", include_dir().display());
+    for h in ["drhook.h", "libhpm.h"] {
+        let src = d.path().join(format!("{h}.c"));
+        // Twice: the include guards work.
+        std::fs::write(
+            &src,
+            format!("#include \"{h}\"\n#include \"{h}\"\nint main(void) {{ return 0; }}\n"),
+        )
+        .unwrap();
+        let s = src.display().to_string();
+        tool(
+            d.path(),
+            "gcc",
+            &[
+                "-std=c99",
+                "-Wall",
+                "-Wextra",
+                "-Wpedantic",
+                "-Werror",
+                &inc,
+                "-c",
+                &s,
+                "-o",
+                "h.o",
+            ],
+        );
+    }
+    // The test program, as C99 with -Werror, and the C++ program.
+    let c = prog("c_macros.c").display().to_string();
+    tool(
+        d.path(),
+        "gcc",
+        &[
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            &inc,
+            "-c",
+            &c,
+            "-o",
+            "c.o",
+        ],
+    );
+    if std::process::Command::new("g++")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let cpp = prog("cpp_header.cpp").display().to_string();
+        let st = static_lib().display().to_string();
+        for std in ["-std=c++11", "-std=c++17"] {
+            tool(
+                d.path(),
+                "g++",
+                &[
+                    std,
+                    "-Wall",
+                    "-Wextra",
+                    "-Wpedantic",
+                    "-Werror",
+                    &inc,
+                    &cpp,
+                    &st,
+                    "-lpthread",
+                    "-ldl",
+                    "-lm",
+                    "-o",
+                    "cpp",
+                ],
+            );
+        }
+        let r = run(
+            d.path(),
+            &d.path().join("cpp"),
+            &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")],
+        );
+        ok(&r);
+        assert_eq!(r.stdout().trim(), "45 1");
+        let p = r.profile("drhook.prof.1");
+        assert_eq!(p.row("work", 1).calls, 1);
+        assert_eq!(p.row("work", 1).sizes.unwrap()[0], 10);
+        assert_eq!(p.row("CPP:MAIN", 1).suffix, ":cpp_header.cpp");
+    }
+}
+
+fn check_c_profile(r: &Run) {
+    ok(r);
+    assert_eq!(r.stdout().trim(), "x=31 active=1 lhook=1", "{}", r.stderr());
+    let p = r.profile("drhook.prof.1");
+    let row = |n: &str| p.row(n, 1);
+    // Every row of a C routine shows its file, as the reference does.
+    assert_eq!(row("main").suffix, ":c_macros.c");
+    assert_eq!(row("leaf").calls, 10);
+    assert_eq!(
+        row("leaf").sizes,
+        Some([160, row("leaf").sizes.unwrap()[1], 16, 16, 16])
+    );
+    assert_eq!(row("C:BY_STRING").calls, 10);
+    assert_eq!(
+        row("recursive").calls,
+        3,
+        "only the outermost of each recursion"
+    );
+    assert_eq!(row("C:EARLY").calls, 4);
+    let early = row("C:EARLY").sizes.unwrap();
+    assert_eq!(
+        (early[0], early[3], early[4]),
+        (6, 1, 3),
+        "RETURN sizes 1+2+3"
+    );
+    assert_eq!(row("C:DIRECT").suffix, ":direct.c");
+    assert_eq!(row("C:DIRECT_LEN").calls, 1);
+    assert_eq!(row("C:DIRECT_LEN").sizes.unwrap()[0], 7);
+    assert_eq!(row("<unnamed>").calls, 2, "null and empty names");
+    assert!(p.rows_of("C:NULL_HANDLE").is_empty(), "no handle, no entry");
+    // Nesting, from the call paths.
+    assert_eq!(row("leaf").path, ["C:BY_STRING", "main"]);
+    assert_eq!(
+        row("C:DIRECT").path,
+        ["main"],
+        "direct() itself is not instrumented"
+    );
+    assert_eq!(row("C:DIRECT_LEN").path, ["C:DIRECT", "main"]);
+    // drhook_calltree() printed the tree at show_tree.
+    let err = r.stderr();
+    let tree: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("[DrHookCallTree] :"))
+        .collect();
+    assert_eq!(tree.len(), 2, "{err}");
+    assert!(
+        tree[0].contains("[DrHookCallTree] :  main ,#1,st=1")
+            && tree[1].contains("[DrHookCallTree] :   show_tree ,#1,st=1"),
+        "{tree:#?}"
+    );
+}
+
+#[test]
+fn c_macros_static() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "c_macros",
+        &[&prog("c_macros.c")],
+        &[],
+        Link::Static,
+    );
+    let r = run(
+        d.path(),
+        &exe,
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,callpath")],
+    );
+    check_c_profile(&r);
+}
+
+#[test]
+fn c_macros_shared() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "c_macros",
+        &[&prog("c_macros.c")],
+        &[],
+        Link::Shared,
+    );
+    let r = run(
+        d.path(),
+        &exe,
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,callpath")],
+    );
+    check_c_profile(&r);
+}
+
+#[test]
+fn c_macros_off() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "c_macros",
+        &[&prog("c_macros.c")],
+        &[],
+        Link::Static,
+    );
+    let r = run(d.path(), &exe, &[]);
+    ok(&r);
+    assert_eq!(r.stdout().trim(), "x=31 active=0 lhook=0");
+    assert!(!d.path().join("drhook.prof.1").exists());
+    assert_eq!(r.stderr(), "", "nothing printed when Dr.Hook is off");
+}
+
+#[test]
+fn openmp_and_plain_pthreads_get_distinct_thread_numbers() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "c_threads",
+        &[&prog("c_threads.c")],
+        &["-fopenmp", "-pthread"],
+        Link::Static,
+    );
+    let r = run(
+        d.path(),
+        &exe,
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("OMP_DYNAMIC", "false"),
+        ],
+    );
+    ok(&r);
+    assert_eq!(r.stdout().trim(), "sink=64");
+    let p = r.profile("drhook.prof.1");
+    for t in 1..=4u32 {
+        assert_eq!(p.row("c_work", t).calls, 5 * t as u64, "c_work@{t}");
+    }
+    let mut others: Vec<_> = p
+        .rows_of("c_work")
+        .into_iter()
+        .filter(|r| r.tid > 4)
+        .collect();
+    others.sort_by_key(|r| r.tid);
+    assert_eq!(others.len(), 2, "{:#?}", p.rows);
+    assert!(others.iter().all(|r| r.calls == 7), "{others:#?}");
+    assert_eq!(p.threads, 6);
+}

@@ -1,0 +1,243 @@
+//! Shared helpers of the C and Fortran tests: where the built libraries
+//! are, compiling programs with gcc/gfortran, running them under a clean
+//! Dr.Hook environment, and skipping (or failing, with
+//! `DRHOOK_REQUIRE_FORTRAN=1`) when a compiler is missing.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub use drhook_tests::{Run, run_in};
+
+/// `target/<profile>` of this test build (the test executable lives in
+/// `target/<profile>/deps`).
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// This crate's directory.
+pub fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Builds `libdrhook.a` and `libdrhook.so` (once per test executable).
+/// `cargo test` builds the library target only when tests can link it as
+/// an rlib, which a C library is not, so the tests ask cargo for it
+/// (`cargo build -p drhook-ffi`, same target directory and profile; a no-op
+/// when it is up to date).
+fn ensure_built() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "-p", "drhook-ffi", "--lib", "--manifest-path"])
+            .arg(crate_dir().join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(target_dir().parent().unwrap());
+        if target_dir().file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let out = cmd.output().expect("cargo");
+        assert!(
+            out.status.success(),
+            "building libdrhook failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+/// `libdrhook.a`.
+pub fn static_lib() -> PathBuf {
+    ensure_built();
+    let p = target_dir().join("libdrhook.a");
+    assert!(p.exists(), "{} not built", p.display());
+    p
+}
+
+/// `libdrhook.so`.
+pub fn shared_lib() -> PathBuf {
+    ensure_built();
+    let p = target_dir().join("libdrhook.so");
+    assert!(p.exists(), "{} not built", p.display());
+    p
+}
+
+/// The static library of the `rust_in_fortran` example (libdrhook plus a
+/// Rust `#[drhook]` routine).
+pub fn rust_in_fortran_lib() -> PathBuf {
+    let p = target_dir().join("examples").join("librust_in_fortran.a");
+    assert!(p.exists(), "{} not built", p.display());
+    p
+}
+
+/// The `include/` directory (drhook.h, libhpm.h, f_hpm.h).
+pub fn include_dir() -> PathBuf {
+    crate_dir().join("include")
+}
+
+/// A test program source under `tests/progs`.
+pub fn prog(name: &str) -> PathBuf {
+    crate_dir().join("tests").join("progs").join(name)
+}
+
+fn works(cmd: &str) -> bool {
+    Command::new(cmd)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn require(tool: &str) -> bool {
+    if works(tool) {
+        return true;
+    }
+    let required = std::env::var("DRHOOK_REQUIRE_FORTRAN").as_deref() == Ok("1");
+    assert!(
+        !required,
+        "{tool} is not available and DRHOOK_REQUIRE_FORTRAN=1"
+    );
+    eprintln!("SKIPPED: {tool} is not available (set DRHOOK_REQUIRE_FORTRAN=1 to fail instead)");
+    false
+}
+
+/// Whether gfortran can be used (prints that the test is skipped if not).
+pub fn have_gfortran() -> bool {
+    require("gfortran")
+}
+
+/// Whether gcc can be used.
+pub fn have_gcc() -> bool {
+    require("gcc")
+}
+
+/// A fresh temporary directory for one test.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("drhook-ffi-")
+        .tempdir()
+        .unwrap()
+}
+
+/// Runs a compiler (or any tool) in `dir`; panics with its output on failure.
+pub fn tool(dir: &Path, program: &str, args: &[&str]) {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {}\nfailed:\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("arning"),
+        "{program} {} printed warnings:\n{err}",
+        args.join(" ")
+    );
+}
+
+/// How a test program links libdrhook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// `libdrhook.a`.
+    Static,
+    /// `libdrhook.so` (with an rpath).
+    Shared,
+    /// The `rust_in_fortran` example library.
+    RustInFortran,
+}
+
+fn link_args(link: Link) -> Vec<String> {
+    let mut v = match link {
+        Link::Static => vec![static_lib().display().to_string()],
+        Link::Shared => vec![
+            format!("-L{}", shared_lib().parent().unwrap().display()),
+            format!("-Wl,-rpath,{}", target_dir().display()),
+            "-ldrhook".into(),
+        ],
+        Link::RustInFortran => vec![rust_in_fortran_lib().display().to_string()],
+    };
+    // What a Rust static library needs from the system.
+    v.extend(["-lpthread", "-ldl", "-lm"].map(String::from));
+    v
+}
+
+/// Compiles `yomhook.F90` in `dir` (with OpenMP if asked), giving
+/// `yomhook.o` and `yomhook.mod`.
+pub fn yomhook(dir: &Path, openmp: bool) {
+    let src = crate_dir().join("fortran").join("yomhook.F90");
+    let s = src.display().to_string();
+    let mut args = vec!["-O2", "-Wall", "-c", &s];
+    if openmp {
+        args.push("-fopenmp");
+    }
+    tool(dir, "gfortran", &args);
+}
+
+/// Compiles and links Fortran `sources` (plus `yomhook.o` and `extra`
+/// objects) into `dir/exe`.
+pub fn fortran_exe(
+    dir: &Path,
+    exe: &str,
+    sources: &[&Path],
+    flags: &[&str],
+    link: Link,
+) -> PathBuf {
+    let mut args: Vec<String> = vec!["-O1".into(), "-g".into(), "-o".into(), exe.into()];
+    args.extend(flags.iter().map(|s| s.to_string()));
+    args.extend(sources.iter().map(|p| p.display().to_string()));
+    args.push("yomhook.o".into());
+    args.extend(link_args(link));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    tool(dir, "gfortran", &a);
+    dir.join(exe)
+}
+
+/// Compiles and links C sources with the include directory.
+pub fn c_exe(dir: &Path, exe: &str, sources: &[&Path], flags: &[&str], link: Link) -> PathBuf {
+    let mut args: Vec<String> = vec![
+        "-std=c99".into(),
+        "-Wall".into(),
+        "-Wextra".into(),
+        "-Wpedantic".into(),
+        "-O1".into(),
+        "-g".into(),
+        format!("-I{}", include_dir().display()),
+        "-o".into(),
+        exe.into(),
+    ];
+    args.extend(flags.iter().map(|s| s.to_string()));
+    args.extend(sources.iter().map(|p| p.display().to_string()));
+    args.extend(link_args(link));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    tool(dir, "gcc", &a);
+    dir.join(exe)
+}
+
+/// Runs `exe` in `dir` with a clean Dr.Hook environment plus `env`.
+pub fn run(dir: &Path, exe: &Path, env: &[(&str, &str)]) -> Run {
+    run_in(dir, &exe.display().to_string(), &[], env)
+}
+
+/// Asserts a successful exit, showing the output otherwise.
+pub fn ok(r: &Run) {
+    assert_eq!(
+        r.output.status.code(),
+        Some(0),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        r.output.status,
+        r.stdout(),
+        r.stderr()
+    );
+}
+
+/// The signal that ended the run, if any.
+pub fn signal(r: &Run) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    r.output.status.signal()
+}

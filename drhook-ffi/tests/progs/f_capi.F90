@@ -1,0 +1,27 @@
+! The reference's C ABI called directly from Fortran with implicit
+! interfaces (as its DR_HOOK_UTIL does): c_drhook_init_, c_drhook_start_,
+! c_drhook_end_ (hidden string lengths), c_drhook_print_, c_drhook_prof_.
+PROGRAM F_CAPI
+IMPLICIT NONE
+REAL(8) :: ZH1, ZH2
+INTEGER :: ITID, ISIZE, ILEVEL, IUNIT, IOPT, INTHR
+LOGICAL :: LLEXIST
+ITID = 1
+ISIZE = 0
+INTHR = 1
+CALL C_DRHOOK_INIT('', INTHR)
+CALL C_DRHOOK_START('CAPI:OUTER', ITID, ZH1, '', ISIZE)
+CALL C_DRHOOK_START('CAPI:INNER', ITID, ZH2, 'dir/f_capi.F90', ISIZE)
+IUNIT = 0
+IOPT = 2
+ILEVEL = 0
+CALL C_DRHOOK_PRINT(IUNIT, ITID, IOPT, ILEVEL)
+WRITE(*,'(A,I0)') 'LEVEL=', ILEVEL
+ISIZE = 77
+CALL C_DRHOOK_END('CAPI:INNER', ITID, ZH2, 'dir/f_capi.F90', ISIZE)
+ISIZE = 0
+CALL C_DRHOOK_END('CAPI:OUTER', ITID, ZH1, '', ISIZE)
+CALL C_DRHOOK_PROF()
+INQUIRE(FILE='drhook.prof.1', EXIST=LLEXIST)
+WRITE(*,'(A,L1)') 'PROFILE=', LLEXIST
+END PROGRAM F_CAPI
