@@ -21,7 +21,7 @@
 #include <stdint.h>
 /*
  * Macros, with the reference's semantics. DRHOOK_START* declares the call
- * site's own static cache and a local handle (double zhook_handle), enters
+ * site's own static cache and a local handle (uint64_t zhook_handle), enters
  * the routine when drhook_lhook is set, and opens a block that DRHOOK_END*
  * closes: start and end must be lexically paired in one function.
  * DRHOOK_RETURN(size) is the exit call alone, for an early return.
@@ -30,9 +30,9 @@
  */
 #define DRHOOK_START_BY_STRING_RECUR(str, recur)                              \
   static void *drhook_site_ = 0;                                              \
-  double zhook_handle = 0;                                                    \
+  uint64_t zhook_handle = 0;                                                  \
   if (!(recur) && drhook_lhook)                                               \
-    drhook_c_start(&drhook_site_, (str), __FILE__, &zhook_handle);            \
+    zhook_handle = drhook_c_start(&drhook_site_, (str), __FILE__);            \
   {
 
 #define DRHOOK_START_RECUR(name, recur) DRHOOK_START_BY_STRING_RECUR(#name, recur)
@@ -41,7 +41,7 @@
 
 #define DRHOOK_RETURN_RECUR(size, recur)                                      \
   if (!(recur) && drhook_lhook)                                               \
-    drhook_c_end(&drhook_site_, &zhook_handle, (long long)(size))
+    drhook_c_end(&drhook_site_, zhook_handle, (long long)(size))
 #define DRHOOK_RETURN(size) DRHOOK_RETURN_RECUR(size, 0)
 
 #define DRHOOK_END_RECUR(size, recur) } DRHOOK_RETURN_RECUR(size, recur)
@@ -123,24 +123,26 @@ void drhook_set_abort(DrhookAbortFn hook);
 void drhook_abort(const char *file, int line, const char *text);
 
 /*
- Entry of the `DRHOOK_START*` macros: `site` is the call site's own
+ Entry of the `DRHOOK_START*` macros: enters the routine and returns the
+ handle (0 when Dr.Hook is off). `site` is the call site's own
  `static void *` (null until its first call), so that after the first
  call nothing is looked up at all.
 
  # Safety
- `site` must point to a `void *` only used by these functions; `name`
- and `file` NUL-terminated (or null); `handle` valid (or null).
+ `site` must point to a `void *` only used by these functions (or be
+ null); `name` and `file` NUL-terminated (or null).
  */
-void drhook_c_start(void **site, const char *name, const char *file, double *handle);
+uint64_t drhook_c_start(void **site, const char *name, const char *file);
 
 /*
- Exit of the `DRHOOK_END*` / `DRHOOK_RETURN*` macros; `size` > 0 is added
- to the routine's size statistics.
+ Exit of the `DRHOOK_END*` / `DRHOOK_RETURN*` macros: leaves the
+ activation of `handle` (from [`drhook_c_start`]; 0 is ignored); `size`
+ > 0 is added to the routine's size statistics.
 
  # Safety
- As [`drhook_c_start`] (`handle` is only read).
+ As [`drhook_c_start`].
  */
-void drhook_c_end(void **site, const double *handle, long long size);
+void drhook_c_end(void **site, uint64_t handle, long long size);
 
 /*
  `c_drhook_start_(name, thread_id, key, filename, sizeinfo, name_len,
@@ -227,69 +229,64 @@ void c_drhook_print_(const int *ftnunitno,
 
 /*
  `DR_HOOK(CDNAME, 0, PKEY)` with an 8-byte `PKEY`: enters the routine and
- stores the handle in `PKEY`. Returns 1 when Dr.Hook is off (the module
- then sets `LHOOK = .FALSE.`), else 0. The first call reads the
- environment.
+ returns the handle, which the module stores in `PKEY` bit for bit. 0
+ means that Dr.Hook is off (the module then sets `LHOOK = .FALSE.`). The
+ first call reads the environment.
 
  # Safety
- `name` must be valid for `name_len` bytes (or null); `handle` must be
- null (then nothing is entered) or point to 8 writable bytes.
+ `name` must be valid for `name_len` bytes (or null).
  */
-int drhook_f_enter8(const char *name, double *handle, size_t name_len);
+uint64_t drhook_f_enter8(const char *name, size_t name_len);
 
 /*
- `DR_HOOK(CDNAME, 1, PKEY)` with an 8-byte `PKEY`: leaves the activation
- `PKEY` designates. A handle that is not the top of the calling thread's
- stack produces Dr.Hook's diagnostics; it is never dereferenced.
+ `DR_HOOK(CDNAME, 1, PKEY)` with an 8-byte `PKEY` (passed by value, as its
+ bits): leaves the activation the handle designates. A handle that is not
+ the top of the calling thread's stack produces Dr.Hook's diagnostics and
+ aborts; it is never dereferenced.
 
  # Safety
- As [`drhook_f_enter8`] (`handle` is only read).
+ As [`drhook_f_enter8`].
  */
-void drhook_f_exit8(const char *name, const double *handle, size_t name_len);
+void drhook_f_exit8(const char *name, uint64_t handle, size_t name_len);
 
 /*
- `DR_HOOK(CDNAME, 0, PKEY)` with a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`).
- Returns 1 when Dr.Hook is off.
+ `DR_HOOK(CDNAME, 0, PKEY)` with a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`):
+ returns the 4-byte handle (0 when Dr.Hook is off).
 
  # Safety
- `name` as in [`drhook_f_enter8`]; `handle` null or 4 writable bytes.
+ As [`drhook_f_enter8`].
  */
-int drhook_f_enter4(const char *name, float *handle, size_t name_len);
+uint32_t drhook_f_enter4(const char *name, size_t name_len);
 
 /*
  `DR_HOOK(CDNAME, 1, PKEY)` with a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`).
 
  # Safety
- As [`drhook_f_enter4`] (`handle` is only read).
+ As [`drhook_f_enter8`].
  */
-void drhook_f_exit4(const char *name, const float *handle, size_t name_len);
+void drhook_f_exit4(const char *name, uint32_t handle, size_t name_len);
 
 /*
  Enter with a file name (`DR_HOOK_FILE`, `DR_HOOK_FILE_SIZE`, their
  `MULTI` forms; `file_len == 0` means no file, as for `DR_HOOK_SIZE`).
  Profile rows of such a routine read `NAME@tid:file` (basename).
- Returns 1 when Dr.Hook is off.
+ Returns the handle, 0 when Dr.Hook is off.
 
  # Safety
- `name`/`file` valid for their lengths (or null); `handle` as in
- [`drhook_f_enter8`].
+ `name`/`file` valid for their lengths (or null).
  */
-int drhook_f_enter8_fs(const char *name,
-                       const char *file,
-                       double *handle,
-                       size_t name_len,
-                       size_t file_len);
+uint64_t drhook_f_enter8_fs(const char *name, const char *file, size_t name_len, size_t file_len);
 
 /*
  Exit with a file name and size information (`KSIZEINFO`, accumulated
  into the routine's size statistics; values ≤ 0 mean none).
 
  # Safety
- As [`drhook_f_enter8_fs`] (`handle` is only read).
+ As [`drhook_f_enter8_fs`].
  */
 void drhook_f_exit8_fs(const char *name,
                        const char *file,
-                       const double *handle,
+                       uint64_t handle,
                        int64_t size,
                        size_t name_len,
                        size_t file_len);

@@ -11,7 +11,10 @@ pub fn guard<R>(entry: &'static str, fallback: R, f: impl FnOnce() -> R) -> R {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => {
-            report_panic(entry, &*p);
+            // One out-of-line call that takes the payload: the landing pad
+            // then keeps nothing live, so the entry points need no saved
+            // registers for it.
+            report_panic(entry, p);
             fallback
         }
     }
@@ -19,7 +22,7 @@ pub fn guard<R>(entry: &'static str, fallback: R, f: impl FnOnce() -> R) -> R {
 
 #[cold]
 #[inline(never)]
-fn report_panic(entry: &str, p: &(dyn std::any::Any + Send)) {
+fn report_panic(entry: &str, p: Box<dyn std::any::Any + Send>) {
     let msg = p
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -36,6 +39,8 @@ fn report_panic(entry: &str, p: &(dyn std::any::Any + Send)) {
             ),
         )
     });
+    // A payload whose destructor panics must not escape either.
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(p)));
 }
 
 /// Things that are accepted but not implemented, each warned about once.

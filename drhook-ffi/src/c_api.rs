@@ -193,86 +193,75 @@ pub unsafe extern "C" fn drhook_abort(file: *const c_char, line: c_int, text: *c
     std::process::abort()
 }
 
-/// Entry of the `DRHOOK_START*` macros: `site` is the call site's own
+/// Entry of the `DRHOOK_START*` macros: enters the routine and returns the
+/// handle (0 when Dr.Hook is off). `site` is the call site's own
 /// `static void *` (null until its first call), so that after the first
 /// call nothing is looked up at all.
 ///
 /// # Safety
-/// `site` must point to a `void *` only used by these functions; `name`
-/// and `file` NUL-terminated (or null); `handle` valid (or null).
+/// `site` must point to a `void *` only used by these functions (or be
+/// null); `name` and `file` NUL-terminated (or null).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_c_start(
     site: *mut *mut c_void,
     name: *const c_char,
     file: *const c_char,
-    handle: *mut f64,
-) {
-    guard("drhook_c_start", (), || {
-        if site.is_null() || handle.is_null() {
-            return;
+) -> u64 {
+    guard("drhook_c_start", 0, || {
+        if site.is_null() {
+            return 0;
         }
         // SAFETY: caller contract: an aligned `void *` used only through
         // atomics by these functions.
         let cache = unsafe { AtomicPtr::from_ptr(site.cast::<*mut Site>()) };
-        let mut s = cache.load(Ordering::Relaxed);
+        let s = cache.load(Ordering::Relaxed);
         if s.is_null() {
             // SAFETY: caller contract.
-            match unsafe { c_site_cold(name, file) } {
-                Some(found) => {
-                    s = found as *const Site as *mut Site;
-                    cache.store(s, Ordering::Relaxed);
-                }
-                None => {
-                    // SAFETY: checked non-null above.
-                    unsafe { handle.cast::<u64>().write_unaligned(0) };
-                    return;
-                }
-            }
+            return unsafe { c_start_cold(cache, name, file) };
         }
         // SAFETY: only `&'static Site`s are stored in the cache.
-        let h = drhook::engine::enter_handle(unsafe { &*s });
-        // SAFETY: checked non-null above.
-        unsafe { handle.cast::<u64>().write_unaligned(h) };
+        drhook::engine::enter_handle(unsafe { &*s })
     })
 }
 
+/// First call from a `DRHOOK_START*` site.
+///
 /// # Safety
 /// Strings NUL-terminated or null.
 #[cold]
 #[inline(never)]
-unsafe fn c_site_cold(name: *const c_char, file: *const c_char) -> Option<&'static Site> {
+unsafe fn c_start_cold(cache: &AtomicPtr<Site>, name: *const c_char, file: *const c_char) -> u64 {
     // SAFETY: caller contract.
-    unsafe {
+    let site = unsafe {
         let (nl, fl) = (names::c_strlen(name), names::c_strlen(file));
         hook::site_cold(name.cast(), nl, file.cast(), fl)
+    };
+    match site {
+        Some(s) => {
+            cache.store(s as *const Site as *mut Site, Ordering::Relaxed);
+            drhook::engine::enter_handle(s)
+        }
+        None => 0,
     }
 }
 
-/// Exit of the `DRHOOK_END*` / `DRHOOK_RETURN*` macros; `size` > 0 is added
-/// to the routine's size statistics.
+/// Exit of the `DRHOOK_END*` / `DRHOOK_RETURN*` macros: leaves the
+/// activation of `handle` (from [`drhook_c_start`]; 0 is ignored); `size`
+/// > 0 is added to the routine's size statistics.
 ///
 /// # Safety
-/// As [`drhook_c_start`] (`handle` is only read).
+/// As [`drhook_c_start`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn drhook_c_end(
-    site: *mut *mut c_void,
-    handle: *const f64,
-    size: c_longlong,
-) {
+pub unsafe extern "C" fn drhook_c_end(site: *mut *mut c_void, handle: u64, size: c_longlong) {
     guard("drhook_c_end", (), || {
-        if site.is_null() || handle.is_null() {
-            return;
-        }
-        // SAFETY: checked non-null; the macros pass their local handle.
-        let h = unsafe { handle.cast::<u64>().read_unaligned() };
-        if h == 0 {
+        if site.is_null() || handle == 0 {
             return;
         }
         // SAFETY: as in `drhook_c_start`.
         let s = unsafe { AtomicPtr::from_ptr(site.cast::<*mut Site>()) }.load(Ordering::Relaxed);
         // SAFETY: only `&'static Site`s are stored in the cache.
         let s = unsafe { s.as_ref() };
-        drhook::engine::exit_handle(h, hook::size_of_arg(size), s);
+        drhook::engine::exit_handle(handle, hook::size_of_arg(size), s);
     })
 }
 

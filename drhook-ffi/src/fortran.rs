@@ -15,141 +15,78 @@ use std::ffi::{c_char, c_int};
 use crate::boundary::{Unimplemented, guard, warn_once};
 use crate::hook;
 
-/// Reads a handle from the caller's variable (null reads as 0).
-///
-/// # Safety
-/// `p` must be null or valid for reads of 8 bytes.
-#[inline(always)]
-unsafe fn load8(p: *const f64) -> u64 {
-    if p.is_null() {
-        0
-    } else {
-        // SAFETY: caller contract; Fortran does not guarantee alignment
-        // inside SEQUENCE types and COMMON blocks.
-        unsafe { p.cast::<u64>().read_unaligned() }
-    }
-}
-
-/// Stores a handle into the caller's (non-null) variable.
-///
-/// # Safety
-/// `p` must be valid for writes of 8 bytes.
-#[inline(always)]
-unsafe fn store8(p: *mut f64, h: u64) {
-    // SAFETY: as in `load8`.
-    unsafe { p.cast::<u64>().write_unaligned(h) }
-}
-
 /// `DR_HOOK(CDNAME, 0, PKEY)` with an 8-byte `PKEY`: enters the routine and
-/// stores the handle in `PKEY`. Returns 1 when Dr.Hook is off (the module
-/// then sets `LHOOK = .FALSE.`), else 0. The first call reads the
-/// environment.
+/// returns the handle, which the module stores in `PKEY` bit for bit. 0
+/// means that Dr.Hook is off (the module then sets `LHOOK = .FALSE.`). The
+/// first call reads the environment.
 ///
 /// # Safety
-/// `name` must be valid for `name_len` bytes (or null); `handle` must be
-/// null (then nothing is entered) or point to 8 writable bytes.
+/// `name` must be valid for `name_len` bytes (or null).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn drhook_f_enter8(
-    name: *const c_char,
-    handle: *mut f64,
-    name_len: usize,
-) -> c_int {
-    guard("drhook_f_enter8", 0, || {
-        if handle.is_null() {
-            return 0; // nowhere to keep the handle: do not enter
-        }
-        // SAFETY: caller contract.
-        unsafe {
-            let h = hook::enter64(name.cast(), name_len, std::ptr::null(), 0);
-            store8(handle, h);
-            c_int::from(h == 0)
-        }
+pub unsafe extern "C" fn drhook_f_enter8(name: *const c_char, name_len: usize) -> u64 {
+    // SAFETY: caller contract.
+    guard("drhook_f_enter8", 0, || unsafe {
+        hook::enter64(name.cast(), name_len, std::ptr::null(), 0)
     })
 }
 
-/// `DR_HOOK(CDNAME, 1, PKEY)` with an 8-byte `PKEY`: leaves the activation
-/// `PKEY` designates. A handle that is not the top of the calling thread's
-/// stack produces Dr.Hook's diagnostics; it is never dereferenced.
+/// `DR_HOOK(CDNAME, 1, PKEY)` with an 8-byte `PKEY` (passed by value, as its
+/// bits): leaves the activation the handle designates. A handle that is not
+/// the top of the calling thread's stack produces Dr.Hook's diagnostics and
+/// aborts; it is never dereferenced.
 ///
 /// # Safety
-/// As [`drhook_f_enter8`] (`handle` is only read).
+/// As [`drhook_f_enter8`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn drhook_f_exit8(name: *const c_char, handle: *const f64, name_len: usize) {
-    guard("drhook_f_exit8", (), || {
-        // SAFETY: caller contract.
-        unsafe { hook::exit64(load8(handle), 0, name.cast(), name_len, std::ptr::null(), 0) }
+pub unsafe extern "C" fn drhook_f_exit8(name: *const c_char, handle: u64, name_len: usize) {
+    // SAFETY: caller contract.
+    guard("drhook_f_exit8", (), || unsafe {
+        hook::exit64(handle, 0, name.cast(), name_len, std::ptr::null(), 0)
     })
 }
 
-/// `DR_HOOK(CDNAME, 0, PKEY)` with a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`).
-/// Returns 1 when Dr.Hook is off.
+/// `DR_HOOK(CDNAME, 0, PKEY)` with a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`):
+/// returns the 4-byte handle (0 when Dr.Hook is off).
 ///
 /// # Safety
-/// `name` as in [`drhook_f_enter8`]; `handle` null or 4 writable bytes.
+/// As [`drhook_f_enter8`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn drhook_f_enter4(
-    name: *const c_char,
-    handle: *mut f32,
-    name_len: usize,
-) -> c_int {
-    guard("drhook_f_enter4", 0, || {
-        if handle.is_null() {
-            return 0;
-        }
-        // SAFETY: caller contract.
-        unsafe {
-            let h = hook::enter32(name.cast(), name_len, std::ptr::null(), 0);
-            handle.cast::<u32>().write_unaligned(h);
-            c_int::from(h == 0)
-        }
+pub unsafe extern "C" fn drhook_f_enter4(name: *const c_char, name_len: usize) -> u32 {
+    // SAFETY: caller contract.
+    guard("drhook_f_enter4", 0, || unsafe {
+        hook::enter32(name.cast(), name_len)
     })
 }
 
 /// `DR_HOOK(CDNAME, 1, PKEY)` with a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`).
 ///
 /// # Safety
-/// As [`drhook_f_enter4`] (`handle` is only read).
+/// As [`drhook_f_enter8`].
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn drhook_f_exit4(name: *const c_char, handle: *const f32, name_len: usize) {
-    guard("drhook_f_exit4", (), || {
-        // SAFETY: caller contract.
-        unsafe {
-            let h = if handle.is_null() {
-                0
-            } else {
-                handle.cast::<u32>().read_unaligned()
-            };
-            hook::exit32(h, 0, name.cast(), name_len, std::ptr::null(), 0)
-        }
+pub unsafe extern "C" fn drhook_f_exit4(name: *const c_char, handle: u32, name_len: usize) {
+    // SAFETY: caller contract.
+    guard("drhook_f_exit4", (), || unsafe {
+        hook::exit32(handle, name.cast(), name_len)
     })
 }
 
 /// Enter with a file name (`DR_HOOK_FILE`, `DR_HOOK_FILE_SIZE`, their
 /// `MULTI` forms; `file_len == 0` means no file, as for `DR_HOOK_SIZE`).
 /// Profile rows of such a routine read `NAME@tid:file` (basename).
-/// Returns 1 when Dr.Hook is off.
+/// Returns the handle, 0 when Dr.Hook is off.
 ///
 /// # Safety
-/// `name`/`file` valid for their lengths (or null); `handle` as in
-/// [`drhook_f_enter8`].
+/// `name`/`file` valid for their lengths (or null).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_enter8_fs(
     name: *const c_char,
     file: *const c_char,
-    handle: *mut f64,
     name_len: usize,
     file_len: usize,
-) -> c_int {
-    guard("drhook_f_enter8_fs", 0, || {
-        if handle.is_null() {
-            return 0;
-        }
-        // SAFETY: caller contract.
-        unsafe {
-            let h = hook::enter64(name.cast(), name_len, file.cast(), file_len);
-            store8(handle, h);
-            c_int::from(h == 0)
-        }
+) -> u64 {
+    // SAFETY: caller contract.
+    guard("drhook_f_enter8_fs", 0, || unsafe {
+        hook::enter64(name.cast(), name_len, file.cast(), file_len)
     })
 }
 
@@ -157,28 +94,26 @@ pub unsafe extern "C" fn drhook_f_enter8_fs(
 /// into the routine's size statistics; values ≤ 0 mean none).
 ///
 /// # Safety
-/// As [`drhook_f_enter8_fs`] (`handle` is only read).
+/// As [`drhook_f_enter8_fs`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_exit8_fs(
     name: *const c_char,
     file: *const c_char,
-    handle: *const f64,
+    handle: u64,
     size: i64,
     name_len: usize,
     file_len: usize,
 ) {
-    guard("drhook_f_exit8_fs", (), || {
-        // SAFETY: caller contract.
-        unsafe {
-            hook::exit64(
-                load8(handle),
-                hook::size_of_arg(size),
-                name.cast(),
-                name_len,
-                file.cast(),
-                file_len,
-            )
-        }
+    // SAFETY: caller contract.
+    guard("drhook_f_exit8_fs", (), || unsafe {
+        hook::exit64(
+            handle,
+            hook::size_of_arg(size),
+            name.cast(),
+            name_len,
+            file.cast(),
+            file_len,
+        )
     })
 }
 

@@ -3,6 +3,11 @@
 //! handle operations. A handle is what the engine encodes (thread, depth,
 //! node index), stored bit for bit in the caller's `REAL(8)` / `double`
 //! (or `REAL(4)`); it is never a pointer.
+//!
+//! The hot paths (a name without a file, found in its first slot) are a
+//! cache probe and one engine call; anything else goes to an out-of-line
+//! function that does the whole operation, so that the hot paths keep no
+//! values across calls and need no saved registers.
 
 use drhook::Site;
 use drhook::engine;
@@ -16,36 +21,53 @@ use crate::names;
 /// `name` / `file` must be null or valid for their lengths.
 #[inline(always)]
 pub unsafe fn enter64(name: *const u8, name_len: usize, file: *const u8, file_len: usize) -> u64 {
-    let site = match names::lookup(name, name_len, file, file_len) {
-        Some(s) => s,
-        // SAFETY: caller contract.
-        None => match unsafe { site_cold(name, name_len, file, file_len) } {
-            Some(s) => s,
-            None => return 0,
-        },
-    };
-    engine::enter_handle(site)
+    if file_len == 0 {
+        let site = names::first(name, name_len);
+        if !site.is_null() {
+            // SAFETY: cached sites are `&'static Site`s.
+            return engine::enter_handle(unsafe { &*site });
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { enter64_slow(name, name_len, file, file_len) }
 }
 
-/// As [`enter64`], for a 4-byte handle.
+#[inline(never)]
+unsafe fn enter64_slow(name: *const u8, name_len: usize, file: *const u8, file_len: usize) -> u64 {
+    // SAFETY: caller contract.
+    match unsafe { site(name, name_len, file, file_len) } {
+        Some(site) => engine::enter_handle(site),
+        None => 0,
+    }
+}
+
+/// As [`enter64`] (without a file), for a 4-byte handle.
 ///
 /// # Safety
 /// As [`enter64`].
 #[inline(always)]
-pub unsafe fn enter32(name: *const u8, name_len: usize, file: *const u8, file_len: usize) -> u32 {
-    let site = match names::lookup(name, name_len, file, file_len) {
-        Some(s) => s,
-        // SAFETY: caller contract.
-        None => match unsafe { site_cold(name, name_len, file, file_len) } {
-            Some(s) => s,
-            None => return 0,
-        },
-    };
-    engine::enter_handle32(site)
+pub unsafe fn enter32(name: *const u8, name_len: usize) -> u32 {
+    let site = names::first(name, name_len);
+    if !site.is_null() {
+        // SAFETY: cached sites are `&'static Site`s.
+        return engine::enter_handle32(unsafe { &*site });
+    }
+    // SAFETY: caller contract.
+    unsafe { enter32_slow(name, name_len) }
+}
+
+#[inline(never)]
+unsafe fn enter32_slow(name: *const u8, name_len: usize) -> u32 {
+    // SAFETY: caller contract.
+    match unsafe { site(name, name_len, std::ptr::null(), 0) } {
+        Some(site) => engine::enter_handle32(site),
+        None => 0,
+    }
 }
 
 /// Leaves the activation of a 64-bit handle; `name`/`file` name the routine
-/// for diagnostics (and for `DR_HOOK_STRICT_REGIONS`).
+/// for diagnostics (and for `DR_HOOK_STRICT_REGIONS`). A handle of 0 (an
+/// enter made while Dr.Hook was off) is ignored.
 ///
 /// # Safety
 /// As [`enter64`].
@@ -61,36 +83,74 @@ pub unsafe fn exit64(
     if handle == 0 {
         return;
     }
-    let site = match names::lookup(name, name_len, file, file_len) {
-        Some(s) => Some(s),
-        // SAFETY: caller contract.
-        None => unsafe { site_cold(name, name_len, file, file_len) },
-    };
-    engine::exit_handle(handle, size, site);
+    if file_len == 0 {
+        let site = names::first(name, name_len);
+        if !site.is_null() {
+            // SAFETY: cached sites are `&'static Site`s.
+            return engine::exit_handle(handle, size, Some(unsafe { &*site }));
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { exit64_slow(handle, size, name, name_len, file, file_len) }
 }
 
-/// As [`exit64`], for a 4-byte handle.
-///
-/// # Safety
-/// As [`enter64`].
-#[inline(always)]
-pub unsafe fn exit32(
-    handle: u32,
+#[inline(never)]
+unsafe fn exit64_slow(
+    handle: u64,
     size: u64,
     name: *const u8,
     name_len: usize,
     file: *const u8,
     file_len: usize,
 ) {
+    // SAFETY: caller contract.
+    let site = unsafe { site(name, name_len, file, file_len) };
+    engine::exit_handle(handle, size, site);
+}
+
+/// As [`exit64`] (without a file or size), for a 4-byte handle.
+///
+/// # Safety
+/// As [`enter64`].
+#[inline(always)]
+pub unsafe fn exit32(handle: u32, name: *const u8, name_len: usize) {
     if handle == 0 {
         return;
     }
-    let site = match names::lookup(name, name_len, file, file_len) {
-        Some(s) => Some(s),
-        // SAFETY: caller contract.
-        None => unsafe { site_cold(name, name_len, file, file_len) },
-    };
-    engine::exit_handle32(handle, size, site);
+    let site = names::first(name, name_len);
+    if !site.is_null() {
+        // SAFETY: cached sites are `&'static Site`s.
+        return engine::exit_handle32(handle, 0, Some(unsafe { &*site }));
+    }
+    // SAFETY: caller contract.
+    unsafe { exit32_slow(handle, name, name_len) }
+}
+
+#[inline(never)]
+unsafe fn exit32_slow(handle: u32, name: *const u8, name_len: usize) {
+    // SAFETY: caller contract.
+    let site = unsafe { site(name, name_len, std::ptr::null(), 0) };
+    engine::exit_handle32(handle, 0, site);
+}
+
+/// The site of a name (and file) that is not in its first slot: the rest
+/// of the probe sequence, then (first call from a call site) initialisation
+/// and resolution of the text. `None` when Dr.Hook is off (nothing is
+/// cached then).
+///
+/// # Safety
+/// As [`enter64`].
+unsafe fn site(
+    name: *const u8,
+    name_len: usize,
+    file: *const u8,
+    file_len: usize,
+) -> Option<&'static Site> {
+    if let Some(s) = names::lookup(name, name_len, file, file_len) {
+        return Some(s);
+    }
+    // SAFETY: caller contract.
+    unsafe { site_cold(name, name_len, file, file_len) }
 }
 
 /// First call from a call site: initialise if needed, then resolve the name

@@ -29,20 +29,19 @@ use drhook::Site;
 /// Name used for a null or empty routine name.
 pub const UNNAMED: &str = "<unnamed>";
 
-/// One cached (name address, file address) -> site association. `k1 == 0`
-/// is an empty slot. `k2` and `site` are written before `k1` is published
-/// and never change afterwards.
-struct Slot {
-    k1: AtomicU64,
-    k2: AtomicU64,
+/// One cached association of `K` key words (name address and length, and
+/// for file-carrying calls the file's address and length) with a site. A
+/// null `site` is an empty slot. The keys are written before `site` is
+/// published and never change afterwards.
+struct Slot<const K: usize> {
+    keys: [AtomicU64; K],
     site: AtomicPtr<Site>,
 }
 
-impl Slot {
-    const fn empty() -> Slot {
+impl<const K: usize> Slot<K> {
+    const fn empty() -> Slot<K> {
         Slot {
-            k1: AtomicU64::new(0),
-            k2: AtomicU64::new(0),
+            keys: [const { AtomicU64::new(0) }; K],
             site: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
@@ -51,89 +50,188 @@ impl Slot {
 /// An open-addressing table (linear probing, at most half full). Tables are
 /// never freed: a grown table replaces the published pointer and the old one
 /// stays valid for readers that still hold it.
-struct Table {
+struct Table<const K: usize> {
     /// `64 - log2(len)`.
     shift: u32,
     len: usize,
-    slots: *const Slot,
-    /// Occupied slots (only read and written under `INSERT`).
+    slots: *const Slot<K>,
+    /// Occupied slots (only changed under `INSERT`).
     used: AtomicU64,
 }
 
 // SAFETY: `slots` points to leaked (or static) atomics; all access is atomic.
-unsafe impl Sync for Table {}
+unsafe impl<const K: usize> Sync for Table<K> {}
 // SAFETY: as above.
-unsafe impl Send for Table {}
+unsafe impl<const K: usize> Send for Table<K> {}
+
+/// The tables: one for names alone (the hot one), one for name + file.
+struct Tables<const K: usize> {
+    current: AtomicPtr<Table<K>>,
+}
 
 const INITIAL_LOG2: u32 = 12;
-static INITIAL_SLOTS: [Slot; 1 << INITIAL_LOG2] = [const { Slot::empty() }; 1 << INITIAL_LOG2];
-static INITIAL: Table = Table {
+static NAME_SLOTS: [Slot<2>; 1 << INITIAL_LOG2] = [const { Slot::empty() }; 1 << INITIAL_LOG2];
+static NAME_INITIAL: Table<2> = Table {
     shift: 64 - INITIAL_LOG2,
     len: 1 << INITIAL_LOG2,
-    slots: INITIAL_SLOTS.as_ptr(),
+    slots: NAME_SLOTS.as_ptr(),
     used: AtomicU64::new(0),
 };
-static TABLE: AtomicPtr<Table> = AtomicPtr::new(&INITIAL as *const Table as *mut Table);
+static NAMES: Tables<2> = Tables {
+    current: AtomicPtr::new(&NAME_INITIAL as *const Table<2> as *mut Table<2>),
+};
+const FILE_LOG2: u32 = 8;
+static FILE_SLOTS: [Slot<4>; 1 << FILE_LOG2] = [const { Slot::empty() }; 1 << FILE_LOG2];
+static FILE_INITIAL: Table<4> = Table {
+    shift: 64 - FILE_LOG2,
+    len: 1 << FILE_LOG2,
+    slots: FILE_SLOTS.as_ptr(),
+    used: AtomicU64::new(0),
+};
+static WITH_FILES: Tables<4> = Tables {
+    current: AtomicPtr::new(&FILE_INITIAL as *const Table<4> as *mut Table<4>),
+};
 /// Serialises inserts and growth; readers never take it.
 static INSERT: Mutex<()> = Mutex::new(());
 
-/// Packs an address and a length into one key word: 48 bits of address,
-/// 16 bits of length. `None` for null, or when they do not fit (then the
-/// name is looked up by content). Never 0, the empty-slot marker.
 #[inline(always)]
-fn pack(ptr: *const u8, len: usize) -> Option<u64> {
-    let a = ptr as usize as u64;
-    (a != 0 && a < (1 << 48) && len < (1 << 16)).then_some(a | ((len as u64) << 48))
+fn index<const K: usize>(k: &[u64; K], shift: u32) -> usize {
+    let mut h = k[0];
+    for &w in &k[1..] {
+        h = h.rotate_left(25) ^ w;
+    }
+    (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
 }
 
-#[inline(always)]
-fn index(k1: u64, k2: u64, shift: u32) -> usize {
-    ((k1 ^ k2.rotate_left(31)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+impl<const K: usize> Tables<K> {
+    /// The site cached under `k` if it sits in its first slot (the common
+    /// case), else null: lock-free, no hashing of text, no allocation, and
+    /// no call, so callers keep no values across it.
+    #[inline(always)]
+    fn first(&self, k: [u64; K]) -> *const Site {
+        // SAFETY: `current` always points to a live (static or leaked) table.
+        let t = unsafe { &*self.current.load(Ordering::Acquire) };
+        let i = index(&k, t.shift);
+        // SAFETY: `index` is below `t.len` (the shift keeps log2(len) bits).
+        let s = unsafe { &*t.slots.add(i) };
+        let site = s.site.load(Ordering::Acquire);
+        let mut same = true;
+        for (slot, &w) in s.keys.iter().zip(&k) {
+            same &= slot.load(Ordering::Relaxed) == w;
+        }
+        if same { site } else { std::ptr::null() }
+    }
+
+    /// The site cached under `k`, anywhere in its probe sequence.
+    fn get(&self, k: &[u64; K]) -> Option<&'static Site> {
+        // SAFETY: as in `first`.
+        let t = unsafe { &*self.current.load(Ordering::Acquire) };
+        let mask = t.len - 1;
+        let mut i = index(k, t.shift);
+        loop {
+            // SAFETY: `i <= mask < t.len`.
+            let s = unsafe { &*t.slots.add(i) };
+            let site = s.site.load(Ordering::Acquire);
+            if site.is_null() {
+                return None;
+            }
+            if (0..K).all(|j| s.keys[j].load(Ordering::Relaxed) == k[j]) {
+                // SAFETY: published sites are `&'static Site`s.
+                return Some(unsafe { &*site });
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Returns the site under `k`, interning it with `make` if absent
+    /// (caller holds `INSERT`).
+    fn get_or_insert(&self, k: &[u64; K], make: impl FnOnce() -> &'static Site) -> &'static Site {
+        if let Some(s) = self.get(k) {
+            return s;
+        }
+        let site = make();
+        // SAFETY: as in `get`.
+        let mut t = unsafe { &*self.current.load(Ordering::Acquire) };
+        if (t.used.load(Ordering::Relaxed) + 1) * 2 > t.len as u64 {
+            t = self.grow(t);
+        }
+        Self::insert(t, k, site);
+        site
+    }
+
+    /// Inserts into `t` (caller holds `INSERT`; the key is not present).
+    fn insert(t: &Table<K>, k: &[u64; K], site: &'static Site) {
+        let mask = t.len - 1;
+        let mut i = index(k, t.shift);
+        loop {
+            // SAFETY: `i <= mask < t.len`.
+            let s = unsafe { &*t.slots.add(i) };
+            if s.site.load(Ordering::Relaxed).is_null() {
+                for (slot, &w) in s.keys.iter().zip(k) {
+                    slot.store(w, Ordering::Relaxed);
+                }
+                s.site
+                    .store(site as *const Site as *mut Site, Ordering::Release);
+                t.used.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Doubles the table (caller holds `INSERT`) and publishes the new one.
+    fn grow(&self, old: &Table<K>) -> &'static Table<K> {
+        let len = old.len * 2;
+        let slots: &'static [Slot<K>] =
+            Box::leak((0..len).map(|_| Slot::empty()).collect::<Box<[Slot<K>]>>());
+        let t: &'static Table<K> = Box::leak(Box::new(Table {
+            shift: 64 - len.trailing_zeros(),
+            len,
+            slots: slots.as_ptr(),
+            used: AtomicU64::new(0),
+        }));
+        for j in 0..old.len {
+            // SAFETY: `j < old.len`.
+            let s = unsafe { &*old.slots.add(j) };
+            let site = s.site.load(Ordering::Acquire);
+            if !site.is_null() {
+                let k: [u64; K] = std::array::from_fn(|w| s.keys[w].load(Ordering::Relaxed));
+                // SAFETY: published slot.
+                Self::insert(t, &k, unsafe { &*site });
+            }
+        }
+        self.current
+            .store(t as *const Table<K> as *mut Table<K>, Ordering::Release);
+        t
+    }
 }
 
-/// The cached site of a name (and file) at these addresses, if any. This is
-/// the hot path: no locks, no hashing of text, no allocation.
+/// The cached site of a name at this address and length when it is in its
+/// first slot, else null (then call [`lookup`] or [`resolve`]). This is the
+/// hot path: a multiply, a shift, two compares and three loads. An empty
+/// slot has a null site, so an absent name gives null as well.
 #[inline(always)]
+pub fn first(name: *const u8, name_len: usize) -> *const Site {
+    NAMES.first([name as usize as u64, name_len as u64])
+}
+
+/// The cached site of a name (and file) at these addresses, if any.
+#[inline(never)]
 pub fn lookup(
     name: *const u8,
     name_len: usize,
     file: *const u8,
     file_len: usize,
 ) -> Option<&'static Site> {
-    let k1 = pack(name, name_len)?;
-    let k2 = if file_len == 0 {
-        0
+    if file_len == 0 {
+        NAMES.get(&[name as usize as u64, name_len as u64])
     } else {
-        pack(file, file_len)?
-    };
-    // SAFETY: TABLE always points to a live (static or leaked) table.
-    let t = unsafe { &*TABLE.load(Ordering::Acquire) };
-    let i = index(k1, k2, t.shift);
-    // SAFETY: `index` is below `t.len` (the shift keeps log2(len) bits).
-    let s = unsafe { &*t.slots.add(i) };
-    if s.k1.load(Ordering::Acquire) == k1 && s.k2.load(Ordering::Relaxed) == k2 {
-        // SAFETY: a published slot's site is a `&'static Site`.
-        return Some(unsafe { &*s.site.load(Ordering::Relaxed) });
-    }
-    probe(t, i, k1, k2)
-}
-
-/// Linear probing after a first-slot miss.
-#[inline(never)]
-fn probe(t: &Table, mut i: usize, k1: u64, k2: u64) -> Option<&'static Site> {
-    let mask = t.len - 1;
-    loop {
-        i = (i + 1) & mask;
-        // SAFETY: `i <= mask < t.len`.
-        let s = unsafe { &*t.slots.add(i) };
-        match s.k1.load(Ordering::Acquire) {
-            0 => return None,
-            k if k == k1 && s.k2.load(Ordering::Relaxed) == k2 => {
-                // SAFETY: as in `lookup`.
-                return Some(unsafe { &*s.site.load(Ordering::Relaxed) });
-            }
-            _ => {}
-        }
+        WITH_FILES.get(&[
+            name as usize as u64,
+            name_len as u64,
+            file as usize as u64,
+            file_len as u64,
+        ])
     }
 }
 
@@ -152,85 +250,27 @@ pub unsafe fn resolve(
 ) -> &'static Site {
     // SAFETY: caller contract.
     let (name_b, file_b) = unsafe { (bytes(name, name_len), bytes(file, file_len)) };
-    let cacheable = pack(name, name_len).is_some()
-        && (file_len == 0 || pack(file, file_len).is_some())
-        && !name_b.is_empty()
+    let cacheable = !name_b.is_empty()
         && is_read_only(name_b)
-        && (file_b.is_empty() || is_read_only(file_b));
+        && (file_len == 0 || (!file_b.is_empty() && is_read_only(file_b)));
     if !cacheable {
         return by_content(name_b, file_b);
     }
-    let k1 = pack(name, name_len).unwrap_or(0);
-    let k2 = if file_len == 0 {
-        0
-    } else {
-        pack(file, file_len).unwrap_or(0)
-    };
     let _g = INSERT.lock().unwrap_or_else(|p| p.into_inner());
-    // SAFETY: TABLE always points to a live table.
-    let t = unsafe { &*TABLE.load(Ordering::Acquire) };
-    let i = index(k1, k2, t.shift);
-    // SAFETY: as in `lookup`.
-    let first = unsafe { &*t.slots.add(i) };
-    if first.k1.load(Ordering::Acquire) == k1 && first.k2.load(Ordering::Relaxed) == k2 {
-        // SAFETY: published slot.
-        return unsafe { &*first.site.load(Ordering::Relaxed) };
-    }
-    if let Some(s) = probe(t, i, k1, k2) {
-        return s;
-    }
-    let site = intern(name_b, file_b);
-    let t = if (t.used.load(Ordering::Relaxed) + 1) * 2 > t.len as u64 {
-        grow(t)
+    let make = || intern(name_b, file_b);
+    if file_len == 0 {
+        NAMES.get_or_insert(&[name as usize as u64, name_len as u64], make)
     } else {
-        t
-    };
-    insert(t, k1, k2, site);
-    site
-}
-
-/// Inserts into `t` (caller holds `INSERT`; the key is not present).
-fn insert(t: &Table, k1: u64, k2: u64, site: &'static Site) {
-    let mask = t.len - 1;
-    let mut i = index(k1, k2, t.shift);
-    loop {
-        // SAFETY: `i <= mask < t.len`.
-        let s = unsafe { &*t.slots.add(i) };
-        if s.k1.load(Ordering::Relaxed) == 0 {
-            s.k2.store(k2, Ordering::Relaxed);
-            s.site
-                .store(site as *const Site as *mut Site, Ordering::Relaxed);
-            s.k1.store(k1, Ordering::Release);
-            t.used.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        i = (i + 1) & mask;
+        WITH_FILES.get_or_insert(
+            &[
+                name as usize as u64,
+                name_len as u64,
+                file as usize as u64,
+                file_len as u64,
+            ],
+            make,
+        )
     }
-}
-
-/// Doubles the table (caller holds `INSERT`) and publishes the new one.
-fn grow(old: &Table) -> &'static Table {
-    let len = old.len * 2;
-    let slots: &'static [Slot] =
-        Box::leak((0..len).map(|_| Slot::empty()).collect::<Box<[Slot]>>());
-    let t: &'static Table = Box::leak(Box::new(Table {
-        shift: 64 - len.trailing_zeros(),
-        len,
-        slots: slots.as_ptr(),
-        used: AtomicU64::new(0),
-    }));
-    for j in 0..old.len {
-        // SAFETY: `j < old.len`.
-        let s = unsafe { &*old.slots.add(j) };
-        let k1 = s.k1.load(Ordering::Acquire);
-        if k1 != 0 {
-            // SAFETY: published slot.
-            let site = unsafe { &*s.site.load(Ordering::Relaxed) };
-            insert(t, k1, s.k2.load(Ordering::Relaxed), site);
-        }
-    }
-    TABLE.store(t as *const Table as *mut Table, Ordering::Release);
-    t
 }
 
 /// Names that cannot be cached by address, keyed by their text.
