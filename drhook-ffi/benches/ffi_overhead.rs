@@ -1,0 +1,310 @@
+//! Overhead of Dr.Hook called from Fortran (through `yomhook.F90`) and from
+//! C (the `drhook.h` macros): the Fortran and C twins of the engine
+//! benchmark — an instrumented leaf called from an instrumented parent,
+//! against the same loop over an uninstrumented leaf — under `DR_HOOK`
+//! unset, `DR_HOOK=1` and `DR_HOOK_OPT=prof`, linked statically
+//! (`libdrhook.a`) and dynamically (`libdrhook.so`); the floor of any exact
+//! wall-clock profile (two `rdtsc` reads around the uninstrumented call,
+//! in C); and instructions per pair under callgrind, counted inside the
+//! timing loop only (`--toggle-collect`).
+//!
+//! `cargo bench -p drhook-ffi --bench ffi_overhead`
+//! (`DRHOOK_BENCH_QUICK=1`: 1 M calls × 5 samples instead of 10 M × 9;
+//! `DRHOOK_BENCH_CALLGRIND=0`: no valgrind.)
+//!
+//! Every program runs as a child process per configuration (Dr.Hook reads
+//! its environment once per process); each child times its instrumented
+//! and uninstrumented loops alternately and prints medians, minimums and
+//! the median of the per-sample ratios (which cancels the stretches where
+//! the whole VM slows down).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cargo_release_libs() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The bench executable lives in target/release/deps.
+    let exe = std::env::current_exe().unwrap();
+    let target = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args([
+        "build",
+        "--release",
+        "-p",
+        "drhook-ffi",
+        "--lib",
+        "--manifest-path",
+    ])
+    .arg(dir.join("Cargo.toml"))
+    .arg("--target-dir")
+    .arg(target.parent().unwrap());
+    let st = cmd.status().expect("cargo");
+    assert!(st.success(), "building libdrhook failed");
+    target
+}
+
+fn sh(dir: &Path, program: &str, args: &[String]) {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {}:\n{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Compiles the benchmark programs; returns (name, path) pairs.
+fn build(work: &Path, libdir: &Path) -> Vec<(&'static str, PathBuf)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let s = |p: &str| src.join(p).display().to_string();
+    let a = libdir.join("libdrhook.a").display().to_string();
+    let shared = [
+        format!("-L{}", libdir.display()),
+        format!("-Wl,-rpath,{}", libdir.display()),
+        "-ldrhook".to_string(),
+    ];
+    let sys = ["-lpthread", "-ldl", "-lm"].map(String::from);
+    let mut progs = Vec::new();
+    if have("gfortran") {
+        sh(
+            work,
+            "gfortran",
+            &["-O2".into(), "-c".into(), s("fortran/yomhook.F90")],
+        );
+        sh(
+            work,
+            "gfortran",
+            &["-O2".into(), "-c".into(), s("benches/progs/bench_leaf.F90")],
+        );
+        let base = vec![
+            "-O2".to_string(),
+            s("benches/progs/bench_f.F90"),
+            "bench_leaf.o".into(),
+            "yomhook.o".into(),
+        ];
+        let mut st = base.clone();
+        st.extend(["-o".into(), "bench_f_static".into(), a.clone()]);
+        st.extend(sys.clone());
+        sh(work, "gfortran", &st);
+        let mut dy = base;
+        dy.extend(["-o".into(), "bench_f_shared".into()]);
+        dy.extend(shared.clone());
+        sh(work, "gfortran", &dy);
+        progs.push(("Fortran, libdrhook.a", work.join("bench_f_static")));
+        progs.push(("Fortran, libdrhook.so", work.join("bench_f_shared")));
+    } else {
+        println!("(gfortran not found: Fortran rows skipped)\n");
+    }
+    let base = vec![
+        "-std=c99".to_string(),
+        "-O2".into(),
+        format!("-I{}", s("include")),
+        s("benches/progs/bench_c.c"),
+    ];
+    let mut st = base.clone();
+    st.extend(["-o".into(), "bench_c_static".into(), a]);
+    st.extend(sys);
+    sh(work, "gcc", &st);
+    let mut dy = base;
+    dy.extend(["-o".into(), "bench_c_shared".into()]);
+    dy.extend(shared);
+    sh(work, "gcc", &dy);
+    progs.push(("C, libdrhook.a", work.join("bench_c_static")));
+    progs.push(("C, libdrhook.so", work.join("bench_c_shared")));
+    progs
+}
+
+fn command(program: &Path, env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(program);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("DR_HOOK") || k.starts_with("DRHOOK_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("DR_HOOK_SILENT", "1")
+        .env("DR_HOOK_PROFILE", "/dev/null/never-written");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+fn fields(out: &str) -> HashMap<String, f64> {
+    out.split_whitespace()
+        .filter_map(|w| {
+            let (k, v) = w.split_once('=')?;
+            Some((k.to_string(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+const CONFIGS: &[(&str, &[(&str, &str)])] = &[
+    ("DR_HOOK unset", &[]),
+    ("DR_HOOK=1 (call tree)", &[("DR_HOOK", "1")]),
+    (
+        "DR_HOOK_OPT=prof",
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")],
+    ),
+];
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let quick = std::env::var_os("DRHOOK_BENCH_QUICK").is_some();
+    let (n, samples) = if quick {
+        (1_000_000u64, 5)
+    } else {
+        (10_000_000u64, 9)
+    };
+    let libdir = cargo_release_libs();
+    let work = std::env::temp_dir().join(format!("drhook-ffi-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let progs = build(&work, &libdir);
+
+    println!(
+        "drhook-ffi overhead: ns per iteration (an instrumented leaf called from an instrumented parent), {n} calls x {samples} samples per configuration, medians and minimums, one run\n"
+    );
+    println!(
+        "| program | configuration | ns/iter (median) | ns/iter (min) | uninstrumented (median) | ns added per pair (paired median) | ns added (min) |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    let mut results: HashMap<(&str, &str), HashMap<String, f64>> = HashMap::new();
+    for (pname, prog) in &progs {
+        for (cname, env) in CONFIGS {
+            let out = command(prog, env)
+                .args(["time", &n.to_string(), &samples.to_string()])
+                .output()
+                .expect("run");
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            if !out.status.success() {
+                println!("| {pname} | {cname} | failed: {} | | | | |", out.status);
+                continue;
+            }
+            let f = fields(&text);
+            let g = |k: &str| f.get(k).copied().unwrap_or(f64::NAN);
+            println!(
+                "| {pname} | {cname} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                g("ns"),
+                g("ns_min"),
+                g("base"),
+                (g("paired") - 1.0) * g("base"),
+                g("ns_min") - g("base_min"),
+            );
+            results.insert((pname, cname), f);
+        }
+    }
+    // The two-rdtsc floor, from the C children (all configurations).
+    let mut floors: Vec<f64> = results
+        .iter()
+        .filter(|((p, _), _)| p.starts_with("C,"))
+        .filter_map(|(_, f)| f.get("floor").copied())
+        .collect();
+    let floor_mins: Vec<f64> = results
+        .iter()
+        .filter(|((p, _), _)| p.starts_with("C,"))
+        .filter_map(|(_, f)| f.get("floor_min").copied())
+        .collect();
+    let mut floor_paired: Vec<f64> = results
+        .iter()
+        .filter(|((p, _), _)| p.starts_with("C,"))
+        .filter_map(|(_, f)| f.get("floor_paired").copied())
+        .collect();
+    if floors.is_empty() {
+        return;
+    }
+    let (floor, floor_min, floor_rel) = (
+        median(&mut floors),
+        floor_mins.iter().copied().fold(f64::INFINITY, f64::min),
+        median(&mut floor_paired),
+    );
+    println!(
+        "\nFloor: two rdtsc reads around the uninstrumented call (C): {floor:.2} ns/iter median, {floor_min:.2} min, {floor_rel:.2}x the uninstrumented call (paired median)\n"
+    );
+    println!("Against the targets:\n");
+    println!(
+        "| program | call tree: ns added per pair (paired median / min) | target | prof / two-rdtsc floor (medians / minimums / paired) | target |"
+    );
+    println!("|---|---:|---|---:|---|");
+    for (pname, _) in &progs {
+        let tree = results.get(&(pname, "DR_HOOK=1 (call tree)"));
+        let prof = results.get(&(pname, "DR_HOOK_OPT=prof"));
+        let (Some(t), Some(p)) = (tree, prof) else {
+            continue;
+        };
+        let g = |m: &HashMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(f64::NAN);
+        println!(
+            "| {pname} | {:.2} / {:.2} | <= 6 ns (Fortran) | {:.2} / {:.2} / {:.2} | <= 1.3 (Fortran) |",
+            (g(t, "paired") - 1.0) * g(t, "base"),
+            g(t, "ns_min") - g(t, "base_min"),
+            g(p, "ns") / floor,
+            g(p, "ns_min") / floor_min,
+            g(p, "paired") / floor_rel,
+        );
+    }
+
+    if std::env::var("DRHOOK_BENCH_CALLGRIND").as_deref() == Ok("0") || !have("valgrind") {
+        println!("\n(callgrind skipped: valgrind not found or DRHOOK_BENCH_CALLGRIND=0)");
+        return;
+    }
+    println!(
+        "\nInstructions per pair (callgrind, user space, counted inside the loop only with --toggle-collect, 100000 pairs; the uninstrumented loop subtracted):\n"
+    );
+    println!("| program | DR_HOOK unset | DR_HOOK=1 (call tree) | DR_HOOK_OPT=prof | targets |");
+    println!("|---|---:|---:|---:|---|");
+    let pairs = 100_000u64;
+    for (pname, prog) in &progs {
+        let fortran = pname.starts_with("Fortran");
+        let loop_fn = |which: &str| {
+            if fortran {
+                format!("__bench_loops_MOD_loop_{which}")
+            } else {
+                format!("loop_{which}")
+            }
+        };
+        let count = |which: &str, env: &[(&str, &str)]| -> Option<f64> {
+            let mut cmd = command(Path::new("valgrind"), env);
+            cmd.args([
+                "--tool=callgrind",
+                "--callgrind-out-file=/dev/null",
+                &format!("--toggle-collect={}", loop_fn(which)),
+            ])
+            .arg(prog)
+            .args([which, &pairs.to_string()]);
+            let out = cmd.output().ok()?;
+            let err = String::from_utf8_lossy(&out.stderr);
+            err.lines()
+                .find_map(|l| l.split("Collected :").nth(1)?.trim().parse::<f64>().ok())
+        };
+        let mut row = Vec::new();
+        for (_, env) in CONFIGS {
+            let v = match (count("leaf", env), count("plain", env)) {
+                (Some(a), Some(b)) => format!("{:.1}", (a - b) / pairs as f64),
+                _ => "valgrind failed".into(),
+            };
+            row.push(v);
+        }
+        println!(
+            "| {pname} | {} | {} | {} | <= 60 / <= 100 (reference ~690 / ~880) |",
+            row[0], row[1], row[2]
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -1,0 +1,104 @@
+! Fortran twin of the engine benchmark: an instrumented leaf called N
+! times from an instrumented parent, against the same loop over an
+! uninstrumented leaf, timed alternately (SAMPLES samples each).
+!   bench_f time N SAMPLES  -> ns=... base=... ns_min=... base_min=... paired=...
+!   bench_f leaf N | plain N -> one loop (for callgrind --toggle-collect)
+MODULE BENCH_LOOPS
+USE YOMHOOK, ONLY : LHOOK, DR_HOOK, JPHOOK
+USE BENCH_LEAF
+IMPLICIT NONE
+CONTAINS
+SUBROUTINE LOOP_LEAF(N, X)
+  INTEGER(8), INTENT(IN) :: N
+  REAL(8), INTENT(INOUT) :: X
+  REAL(KIND=JPHOOK) :: ZHOOK_HANDLE
+  INTEGER(8) :: I
+  IF (LHOOK) CALL DR_HOOK('BENCH:PARENT',0,ZHOOK_HANDLE)
+  DO I = 1, N
+    CALL LEAF(X)
+  END DO
+  IF (LHOOK) CALL DR_HOOK('BENCH:PARENT',1,ZHOOK_HANDLE)
+END SUBROUTINE LOOP_LEAF
+SUBROUTINE LOOP_PLAIN(N, X)
+  INTEGER(8), INTENT(IN) :: N
+  REAL(8), INTENT(INOUT) :: X
+  REAL(KIND=JPHOOK) :: ZHOOK_HANDLE
+  INTEGER(8) :: I
+  IF (LHOOK) CALL DR_HOOK('BENCH:PLAIN_PARENT',0,ZHOOK_HANDLE)
+  DO I = 1, N
+    CALL PLAIN(X)
+  END DO
+  IF (LHOOK) CALL DR_HOOK('BENCH:PLAIN_PARENT',1,ZHOOK_HANDLE)
+END SUBROUTINE LOOP_PLAIN
+END MODULE BENCH_LOOPS
+
+PROGRAM BENCH_F
+USE BENCH_LOOPS
+IMPLICIT NONE
+CHARACTER(LEN=16) :: CMODE, CARG
+INTEGER(8) :: N, T0, T1, RATE
+INTEGER :: NSAMPLES, S
+REAL(8) :: X
+REAL(8), ALLOCATABLE :: ZA(:), ZB(:), ZR(:)
+X = 0
+CALL GET_COMMAND_ARGUMENT(1, CMODE)
+CALL GET_COMMAND_ARGUMENT(2, CARG)
+READ(CARG, *) N
+! Warm-up: the first calls read the environment and resolve the names.
+CALL LOOP_LEAF(10_8, X)
+CALL LOOP_PLAIN(10_8, X)
+IF (CMODE == 'leaf') THEN
+  CALL LOOP_LEAF(N, X)
+ELSE IF (CMODE == 'plain') THEN
+  CALL LOOP_PLAIN(N, X)
+ELSE
+  CALL GET_COMMAND_ARGUMENT(3, CARG)
+  READ(CARG, *) NSAMPLES
+  ALLOCATE(ZA(NSAMPLES), ZB(NSAMPLES), ZR(NSAMPLES))
+  CALL LOOP_LEAF(N/10, X)
+  CALL LOOP_PLAIN(N/10, X)
+  DO S = 1, NSAMPLES
+    IF (MOD(S,2) == 1) THEN
+      CALL SYSTEM_CLOCK(T0, RATE)
+      CALL LOOP_LEAF(N, X)
+      CALL SYSTEM_CLOCK(T1)
+      ZA(S) = REAL(T1-T0,8) / REAL(RATE,8) * 1.0D9 / REAL(N,8)
+      CALL SYSTEM_CLOCK(T0)
+      CALL LOOP_PLAIN(N, X)
+      CALL SYSTEM_CLOCK(T1)
+      ZB(S) = REAL(T1-T0,8) / REAL(RATE,8) * 1.0D9 / REAL(N,8)
+    ELSE
+      CALL SYSTEM_CLOCK(T0, RATE)
+      CALL LOOP_PLAIN(N, X)
+      CALL SYSTEM_CLOCK(T1)
+      ZB(S) = REAL(T1-T0,8) / REAL(RATE,8) * 1.0D9 / REAL(N,8)
+      CALL SYSTEM_CLOCK(T0)
+      CALL LOOP_LEAF(N, X)
+      CALL SYSTEM_CLOCK(T1)
+      ZA(S) = REAL(T1-T0,8) / REAL(RATE,8) * 1.0D9 / REAL(N,8)
+    END IF
+    ZR(S) = ZA(S) / ZB(S)
+  END DO
+  WRITE(*,'(5(A,F0.4))') 'ns=', MEDIAN(ZA), ' base=', MEDIAN(ZB), ' ns_min=', MINVAL(ZA), &
+   & ' base_min=', MINVAL(ZB), ' paired=', MEDIAN(ZR)
+END IF
+IF (X < 0) PRINT *, X
+CONTAINS
+REAL(8) FUNCTION MEDIAN(Z)
+  REAL(8), INTENT(IN) :: Z(:)
+  REAL(8) :: W(SIZE(Z)), T
+  INTEGER :: I, J
+  W = Z
+  DO I = 2, SIZE(W)
+    T = W(I)
+    J = I - 1
+    DO WHILE (J >= 1)
+      IF (W(J) <= T) EXIT
+      W(J+1) = W(J)
+      J = J - 1
+    END DO
+    W(J+1) = T
+  END DO
+  MEDIAN = W(SIZE(W)/2 + 1)
+END FUNCTION MEDIAN
+END PROGRAM BENCH_F
