@@ -1,0 +1,51 @@
+# DrHookConfig.cmake -- find_package(DrHook) for an installed libdrhook
+# (make -C drhook-ffi install PREFIX=...; point CMAKE_PREFIX_PATH at PREFIX).
+#
+#   find_package(DrHook REQUIRED)
+#   target_link_libraries(model PRIVATE DrHook::yomhook)   # Fortran: USE YOMHOOK
+#   target_link_libraries(tool  PRIVATE DrHook::drhook)    # C: drhook.h, libhpm.h
+#
+# DrHook::yomhook is the installed yomhook.mod + libyomhook.a, compiled with
+# the installer's Fortran compiler. With another compiler, compile the
+# module yourself instead:
+#
+#   add_library(yomhook STATIC ${DrHook_YOMHOOK_SOURCE})
+#   target_link_libraries(yomhook PUBLIC DrHook::drhook)
+#   target_link_libraries(model PRIVATE yomhook)
+#
+# Set DrHook_STATIC to link libdrhook.a instead of libdrhook.so.
+
+get_filename_component(_drhook_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+set(DrHook_INCLUDE_DIR "${_drhook_prefix}/include")
+set(DrHook_YOMHOOK_SOURCE "${_drhook_prefix}/share/drhook/yomhook.F90")
+find_package(Threads REQUIRED)
+
+if(NOT TARGET DrHook::drhook)
+  if(DrHook_STATIC)
+    add_library(DrHook::drhook STATIC IMPORTED)
+    set_target_properties(DrHook::drhook PROPERTIES
+      IMPORTED_LOCATION "${_drhook_prefix}/lib/libdrhook.a"
+      INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS};m")
+  else()
+    add_library(DrHook::drhook SHARED IMPORTED)
+    set_target_properties(DrHook::drhook PROPERTIES
+      IMPORTED_LOCATION "${_drhook_prefix}/lib/libdrhook.so")
+  endif()
+  set_target_properties(DrHook::drhook PROPERTIES
+    INTERFACE_INCLUDE_DIRECTORIES "${DrHook_INCLUDE_DIR}")
+endif()
+
+if(NOT TARGET DrHook::yomhook AND EXISTS "${_drhook_prefix}/lib/libyomhook.a")
+  add_library(DrHook::yomhook STATIC IMPORTED)
+  set_target_properties(DrHook::yomhook PROPERTIES
+    IMPORTED_LOCATION "${_drhook_prefix}/lib/libyomhook.a"
+    INTERFACE_INCLUDE_DIRECTORIES "${DrHook_INCLUDE_DIR}"
+    INTERFACE_LINK_LIBRARIES "DrHook::drhook")
+  find_package(OpenMP COMPONENTS Fortran QUIET)
+  if(OpenMP_Fortran_FOUND)
+    set_property(TARGET DrHook::yomhook APPEND PROPERTY
+      INTERFACE_LINK_LIBRARIES OpenMP::OpenMP_Fortran)
+  endif()
+endif()
+
+set(DrHook_FOUND TRUE)
