@@ -69,16 +69,29 @@ struct Tables<const K: usize> {
     current: AtomicPtr<Table<K>>,
 }
 
-const INITIAL_LOG2: u32 = 12;
-static NAME_SLOTS: [Slot<2>; 1 << INITIAL_LOG2] = [const { Slot::empty() }; 1 << INITIAL_LOG2];
-static NAME_INITIAL: Table<2> = Table {
-    shift: 64 - INITIAL_LOG2,
-    len: 1 << INITIAL_LOG2,
-    slots: NAME_SLOTS.as_ptr(),
+/// Names alone (the hot case) first go to a static table of fixed size:
+/// its address and size are constants, so a probe is one dependent load.
+/// It takes names while it is at most half full (16384 call sites), the
+/// rest go to the growable `OVERFLOW` table.
+const L1_LOG2: u32 = 15;
+static L1: [Slot<2>; 1 << L1_LOG2] = [const { Slot::empty() }; 1 << L1_LOG2];
+static L1_TABLE: Table<2> = Table {
+    shift: 64 - L1_LOG2,
+    len: 1 << L1_LOG2,
+    slots: L1.as_ptr(),
     used: AtomicU64::new(0),
 };
-static NAMES: Tables<2> = Tables {
-    current: AtomicPtr::new(&NAME_INITIAL as *const Table<2> as *mut Table<2>),
+const OVERFLOW_LOG2: u32 = 8;
+static OVERFLOW_SLOTS: [Slot<2>; 1 << OVERFLOW_LOG2] =
+    [const { Slot::empty() }; 1 << OVERFLOW_LOG2];
+static OVERFLOW_INITIAL: Table<2> = Table {
+    shift: 64 - OVERFLOW_LOG2,
+    len: 1 << OVERFLOW_LOG2,
+    slots: OVERFLOW_SLOTS.as_ptr(),
+    used: AtomicU64::new(0),
+};
+static OVERFLOW: Tables<2> = Tables {
+    current: AtomicPtr::new(&OVERFLOW_INITIAL as *const Table<2> as *mut Table<2>),
 };
 const FILE_LOG2: u32 = 8;
 static FILE_SLOTS: [Slot<4>; 1 << FILE_LOG2] = [const { Slot::empty() }; 1 << FILE_LOG2];
@@ -104,28 +117,13 @@ fn index<const K: usize>(k: &[u64; K], shift: u32) -> usize {
 }
 
 impl<const K: usize> Tables<K> {
-    /// The site cached under `k` if it sits in its first slot (the common
-    /// case), else null: lock-free, no hashing of text, no allocation, and
-    /// no call, so callers keep no values across it.
-    #[inline(always)]
-    fn first(&self, k: [u64; K]) -> *const Site {
-        // SAFETY: `current` always points to a live (static or leaked) table.
-        let t = unsafe { &*self.current.load(Ordering::Acquire) };
-        let i = index(&k, t.shift);
-        // SAFETY: `index` is below `t.len` (the shift keeps log2(len) bits).
-        let s = unsafe { &*t.slots.add(i) };
-        let site = s.site.load(Ordering::Acquire);
-        let mut same = true;
-        for (slot, &w) in s.keys.iter().zip(&k) {
-            same &= slot.load(Ordering::Relaxed) == w;
-        }
-        if same { site } else { std::ptr::null() }
-    }
-
     /// The site cached under `k`, anywhere in its probe sequence.
     fn get(&self, k: &[u64; K]) -> Option<&'static Site> {
-        // SAFETY: as in `first`.
-        let t = unsafe { &*self.current.load(Ordering::Acquire) };
+        // SAFETY: `current` always points to a live (static or leaked) table.
+        Self::get_in(unsafe { &*self.current.load(Ordering::Acquire) }, k)
+    }
+
+    fn get_in(t: &Table<K>, k: &[u64; K]) -> Option<&'static Site> {
         let mask = t.len - 1;
         let mut i = index(k, t.shift);
         loop {
@@ -207,12 +205,20 @@ impl<const K: usize> Tables<K> {
 }
 
 /// The cached site of a name at this address and length when it is in its
-/// first slot, else null (then call [`lookup`] or [`resolve`]). This is the
-/// hot path: a multiply, a shift, two compares and three loads. An empty
-/// slot has a null site, so an absent name gives null as well.
+/// first slot of the static table, else null (then call [`lookup`] or
+/// [`resolve`]). This is the hot path: a multiply, a shift, three loads
+/// from one slot of a static array and two compares, no call. An empty slot
+/// has a null site, so an absent name gives null as well.
 #[inline(always)]
 pub fn first(name: *const u8, name_len: usize) -> *const Site {
-    NAMES.first([name as usize as u64, name_len as u64])
+    let k = [name as usize as u64, name_len as u64];
+    let i = index(&k, 64 - L1_LOG2);
+    // SAFETY: the shift keeps L1_LOG2 bits, so `i < L1.len()`.
+    let s = unsafe { L1.get_unchecked(i) };
+    let site = s.site.load(Ordering::Acquire);
+    let same =
+        (s.keys[0].load(Ordering::Relaxed) == k[0]) & (s.keys[1].load(Ordering::Relaxed) == k[1]);
+    if same { site } else { std::ptr::null() }
 }
 
 /// The cached site of a name (and file) at these addresses, if any.
@@ -224,7 +230,8 @@ pub fn lookup(
     file_len: usize,
 ) -> Option<&'static Site> {
     if file_len == 0 {
-        NAMES.get(&[name as usize as u64, name_len as u64])
+        let k = [name as usize as u64, name_len as u64];
+        Tables::<2>::get_in(&L1_TABLE, &k).or_else(|| OVERFLOW.get(&k))
     } else {
         WITH_FILES.get(&[
             name as usize as u64,
@@ -259,7 +266,17 @@ pub unsafe fn resolve(
     let _g = INSERT.lock().unwrap_or_else(|p| p.into_inner());
     let make = || intern(name_b, file_b);
     if file_len == 0 {
-        NAMES.get_or_insert(&[name as usize as u64, name_len as u64], make)
+        let k = [name as usize as u64, name_len as u64];
+        if let Some(s) = lookup(name, name_len, file, file_len) {
+            return s;
+        }
+        if (L1_TABLE.used.load(Ordering::Relaxed) + 1) * 2 <= L1_TABLE.len as u64 {
+            let site = make();
+            Tables::<2>::insert(&L1_TABLE, &k, site);
+            site
+        } else {
+            OVERFLOW.get_or_insert(&k, make)
+        }
     } else {
         WITH_FILES.get_or_insert(
             &[
@@ -427,26 +444,42 @@ mod tests {
     }
 
     #[test]
-    fn growth_keeps_every_entry() {
-        static MANY: [u8; 9000] = {
-            let mut a = [b'X'; 9000];
-            a[0] = b'G';
+    fn the_static_table_overflows_into_a_growing_one() {
+        // More call sites than the static table takes (half of 2^15), so
+        // that the overflow table grows several times.
+        const N: usize = 17_500;
+        // Pseudo-random letters, so that windows have different texts.
+        static MANY: [u8; N + 8] = {
+            let mut a = [0u8; N + 8];
+            let mut x: u32 = 12345;
+            let mut i = 0;
+            while i < a.len() {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                a[i] = b'A' + ((x >> 16) % 26) as u8;
+                i += 1;
+            }
             a
         };
-        let mut sites = Vec::new();
-        for i in 0..3000 {
+        let mut sites = Vec::with_capacity(N);
+        for i in 0..N {
             // Distinct (address, length) keys over one read-only buffer.
             let p = MANY[i..].as_ptr();
             // SAFETY: within the static buffer.
             sites.push(unsafe { resolve(p, 5, std::ptr::null(), 0) });
         }
-        for i in 0..3000 {
+        let mut in_first = 0;
+        for (i, site) in sites.iter().enumerate() {
             let p = MANY[i..].as_ptr();
-            assert!(std::ptr::eq(
-                lookup(p, 5, std::ptr::null(), 0).expect("cached"),
-                sites[i]
-            ));
+            let found = lookup(p, 5, std::ptr::null(), 0).expect("cached");
+            assert!(std::ptr::eq(found, *site));
+            assert_eq!(site.name().as_bytes(), &MANY[i..i + 5]);
+            let f = first(p, 5);
+            if !f.is_null() {
+                assert!(std::ptr::eq(f, *site));
+                in_first += 1;
+            }
         }
+        assert!(in_first > N / 3, "{in_first} of {N} in their first slot");
     }
 
     #[test]

@@ -358,3 +358,27 @@ fn garbage_handle_from_fortran_is_diagnosed_and_aborts() {
         ],
     );
 }
+
+#[test]
+fn strict_regions_check_the_name_given_at_exit() {
+    let Some((d, exe)) = build(&["f_mismatch.F90"], false, Link::Static) else {
+        return;
+    };
+    let exe = exe.display().to_string();
+    // Without DR_HOOK_STRICT_REGIONS the handle alone decides.
+    let r = run_in(d.path(), &exe, &["strict"], &[("DR_HOOK", "1")]);
+    ok(&r);
+    assert_eq!(r.stdout().trim(), "NOT STRICT");
+    let r = run_in(
+        d.path(),
+        &exe,
+        &["strict"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_STRICT_REGIONS", "1")],
+    );
+    assert_mismatch_abort(
+        &r,
+        &[
+            "the exit names 'CRASH_MOD:OTHER_NAME' but the routine being left is 'CRASH_MOD:WRONG_NAME'",
+        ],
+    );
+}

@@ -1,6 +1,7 @@
 ! Mismatched exits from Fortran: 'missing' forgets LEVEL3's closing call
 ! (detected at LEVEL2's exit); 'garbage' leaves with a handle that was
-! never returned by an enter. Both must produce Dr.Hook's diagnostics and
+! never returned by an enter; 'strict' leaves with the right handle but
+! another routine's name (a mismatch only with DR_HOOK_STRICT_REGIONS=1). Both must produce Dr.Hook's diagnostics and
 ! abort (SIGABRT), never crash inside the library.
 MODULE MISMATCH
 USE YOMHOOK, ONLY : LHOOK, DR_HOOK, JPHOOK
@@ -24,6 +25,11 @@ SUBROUTINE GARBAGE()
   ZBAD = 3.14159D0
   IF (LHOOK) CALL DR_HOOK('CRASH_MOD:GARBAGE',1,ZBAD)
 END SUBROUTINE GARBAGE
+SUBROUTINE WRONG_NAME()
+  REAL(KIND=JPHOOK) :: ZHOOK_HANDLE
+  IF (LHOOK) CALL DR_HOOK('CRASH_MOD:WRONG_NAME',0,ZHOOK_HANDLE)
+  IF (LHOOK) CALL DR_HOOK('CRASH_MOD:OTHER_NAME',1,ZHOOK_HANDLE)
+END SUBROUTINE WRONG_NAME
 END MODULE MISMATCH
 
 PROGRAM F_MISMATCH
@@ -36,6 +42,8 @@ CALL GET_COMMAND_ARGUMENT(1, CLARG)
 IF (LHOOK) CALL DR_HOOK('CRASH_TEST',0,ZHOOK_HANDLE)
 IF (CLARG == 'missing') CALL LEVEL2()
 IF (CLARG == 'garbage') CALL GARBAGE()
+IF (CLARG == 'strict') CALL WRONG_NAME()
 IF (LHOOK) CALL DR_HOOK('CRASH_TEST',1,ZHOOK_HANDLE)
-WRITE(*,'(A)') 'NOT REACHED'
+IF (CLARG /= 'strict') WRITE(*,'(A)') 'NOT REACHED'
+IF (CLARG == 'strict') WRITE(*,'(A)') 'NOT STRICT'
 END PROGRAM F_MISMATCH
