@@ -106,9 +106,11 @@ fn default_prog(name: String) -> String {
 #[allow(non_snake_case)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hpmInit(taskID: c_int, progName: *const c_char) {
-    // SAFETY: caller contract.
-    let name = unsafe { c_text(progName) };
-    call("hpmInit", || libhpm::init(taskID, &default_prog(name)));
+    call("hpmInit", || {
+        // SAFETY: caller contract.
+        let name = unsafe { c_text(progName) };
+        libhpm::init(taskID, &default_prog(name))
+    });
 }
 
 /// `hpmStart(instID, label)`: starts section `instID` (same as `hpmTstart`
@@ -119,9 +121,11 @@ pub unsafe extern "C" fn hpmInit(taskID: c_int, progName: *const c_char) {
 #[allow(non_snake_case)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hpmStart(instID: c_int, label: *const c_char) {
-    // SAFETY: caller contract.
-    let label = unsafe { c_text(label) };
-    call("hpmStart", || libhpm::start(instID, &label));
+    call("hpmStart", || {
+        // SAFETY: caller contract.
+        let label = unsafe { c_text(label) };
+        libhpm::start(instID, &label)
+    });
 }
 
 /// `hpmStartx(instID, parID, label)`: starts a section with an explicit
@@ -132,9 +136,11 @@ pub unsafe extern "C" fn hpmStart(instID: c_int, label: *const c_char) {
 #[allow(non_snake_case)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hpmStartx(instID: c_int, parID: c_int, label: *const c_char) {
-    // SAFETY: caller contract.
-    let label = unsafe { c_text(label) };
-    call("hpmStartx", || libhpm::startx(instID, parID, &label));
+    call("hpmStartx", || {
+        // SAFETY: caller contract.
+        let label = unsafe { c_text(label) };
+        libhpm::startx(instID, parID, &label)
+    });
 }
 
 /// `hpmStop(instID)`.
@@ -151,9 +157,11 @@ pub extern "C" fn hpmStop(instID: c_int) {
 #[allow(non_snake_case)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hpmTstart(instID: c_int, label: *const c_char) {
-    // SAFETY: caller contract.
-    let label = unsafe { c_text(label) };
-    call("hpmTstart", || libhpm::tstart(instID, &label));
+    call("hpmTstart", || {
+        // SAFETY: caller contract.
+        let label = unsafe { c_text(label) };
+        libhpm::tstart(instID, &label)
+    });
 }
 
 /// `hpmTstartx(instID, parID, label)`.
@@ -163,9 +171,11 @@ pub unsafe extern "C" fn hpmTstart(instID: c_int, label: *const c_char) {
 #[allow(non_snake_case)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hpmTstartx(instID: c_int, parID: c_int, label: *const c_char) {
-    // SAFETY: caller contract.
-    let label = unsafe { c_text(label) };
-    call("hpmTstartx", || libhpm::tstartx(instID, parID, &label));
+    call("hpmTstartx", || {
+        // SAFETY: caller contract.
+        let label = unsafe { c_text(label) };
+        libhpm::tstartx(instID, parID, &label)
+    });
 }
 
 /// `hpmTstop(instID)`.
@@ -190,9 +200,11 @@ pub extern "C" fn hpmTerminate(taskID: c_int) {
 /// Pointers null or valid; `name` valid for `name_len` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn f_hpminit_(task_id: *const c_int, name: *const c_char, name_len: usize) {
-    // SAFETY: caller contract.
-    let (t, n) = unsafe { (f_int(task_id), f_text(name, name_len)) };
-    call("f_hpminit", || libhpm::init(t, &default_prog(n)));
+    call("f_hpminit", || {
+        // SAFETY: caller contract.
+        let (t, n) = unsafe { (f_int(task_id), f_text(name, name_len)) };
+        libhpm::init(t, &default_prog(n))
+    });
 }
 
 /// `CALL f_hpmstart(instID, label)`.
@@ -201,9 +213,11 @@ pub unsafe extern "C" fn f_hpminit_(task_id: *const c_int, name: *const c_char, 
 /// As [`f_hpminit_`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn f_hpmstart_(id: *const c_int, label: *const c_char, label_len: usize) {
-    // SAFETY: caller contract.
-    let (i, l) = unsafe { (f_int(id), f_text(label, label_len)) };
-    call("f_hpmstart", || libhpm::start(i, &l));
+    call("f_hpmstart", || {
+        // SAFETY: caller contract.
+        let (i, l) = unsafe { (f_int(id), f_text(label, label_len)) };
+        libhpm::start(i, &l)
+    });
 }
 
 /// `CALL f_hpmstartx(instID, parID, label)`.
@@ -217,9 +231,11 @@ pub unsafe extern "C" fn f_hpmstartx_(
     label: *const c_char,
     label_len: usize,
 ) {
-    // SAFETY: caller contract.
-    let (i, p, l) = unsafe { (f_int(id), f_int(parent), f_text(label, label_len)) };
-    call("f_hpmstartx", || libhpm::startx(i, p, &l));
+    call("f_hpmstartx", || {
+        // SAFETY: caller contract.
+        let (i, p, l) = unsafe { (f_int(id), f_int(parent), f_text(label, label_len)) };
+        libhpm::startx(i, p, &l)
+    });
 }
 
 /// `CALL f_hpmstop(instID)`.
@@ -228,9 +244,11 @@ pub unsafe extern "C" fn f_hpmstartx_(
 /// `id` null or valid.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn f_hpmstop_(id: *const c_int) {
-    // SAFETY: caller contract.
-    let i = unsafe { f_int(id) };
-    call("f_hpmstop", || libhpm::stop(i));
+    call("f_hpmstop", || {
+        // SAFETY: caller contract.
+        let i = unsafe { f_int(id) };
+        libhpm::stop(i)
+    });
 }
 
 /// `CALL f_hpmtstart(instID, label)`.
@@ -239,9 +257,11 @@ pub unsafe extern "C" fn f_hpmstop_(id: *const c_int) {
 /// As [`f_hpminit_`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn f_hpmtstart_(id: *const c_int, label: *const c_char, label_len: usize) {
-    // SAFETY: caller contract.
-    let (i, l) = unsafe { (f_int(id), f_text(label, label_len)) };
-    call("f_hpmtstart", || libhpm::tstart(i, &l));
+    call("f_hpmtstart", || {
+        // SAFETY: caller contract.
+        let (i, l) = unsafe { (f_int(id), f_text(label, label_len)) };
+        libhpm::tstart(i, &l)
+    });
 }
 
 /// `CALL f_hpmtstartx(instID, parID, label)`.
@@ -255,9 +275,11 @@ pub unsafe extern "C" fn f_hpmtstartx_(
     label: *const c_char,
     label_len: usize,
 ) {
-    // SAFETY: caller contract.
-    let (i, p, l) = unsafe { (f_int(id), f_int(parent), f_text(label, label_len)) };
-    call("f_hpmtstartx", || libhpm::tstartx(i, p, &l));
+    call("f_hpmtstartx", || {
+        // SAFETY: caller contract.
+        let (i, p, l) = unsafe { (f_int(id), f_int(parent), f_text(label, label_len)) };
+        libhpm::tstartx(i, p, &l)
+    });
 }
 
 /// `CALL f_hpmtstop(instID)`.
@@ -266,9 +288,11 @@ pub unsafe extern "C" fn f_hpmtstartx_(
 /// `id` null or valid.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn f_hpmtstop_(id: *const c_int) {
-    // SAFETY: caller contract.
-    let i = unsafe { f_int(id) };
-    call("f_hpmtstop", || libhpm::tstop(i));
+    call("f_hpmtstop", || {
+        // SAFETY: caller contract.
+        let i = unsafe { f_int(id) };
+        libhpm::tstop(i)
+    });
 }
 
 /// `CALL f_hpmterminate(taskID)`.
@@ -277,9 +301,11 @@ pub unsafe extern "C" fn f_hpmtstop_(id: *const c_int) {
 /// `task_id` null or valid.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn f_hpmterminate_(task_id: *const c_int) {
-    // SAFETY: caller contract.
-    let t = unsafe { f_int(task_id) };
-    call("f_hpmterminate", || libhpm::terminate(t));
+    call("f_hpmterminate", || {
+        // SAFETY: caller contract.
+        let t = unsafe { f_int(task_id) };
+        libhpm::terminate(t)
+    });
 }
 
 /// `LOGICAL FUNCTION f_hpm_error()`: `.TRUE.` (1) when a libhpm error has
