@@ -472,11 +472,21 @@ fn signals_during_full_speed_enters_and_exits_always_give_parsable_output() {
 fn sigxcpu_writes_no_profile() {
     let (r, d) = run("xcpu", &[("DR_HOOK_OPT", "prof")]);
     assert_eq!(r.output.status.signal(), Some(libc::SIGXCPU));
-    assert!(r.stderr().contains("DrHook backtrace done for signal#24"), "{}", r.stderr());
-    assert!(!d.path().join("drhook.prof.1").exists(), "no CPU time is left after SIGXCPU: no profile");
+    assert!(
+        r.stderr().contains("DrHook backtrace done for signal#24"),
+        "{}",
+        r.stderr()
+    );
+    assert!(
+        !d.path().join("drhook.prof.1").exists(),
+        "no CPU time is left after SIGXCPU: no profile"
+    );
     let (r, d) = run("abort", &[("DR_HOOK_OPT", "prof")]);
     assert_eq!(r.output.status.signal(), Some(libc::SIGABRT));
-    assert!(d.path().join("drhook.prof.1").exists(), "other signals write the profile");
+    assert!(
+        d.path().join("drhook.prof.1").exists(),
+        "other signals write the profile"
+    );
 }
 
 #[test]
