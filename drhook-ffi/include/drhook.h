@@ -233,16 +233,33 @@ void c_drhook_print_(const int *ftnunitno,
  means that Dr.Hook is off (the module then sets `LHOOK = .FALSE.`). The
  first call reads the environment.
 
+ The fast path (a name-table probe and the engine's call-free fast path)
+ cannot panic, so the panic guard sits on the slow path only: the fast
+ path then needs no landing pad and no saved registers.
+
  # Safety
  `name` must be valid for `name_len` bytes (or null).
  */
 uint64_t drhook_f_enter8(const char *name, size_t name_len);
 
 /*
+ `DR_HOOK(CDNAME, 0, PKEY)` as `YOMHOOK` calls it: stores the handle in
+ `*pkey` (its bits) and, when Dr.Hook is off, clears the module's `LHOOK`
+ through `lhook`, so that the module procedure ends with this call as a
+ tail call. Otherwise as [`drhook_f_enter8`].
+
+ # Safety
+ As [`drhook_f_enter8`]; `pkey` valid for writing 8 bytes; `lhook` null
+ or the address of a default `LOGICAL`.
+ */
+void drhook_f_enter8r(const char *name, uint64_t *pkey, int *lhook, size_t name_len);
+
+/*
  `DR_HOOK(CDNAME, 1, PKEY)` with an 8-byte `PKEY` (passed by value, as its
  bits): leaves the activation the handle designates. A handle that is not
  the top of the calling thread's stack produces Dr.Hook's diagnostics and
- aborts; it is never dereferenced.
+ aborts; it is never dereferenced. The name is only looked up on the slow
+ path (diagnostics, `DR_HOOK_STRICT_REGIONS`).
 
  # Safety
  As [`drhook_f_enter8`].
@@ -257,6 +274,14 @@ void drhook_f_exit8(const char *name, uint64_t handle, size_t name_len);
  As [`drhook_f_enter8`].
  */
 uint32_t drhook_f_enter4(const char *name, size_t name_len);
+
+/*
+ As [`drhook_f_enter8r`] for a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`).
+
+ # Safety
+ As [`drhook_f_enter8r`], with `pkey` valid for 4 bytes.
+ */
+void drhook_f_enter4r(const char *name, uint32_t *pkey, int *lhook, size_t name_len);
 
 /*
  `DR_HOOK(CDNAME, 1, PKEY)` with a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`).

@@ -207,6 +207,28 @@ pub unsafe extern "C" fn drhook_c_start(
     name: *const c_char,
     file: *const c_char,
 ) -> u64 {
+    // Fast path, without the panic guard (nothing here can panic).
+    if !site.is_null() {
+        // SAFETY: caller contract: an aligned `void *` used only through
+        // atomics by these functions.
+        let s = unsafe { AtomicPtr::from_ptr(site.cast::<*mut Site>()) }.load(Ordering::Relaxed);
+        if !s.is_null() {
+            // SAFETY: only `&'static Site`s are stored in the cache.
+            if let Some(h) = drhook::engine::enter_handle_fast(unsafe { &*s }, true) {
+                return h;
+            }
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { c_start_slow(site, name, file) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn c_start_slow(
+    site: *mut *mut c_void,
+    name: *const c_char,
+    file: *const c_char,
+) -> u64 {
     guard("drhook_c_start", 0, || {
         if site.is_null() {
             return 0;
@@ -253,6 +275,16 @@ unsafe fn c_start_cold(cache: &AtomicPtr<Site>, name: *const c_char, file: *cons
 /// As [`drhook_c_start`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_c_end(site: *mut *mut c_void, handle: u64, size: c_longlong) {
+    // Fast path, without the panic guard (nothing here can panic).
+    if size <= 0 && drhook::engine::exit_handle_fast(handle, true) {
+        return;
+    }
+    // SAFETY: caller contract.
+    unsafe { c_end_slow(site, handle, size) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn c_end_slow(site: *mut *mut c_void, handle: u64, size: c_longlong) {
     guard("drhook_c_end", (), || {
         if site.is_null() || handle == 0 {
             return;

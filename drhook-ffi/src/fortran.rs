@@ -12,18 +12,95 @@
 
 use std::ffi::{c_char, c_int};
 
+use drhook::engine;
+
 use crate::boundary::{Unimplemented, guard, warn_once};
-use crate::hook;
+use crate::{hook, names};
 
 /// `DR_HOOK(CDNAME, 0, PKEY)` with an 8-byte `PKEY`: enters the routine and
 /// returns the handle, which the module stores in `PKEY` bit for bit. 0
 /// means that Dr.Hook is off (the module then sets `LHOOK = .FALSE.`). The
 /// first call reads the environment.
 ///
+/// The fast path (a name-table probe and the engine's call-free fast path)
+/// cannot panic, so the panic guard sits on the slow path only: the fast
+/// path then needs no landing pad and no saved registers.
+///
 /// # Safety
 /// `name` must be valid for `name_len` bytes (or null).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_enter8(name: *const c_char, name_len: usize) -> u64 {
+    let site = names::first(name.cast(), name_len);
+    if !site.is_null() {
+        // SAFETY: cached sites are `&'static Site`s.
+        if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, true) {
+            return h;
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { enter8_slow(name, name_len) }
+}
+
+/// `DR_HOOK(CDNAME, 0, PKEY)` as `YOMHOOK` calls it: stores the handle in
+/// `*pkey` (its bits) and, when Dr.Hook is off, clears the module's `LHOOK`
+/// through `lhook`, so that the module procedure ends with this call as a
+/// tail call. Otherwise as [`drhook_f_enter8`].
+///
+/// # Safety
+/// As [`drhook_f_enter8`]; `pkey` valid for writing 8 bytes; `lhook` null
+/// or the address of a default `LOGICAL`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_f_enter8r(
+    name: *const c_char,
+    pkey: *mut u64,
+    lhook: *mut c_int,
+    name_len: usize,
+) {
+    let site = names::first(name.cast(), name_len);
+    if !site.is_null() && !pkey.is_null() {
+        // SAFETY: cached sites are `&'static Site`s.
+        if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, true) {
+            // Entered (or Dr.Hook off): store, and never fall through.
+            store_handle(pkey, lhook, h);
+            return;
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { enter8r_slow(name, pkey, lhook, name_len) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn enter8r_slow(
+    name: *const c_char,
+    pkey: *mut u64,
+    lhook: *mut c_int,
+    name_len: usize,
+) {
+    // SAFETY: caller contract.
+    let h = unsafe { enter8_slow(name, name_len) };
+    store_handle(pkey, lhook, h);
+}
+
+/// Stores a handle for the module; 0 (Dr.Hook off) also clears `LHOOK`.
+#[inline(always)]
+fn store_handle<T>(pkey: *mut T, lhook: *mut c_int, h: T)
+where
+    T: PartialEq + Default,
+{
+    let off = h == T::default();
+    if !pkey.is_null() {
+        // SAFETY: caller contract of the entry points.
+        unsafe { pkey.write_unaligned(h) };
+    }
+    if off && !lhook.is_null() {
+        // SAFETY: `lhook` is the address of the module's default LOGICAL;
+        // .FALSE. is 0 with every Fortran compiler.
+        unsafe { lhook.write(0) };
+    }
+}
+
+#[inline(never)]
+unsafe extern "C" fn enter8_slow(name: *const c_char, name_len: usize) -> u64 {
     // SAFETY: caller contract.
     guard("drhook_f_enter8", 0, || unsafe {
         hook::enter64(name.cast(), name_len, std::ptr::null(), 0)
@@ -33,12 +110,22 @@ pub unsafe extern "C" fn drhook_f_enter8(name: *const c_char, name_len: usize) -
 /// `DR_HOOK(CDNAME, 1, PKEY)` with an 8-byte `PKEY` (passed by value, as its
 /// bits): leaves the activation the handle designates. A handle that is not
 /// the top of the calling thread's stack produces Dr.Hook's diagnostics and
-/// aborts; it is never dereferenced.
+/// aborts; it is never dereferenced. The name is only looked up on the slow
+/// path (diagnostics, `DR_HOOK_STRICT_REGIONS`).
 ///
 /// # Safety
 /// As [`drhook_f_enter8`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_exit8(name: *const c_char, handle: u64, name_len: usize) {
+    if engine::exit_handle_fast(handle, true) {
+        return;
+    }
+    // SAFETY: caller contract.
+    unsafe { exit8_slow(name, handle, name_len) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn exit8_slow(name: *const c_char, handle: u64, name_len: usize) {
     // SAFETY: caller contract.
     guard("drhook_f_exit8", (), || unsafe {
         hook::exit64(handle, 0, name.cast(), name_len, std::ptr::null(), 0)
@@ -52,6 +139,35 @@ pub unsafe extern "C" fn drhook_f_exit8(name: *const c_char, handle: u64, name_l
 /// As [`drhook_f_enter8`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_enter4(name: *const c_char, name_len: usize) -> u32 {
+    let site = names::first(name.cast(), name_len);
+    if !site.is_null() {
+        // SAFETY: cached sites are `&'static Site`s.
+        if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, false) {
+            return h as u32;
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { enter4_slow(name, name_len) }
+}
+
+/// As [`drhook_f_enter8r`] for a 4-byte `PKEY` (`DR_HOOK_DEFAULT4`).
+///
+/// # Safety
+/// As [`drhook_f_enter8r`], with `pkey` valid for 4 bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_f_enter4r(
+    name: *const c_char,
+    pkey: *mut u32,
+    lhook: *mut c_int,
+    name_len: usize,
+) {
+    // SAFETY: caller contract.
+    let h = unsafe { drhook_f_enter4(name, name_len) };
+    store_handle(pkey, lhook, h);
+}
+
+#[inline(never)]
+unsafe extern "C" fn enter4_slow(name: *const c_char, name_len: usize) -> u32 {
     // SAFETY: caller contract.
     guard("drhook_f_enter4", 0, || unsafe {
         hook::enter32(name.cast(), name_len)
@@ -64,6 +180,15 @@ pub unsafe extern "C" fn drhook_f_enter4(name: *const c_char, name_len: usize) -
 /// As [`drhook_f_enter8`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_exit4(name: *const c_char, handle: u32, name_len: usize) {
+    if engine::exit_handle_fast(handle as u64, false) {
+        return;
+    }
+    // SAFETY: caller contract.
+    unsafe { exit4_slow(name, handle, name_len) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn exit4_slow(name: *const c_char, handle: u32, name_len: usize) {
     // SAFETY: caller contract.
     guard("drhook_f_exit4", (), || unsafe {
         hook::exit32(handle, name.cast(), name_len)

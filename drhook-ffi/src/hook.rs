@@ -66,8 +66,10 @@ unsafe fn enter32_slow(name: *const u8, name_len: usize) -> u32 {
 }
 
 /// Leaves the activation of a 64-bit handle; `name`/`file` name the routine
-/// for diagnostics (and for `DR_HOOK_STRICT_REGIONS`). A handle of 0 (an
-/// enter made while Dr.Hook was off) is ignored.
+/// for diagnostics (and for `DR_HOOK_STRICT_REGIONS`). The name is looked
+/// up only when the engine needs it (a mismatch, strict regions, a slow
+/// clock): the common exit does no lookup at all. A handle of 0 (an enter
+/// made while Dr.Hook was off) is ignored.
 ///
 /// # Safety
 /// As [`enter64`].
@@ -80,32 +82,17 @@ pub unsafe fn exit64(
     file: *const u8,
     file_len: usize,
 ) {
-    if handle == 0 {
-        return;
-    }
     if file_len == 0 {
-        let site = names::first(name, name_len);
-        if !site.is_null() {
-            // SAFETY: cached sites are `&'static Site`s.
-            return engine::exit_handle(handle, size, Some(unsafe { &*site }));
-        }
+        // The common case: the slow path needs only the name (two words).
+        // SAFETY: caller contract (the closure runs during this call).
+        return engine::exit_handle_lazy(handle, size, move || unsafe {
+            exit_site(name, name_len, std::ptr::null(), 0)
+        });
     }
-    // SAFETY: caller contract.
-    unsafe { exit64_slow(handle, size, name, name_len, file, file_len) }
-}
-
-#[inline(never)]
-unsafe fn exit64_slow(
-    handle: u64,
-    size: u64,
-    name: *const u8,
-    name_len: usize,
-    file: *const u8,
-    file_len: usize,
-) {
-    // SAFETY: caller contract.
-    let site = unsafe { site(name, name_len, file, file_len) };
-    engine::exit_handle(handle, size, site);
+    // SAFETY: caller contract (the closure runs during this call).
+    engine::exit_handle_lazy(handle, size, move || unsafe {
+        exit_site(name, name_len, file, file_len)
+    });
 }
 
 /// As [`exit64`] (without a file or size), for a 4-byte handle.
@@ -114,23 +101,33 @@ unsafe fn exit64_slow(
 /// As [`enter64`].
 #[inline(always)]
 pub unsafe fn exit32(handle: u32, name: *const u8, name_len: usize) {
-    if handle == 0 {
-        return;
-    }
-    let site = names::first(name, name_len);
-    if !site.is_null() {
-        // SAFETY: cached sites are `&'static Site`s.
-        return engine::exit_handle32(handle, 0, Some(unsafe { &*site }));
-    }
-    // SAFETY: caller contract.
-    unsafe { exit32_slow(handle, name, name_len) }
+    // SAFETY: caller contract (the closure runs during this call).
+    engine::exit_handle32_lazy(handle, 0, move || unsafe {
+        exit_site(name, name_len, std::ptr::null(), 0)
+    });
 }
 
+/// The site an exit names, for the engine's slow path.
+///
+/// # Safety
+/// As [`enter64`].
+#[cold]
 #[inline(never)]
-unsafe fn exit32_slow(handle: u32, name: *const u8, name_len: usize) {
+unsafe fn exit_site(
+    name: *const u8,
+    name_len: usize,
+    file: *const u8,
+    file_len: usize,
+) -> Option<&'static Site> {
+    if file_len == 0 {
+        let site = names::first(name, name_len);
+        if !site.is_null() {
+            // SAFETY: cached sites are `&'static Site`s.
+            return Some(unsafe { &*site });
+        }
+    }
     // SAFETY: caller contract.
-    let site = unsafe { site(name, name_len, std::ptr::null(), 0) };
-    engine::exit_handle32(handle, 0, site);
+    unsafe { site(name, name_len, file, file_len) }
 }
 
 /// The site of a name (and file) that is not in its first slot: the rest

@@ -74,24 +74,24 @@ struct Tables<const K: usize> {
 /// It takes names while it is at most half full (16384 call sites), the
 /// rest go to the growable `OVERFLOW` table.
 const L1_LOG2: u32 = 15;
-static L1: [Slot<2>; 1 << L1_LOG2] = [const { Slot::empty() }; 1 << L1_LOG2];
-static L1_TABLE: Table<2> = Table {
+static L1: [Slot<1>; 1 << L1_LOG2] = [const { Slot::empty() }; 1 << L1_LOG2];
+static L1_TABLE: Table<1> = Table {
     shift: 64 - L1_LOG2,
     len: 1 << L1_LOG2,
     slots: L1.as_ptr(),
     used: AtomicU64::new(0),
 };
 const OVERFLOW_LOG2: u32 = 8;
-static OVERFLOW_SLOTS: [Slot<2>; 1 << OVERFLOW_LOG2] =
+static OVERFLOW_SLOTS: [Slot<1>; 1 << OVERFLOW_LOG2] =
     [const { Slot::empty() }; 1 << OVERFLOW_LOG2];
-static OVERFLOW_INITIAL: Table<2> = Table {
+static OVERFLOW_INITIAL: Table<1> = Table {
     shift: 64 - OVERFLOW_LOG2,
     len: 1 << OVERFLOW_LOG2,
     slots: OVERFLOW_SLOTS.as_ptr(),
     used: AtomicU64::new(0),
 };
-static OVERFLOW: Tables<2> = Tables {
-    current: AtomicPtr::new(&OVERFLOW_INITIAL as *const Table<2> as *mut Table<2>),
+static OVERFLOW: Tables<1> = Tables {
+    current: AtomicPtr::new(&OVERFLOW_INITIAL as *const Table<1> as *mut Table<1>),
 };
 const FILE_LOG2: u32 = 8;
 static FILE_SLOTS: [Slot<4>; 1 << FILE_LOG2] = [const { Slot::empty() }; 1 << FILE_LOG2];
@@ -106,6 +106,15 @@ static WITH_FILES: Tables<4> = Tables {
 };
 /// Serialises inserts and growth; readers never take it.
 static INSERT: Mutex<()> = Mutex::new(());
+
+/// The one-word key of a name alone: its address (user-space addresses
+/// have 48 bits) with its length in the top 16 bits. `None` for names that
+/// do not fit (they are looked up by content).
+#[inline(always)]
+fn name_key(name: *const u8, name_len: usize) -> Option<u64> {
+    let a = name as usize as u64;
+    ((a >> 48) | (name_len as u64 >> 16) == 0).then_some(a | (name_len as u64) << 48)
+}
 
 #[inline(always)]
 fn index<const K: usize>(k: &[u64; K], shift: u32) -> usize {
@@ -206,19 +215,23 @@ impl<const K: usize> Tables<K> {
 
 /// The cached site of a name at this address and length when it is in its
 /// first slot of the static table, else null (then call [`lookup`] or
-/// [`resolve`]). This is the hot path: a multiply, a shift, three loads
-/// from one slot of a static array and two compares, no call. An empty slot
-/// has a null site, so an absent name gives null as well.
+/// [`resolve`]). This is the hot path: a multiply, a shift, two loads from
+/// one slot of a static array and one compare, no call. An empty slot has a
+/// null site, so an absent name gives null as well.
 #[inline(always)]
 pub fn first(name: *const u8, name_len: usize) -> *const Site {
-    let k = [name as usize as u64, name_len as u64];
-    let i = index(&k, 64 - L1_LOG2);
+    let Some(k) = name_key(name, name_len) else {
+        return std::ptr::null();
+    };
+    let i = index(&[k], 64 - L1_LOG2);
     // SAFETY: the shift keeps L1_LOG2 bits, so `i < L1.len()`.
     let s = unsafe { L1.get_unchecked(i) };
     let site = s.site.load(Ordering::Acquire);
-    let same =
-        (s.keys[0].load(Ordering::Relaxed) == k[0]) & (s.keys[1].load(Ordering::Relaxed) == k[1]);
-    if same { site } else { std::ptr::null() }
+    if s.keys[0].load(Ordering::Relaxed) == k {
+        site
+    } else {
+        std::ptr::null()
+    }
 }
 
 /// The cached site of a name (and file) at these addresses, if any.
@@ -230,8 +243,8 @@ pub fn lookup(
     file_len: usize,
 ) -> Option<&'static Site> {
     if file_len == 0 {
-        let k = [name as usize as u64, name_len as u64];
-        Tables::<2>::get_in(&L1_TABLE, &k).or_else(|| OVERFLOW.get(&k))
+        let k = [name_key(name, name_len)?];
+        Tables::<1>::get_in(&L1_TABLE, &k).or_else(|| OVERFLOW.get(&k))
     } else {
         WITH_FILES.get(&[
             name as usize as u64,
@@ -258,6 +271,7 @@ pub unsafe fn resolve(
     // SAFETY: caller contract.
     let (name_b, file_b) = unsafe { (bytes(name, name_len), bytes(file, file_len)) };
     let cacheable = !name_b.is_empty()
+        && (file_len != 0 || name_key(name, name_len).is_some())
         && is_read_only(name_b)
         && (file_len == 0 || (!file_b.is_empty() && is_read_only(file_b)));
     if !cacheable {
@@ -265,14 +279,14 @@ pub unsafe fn resolve(
     }
     let _g = INSERT.lock().unwrap_or_else(|p| p.into_inner());
     let make = || intern(name_b, file_b);
-    if file_len == 0 {
-        let k = [name as usize as u64, name_len as u64];
+    if let (0, Some(key)) = (file_len, name_key(name, name_len)) {
+        let k = [key];
         if let Some(s) = lookup(name, name_len, file, file_len) {
             return s;
         }
         if (L1_TABLE.used.load(Ordering::Relaxed) + 1) * 2 <= L1_TABLE.len as u64 {
             let site = make();
-            Tables::<2>::insert(&L1_TABLE, &k, site);
+            Tables::<1>::insert(&L1_TABLE, &k, site);
             site
         } else {
             OVERFLOW.get_or_insert(&k, make)

@@ -161,47 +161,73 @@ fn exit_sized<T>(token: Token, size: u64) {
 
 /// Enters `site` for a foreign caller (C, Fortran) and returns the 64-bit
 /// handle that [`exit_handle`] checks (see [`crate::handle`]); 0 when
-/// Dr.Hook is off.
+/// Dr.Hook is off. Inlined into the caller: the fast path makes no calls.
 #[inline(always)]
 pub fn enter_handle(site: &'static Site) -> u64 {
-    let mode = MODE.load(Ordering::Relaxed);
-    if mode == 0 {
-        return 0;
-    }
-    enter_handle_on::<()>(site, mode, true)
+    enter_handle_any(site, true)
 }
 
 /// As [`enter_handle`], for 4-byte handles.
 #[inline(always)]
 pub fn enter_handle32(site: &'static Site) -> u32 {
+    enter_handle_any(site, false) as u32
+}
+
+#[inline(always)]
+fn enter_handle_any(site: &'static Site, wide: bool) -> u64 {
     let mode = MODE.load(Ordering::Relaxed);
     if mode == 0 {
         return 0;
     }
-    enter_handle_on::<()>(site, mode, false) as u32
-}
-
-#[inline(never)]
-#[allow(clippy::extra_unused_type_parameters)] // see enter_on
-fn enter_handle_on<T>(site: &'static Site, mode: u32, wide: bool) -> u64 {
     let td = thread::current();
     if td.is_null() {
-        let token = enter_cold(site);
-        return handle_of(token, wide);
+        return enter_handle_cold(site, wide);
     }
     // SAFETY: `td` is the calling thread's own tree.
-    let td = unsafe { &*td };
-    // SAFETY: as above.
-    let node = unsafe { td.enter(site, site.raw_id(), mode) };
-    if wide {
-        td.top_handle64(node)
-    } else {
-        // SAFETY: `node` was just entered on this thread.
-        unsafe { crate::handle::encode32((*node).depth, (*node).index) as u64 }
-    }
+    unsafe { (*td).enter_handle(site, site.raw_id(), mode, wide) }
 }
 
-fn handle_of(token: Token, wide: bool) -> u64 {
+/// The part of [`enter_handle`] that makes no call and cannot panic:
+/// `Some(handle)` when done (`Some(0)` when Dr.Hook is off), `None` when
+/// [`enter_handle`] is needed (first call of the site on this thread or
+/// under this parent, a slow clock). For foreign entry points that keep
+/// their panic guard off the fast path.
+#[inline(always)]
+pub fn enter_handle_fast(site: &'static Site, wide: bool) -> Option<u64> {
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode == 0 {
+        return Some(0);
+    }
+    let td = thread::current();
+    if td.is_null() {
+        return None;
+    }
+    // SAFETY: `td` is the calling thread's own tree.
+    unsafe { (*td).enter_handle_fast(site.raw_id(), mode, wide) }
+}
+
+/// The part of [`exit_handle`] that makes no call and cannot panic: true
+/// when the handle was the top of the stack and has been left (or is 0),
+/// false when [`exit_handle`] is needed (sizes, slow clocks, strict
+/// regions, a mismatch).
+#[inline(always)]
+pub fn exit_handle_fast(handle: u64, wide: bool) -> bool {
+    if handle == 0 {
+        return true;
+    }
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode & (bits::SYSCALL_CLOCKS | bits::STRICT) != 0 {
+        return false;
+    }
+    let td = thread::current();
+    // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
+    !td.is_null() && unsafe { (*td).exit_handle_fast(handle, wide, 0, mode) }
+}
+
+#[cold]
+#[inline(never)]
+fn enter_handle_cold(site: &'static Site, wide: bool) -> u64 {
+    let token = enter_cold(site);
     let td = thread::current();
     if token.0.is_null() || td.is_null() {
         return 0;
@@ -224,24 +250,65 @@ fn handle_of(token: Token, wide: bool) -> u64 {
 /// never dereferenced.
 #[inline(always)]
 pub fn exit_handle(handle: u64, size: u64, site: Option<&'static Site>) {
-    if handle == 0 {
-        return;
-    }
-    exit_handle_on::<()>(handle, true, size, site);
+    exit_handle_lazy(handle, size, || site);
+}
+
+/// As [`exit_handle`], with the exit's routine name computed only when it
+/// is needed (a mismatch, `DR_HOOK_STRICT_REGIONS`, or a slow clock): the
+/// common path then does no name lookup at all.
+#[inline(always)]
+pub fn exit_handle_lazy(handle: u64, size: u64, site: impl FnOnce() -> Option<&'static Site>) {
+    exit_handle_any(handle, true, size, site);
 }
 
 /// As [`exit_handle`], for 4-byte handles from [`enter_handle32`].
 #[inline(always)]
 pub fn exit_handle32(handle: u32, size: u64, site: Option<&'static Site>) {
+    exit_handle_any(handle as u64, false, size, || site);
+}
+
+/// As [`exit_handle_lazy`], for 4-byte handles.
+#[inline(always)]
+pub fn exit_handle32_lazy(handle: u32, size: u64, site: impl FnOnce() -> Option<&'static Site>) {
+    exit_handle_any(handle as u64, false, size, site);
+}
+
+#[inline(always)]
+fn exit_handle_any<F: FnOnce() -> Option<&'static Site>>(
+    handle: u64,
+    wide: bool,
+    size: u64,
+    site: F,
+) {
     if handle == 0 {
         return;
     }
-    exit_handle_on::<()>(handle as u64, false, size, site);
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode & (bits::SYSCALL_CLOCKS | bits::STRICT) == 0 {
+        let td = thread::current();
+        // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
+        if !td.is_null() && unsafe { (*td).exit_handle_fast(handle, wide, size, mode) } {
+            return;
+        }
+    }
+    // One call, in tail position: the fast path above keeps no registers.
+    exit_handle_slow(handle, wide, size, site);
 }
 
 #[inline(never)]
-#[allow(clippy::extra_unused_type_parameters)] // see enter_on
-fn exit_handle_on<T>(handle: u64, wide: bool, size: u64, site: Option<&'static Site>) {
+fn exit_handle_slow<F: FnOnce() -> Option<&'static Site>>(
+    handle: u64,
+    wide: bool,
+    size: u64,
+    site: F,
+) {
+    exit_handle_checked(handle, wide, size, site());
+}
+
+/// The general exit of a foreign handle: slow clocks, strict regions,
+/// mismatches.
+#[inline(never)]
+fn exit_handle_checked(handle: u64, wide: bool, size: u64, site: Option<&'static Site>) {
     let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {

@@ -68,6 +68,7 @@ mod site;
 pub mod sysinfo;
 pub mod task;
 mod thread;
+mod tls;
 #[cfg(feature = "tracing")]
 mod tracing_layer;
 

@@ -8,7 +8,7 @@
 //! immutable, so one load gives any other thread (a crash handler, the
 //! report writer) a consistent snapshot of the call stack.
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
@@ -116,6 +116,8 @@ pub(crate) struct ThreadData {
     pub(crate) root: *const Node,
     /// Dr.Hook thread number (1 = main thread).
     pub(crate) tid: u32,
+    /// The thread's part of a 64-bit handle (see `handle.rs`).
+    tid_bits: u64,
     /// Kernel thread id.
     pub(crate) unix_tid: i32,
     /// Wall ticks at the thread's first instrumented call.
@@ -145,6 +147,7 @@ impl ThreadData {
             counters: None,
             root: ptr::null(),
             tid,
+            tid_bits: crate::handle::encode64(tid, 0, 0),
             unix_tid,
             start_wall,
             next: AtomicPtr::new(ptr::null_mut()),
@@ -468,6 +471,107 @@ impl ThreadData {
         unsafe { crate::handle::encode64(self.tid, (*node).depth, (*node).index) }
     }
 
+    /// The handle of node `n` of this thread (64-bit when `wide`).
+    #[inline(always)]
+    fn handle_of(&self, n: &Node, wide: bool) -> u64 {
+        if wide {
+            self.tid_bits | ((n.depth as u64 & 0xFFFF) << 32) | n.index as u64
+        } else {
+            crate::handle::encode32(n.depth, n.index) as u64
+        }
+    }
+
+    /// Enter for a foreign caller, returning the handle. The fast path (the
+    /// last node of this site is under the current node, no slow clock)
+    /// makes no calls; everything else is one out-of-line call.
+    ///
+    /// # Safety
+    /// As [`ThreadData::enter`].
+    #[inline(always)]
+    pub(crate) unsafe fn enter_handle(
+        &self,
+        site: &'static Site,
+        id: u32,
+        mode: u32,
+        wide: bool,
+    ) -> u64 {
+        // SAFETY: caller contract.
+        match unsafe { self.enter_handle_fast(id, mode, wide) } {
+            Some(h) => h,
+            // SAFETY: caller contract.
+            None => unsafe { self.enter_handle_slow(site, id, mode, wide) },
+        }
+    }
+
+    /// The call-free part of [`ThreadData::enter_handle`]: `None` when the
+    /// full path is needed (first call under this parent, slow clocks).
+    ///
+    /// # Safety
+    /// As [`ThreadData::enter`].
+    #[inline(always)]
+    pub(crate) unsafe fn enter_handle_fast(&self, id: u32, mode: u32, wide: bool) -> Option<u64> {
+        let cur = self.current.load(Ordering::Relaxed) as *const Node;
+        // SAFETY: owner-thread access to `local` (caller contract).
+        let by_site = unsafe { &(*self.local.get()).by_site };
+        let cand = match by_site.get(id as usize) {
+            Some(&n) => n,
+            None => &SENTINEL,
+        };
+        // SAFETY: `cand` is the sentinel or a node of this arena.
+        if unsafe { (*cand).parent } != cur || mode & bits::SYSCALL_CLOCKS != 0 {
+            return None;
+        }
+        // SAFETY: `cand` is a node of this arena.
+        let n = unsafe { &*cand };
+        n.calls
+            .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.current.store(cand as *mut Node, Ordering::Release);
+        let h = self.handle_of(n, wide);
+        if mode & bits::WALL != 0 {
+            n.wall_enter.store(clock::cycles(), Ordering::Relaxed);
+        }
+        Some(h)
+    }
+
+    #[inline(never)]
+    unsafe fn enter_handle_slow(&self, site: &'static Site, id: u32, mode: u32, wide: bool) -> u64 {
+        // SAFETY: caller contract.
+        let node = unsafe { self.enter(site, id, mode) };
+        // SAFETY: `node` was just entered on this thread.
+        self.handle_of(unsafe { &*node }, wide)
+    }
+
+    /// Fast exit for a foreign handle: closes the top activation if the
+    /// handle designates it and returns true; returns false (having changed
+    /// nothing) otherwise. Only for modes without slow clocks or strict
+    /// regions.
+    ///
+    /// # Safety
+    /// Owner thread only.
+    #[inline(always)]
+    pub(crate) unsafe fn exit_handle_fast(
+        &self,
+        handle: u64,
+        wide: bool,
+        size: u64,
+        mode: u32,
+    ) -> bool {
+        let wall = if mode & bits::WALL != 0 {
+            clock::cycles()
+        } else {
+            0
+        };
+        let top = self.current.load(Ordering::Relaxed) as *const Node;
+        // SAFETY: the top of the stack (possibly the root) is a node of this arena.
+        let n = unsafe { &*top };
+        if handle != self.handle_of(n, wide) || top == self.root {
+            return false;
+        }
+        // SAFETY: `top` is this thread's top node.
+        unsafe { self.close(top, size, mode, wall, 0) };
+        true
+    }
+
     /// Leaves the activation designated by a foreign handle (64-bit, or
     /// 32-bit when `wide` is false), optionally checking that `exit_site`
     /// names the same routine (`DR_HOOK_STRICT_REGIONS`).
@@ -576,14 +680,10 @@ fn choose_tid() -> u32 {
     tid
 }
 
-thread_local! {
-    static CURRENT: Cell<*const ThreadData> = const { Cell::new(ptr::null()) };
-}
-
 /// The calling thread's tree, or null before its first instrumented call.
 #[inline(always)]
 pub(crate) fn current() -> *const ThreadData {
-    CURRENT.with(|c| c.get())
+    crate::tls::get() as *const ThreadData
 }
 
 fn gettid() -> i32 {
@@ -624,7 +724,7 @@ pub(crate) fn register_current(start_wall: u64) -> &'static ThreadData {
             Err(h) => head = h,
         }
     }
-    CURRENT.with(|c| c.set(td));
+    crate::tls::set(td as *const ThreadData as *const ());
     crate::signals::on_new_thread();
     td
 }
