@@ -87,16 +87,14 @@ pub fn enter(site: &'static Site) -> Token {
     if mode == 0 {
         return Token::NONE;
     }
-    enter_on::<()>(site, mode)
+    enter_on(site, mode)
 }
 
-/// Generic only so that it is instantiated in the calling crate: there the
-/// thread-local access uses the executable's TLS model (a single `%fs`
-/// load) instead of the general-dynamic model of a library, whose
-/// `__tls_get_addr` call would force register saves on this path.
+/// Out of line: only the off test is inlined into instrumented functions.
+/// The thread-local read is an initial-exec access (`tls.rs`), so this
+/// path makes no call and saves no registers.
 #[inline(never)]
-#[allow(clippy::extra_unused_type_parameters)] // see enter_on
-fn enter_on<T>(site: &'static Site, mode: u32) -> Token {
+fn enter_on(site: &'static Site, mode: u32) -> Token {
     // Before initialisation no thread has a tree, so this also catches UNINIT.
     let td = thread::current();
     if td.is_null() {
@@ -126,16 +124,15 @@ pub fn exit(token: Token, size: u64) {
     }
     // `size` is usually a compile-time 0 here (a guard without set_size).
     if size == 0 {
-        exit_on::<()>(token)
+        exit_on(token)
     } else {
-        exit_sized::<()>(token, size)
+        exit_sized(token, size)
     }
 }
 
-/// Generic for the same reason as `enter_on`.
+/// Out of line, as `enter_on`.
 #[inline(never)]
-#[allow(clippy::extra_unused_type_parameters)] // see enter_on
-fn exit_on<T>(token: Token) {
+fn exit_on(token: Token) {
     let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
@@ -146,8 +143,7 @@ fn exit_on<T>(token: Token) {
 }
 
 #[inline(never)]
-#[allow(clippy::extra_unused_type_parameters)] // see enter_on
-fn exit_sized<T>(token: Token, size: u64) {
+fn exit_sized(token: Token, size: u64) {
     let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
