@@ -101,6 +101,13 @@ fn require(tool: &str) -> bool {
     false
 }
 
+/// Whether a build tool (`make`, `pkg-config`, `cmake`, `nm`) can be used;
+/// prints that the test is skipped if not, or fails under
+/// `DRHOOK_REQUIRE_FORTRAN=1` (CI installs every tool the tests use).
+pub fn have_tool(tool: &str) -> bool {
+    require(tool)
+}
+
 /// Whether gfortran can be used (prints that the test is skipped if not).
 pub fn have_gfortran() -> bool {
     require("gfortran")
