@@ -48,6 +48,10 @@ fn fastraced(x: u64) -> u64 {
     plain(x)
 }
 
+/// A layer that does nothing: the cost of the registry's span lifecycle.
+struct Noop;
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Noop {}
+
 struct Counting(AtomicU64);
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Counting {
     fn on_enter(&self, _: &tracing::span::Id, _: tracing_subscriber::layer::Context<'_, S>) {
@@ -128,7 +132,7 @@ fn child(mode: &str) {
     let f: fn(u64) -> u64 = match mode {
         "plain" => plain,
         "floor" => two_tsc,
-        "tracing" | "tracing_drhook" => traced,
+        "tracing" | "tracing_noop" | "tracing_drhook" => traced,
         "fastrace" => fastraced,
         _ => leaf,
     };
@@ -137,6 +141,10 @@ fn child(mode: &str) {
         tracing::subscriber::set_default(
             tracing_subscriber::registry().with(Counting(AtomicU64::new(0))),
         )
+    });
+    let _tracing_noop = (mode == "tracing_noop").then(|| {
+        use tracing_subscriber::prelude::*;
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(Noop))
     });
     let _tracing_drhook = (mode == "tracing_drhook").then(|| {
         use tracing_subscriber::prelude::*;
@@ -245,6 +253,18 @@ const CONFIGS: &[Config] = &[
         what: "counts",
     },
     Config {
+        name: "tracing registry + no-op layer",
+        mode: "tracing_noop",
+        env: &[],
+        what: "nothing (the span lifecycle alone)",
+    },
+    Config {
+        name: "drhook via tracing registry + DrHookLayer, DR_HOOK=1 (call tree)",
+        mode: "tracing_drhook",
+        env: &[("DR_HOOK", "1")],
+        what: "calling tree of spans",
+    },
+    Config {
         name: "drhook via tracing registry + DrHookLayer, DR_HOOK_OPT=prof",
         mode: "tracing_drhook",
         env: &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")],
@@ -334,6 +354,10 @@ fn main() {
             g("drhook, DR_HOOK_OPT=prof") / g("tracing registry + counting layer"),
             g("drhook, DR_HOOK_OPT=cpuprof") - plain,
             plain,
+            g("drhook via tracing registry + DrHookLayer, DR_HOOK=1 (call tree)")
+                - g("tracing registry + no-op layer"),
+            g("drhook via tracing registry + DrHookLayer, DR_HOOK_OPT=prof")
+                - g("tracing registry + no-op layer"),
         ]
     };
     let (m, n) = (ratios(&ns), ratios(&mins));
@@ -363,6 +387,14 @@ fn main() {
     println!(
         "| cpuprof, ns added per pair | {:.0} | {:.0} | (2 syscalls) |",
         m[5], n[5]
+    );
+    println!(
+        "| DrHookLayer - no-op layer, call tree, ns per span pair | {:.1} | {:.1} | <= 25 ns |",
+        m[7], n[7]
+    );
+    println!(
+        "| DrHookLayer - no-op layer, prof, ns per span pair | {:.1} | {:.1} | <= 25 ns |",
+        m[8], n[8]
     );
 
     println!("\nMemory:\n");
@@ -407,6 +439,28 @@ fn main() {
             match per_pair("leaf", env) {
                 Some(v) => println!("| {name} | {:.1} | {target} |", v - base),
                 None => println!("| {name} | valgrind failed | {target} |"),
+            }
+        }
+        // The tracing layer: instructions it adds to a span's lifecycle
+        // (new span, enter, exit, close) over a no-op layer.
+        let noop = per_pair("tracing_noop", &[]).unwrap_or(f64::NAN);
+        for (name, env) in [
+            (
+                "DrHookLayer over a no-op layer, DR_HOOK=1",
+                &[("DR_HOOK", "1")][..],
+            ),
+            (
+                "DrHookLayer over a no-op layer, DR_HOOK_OPT=prof",
+                &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")][..],
+            ),
+        ] {
+            match per_pair("tracing_drhook", env) {
+                Some(v) => println!(
+                    "| {name} | {:.1} | (no-op layer: {:.1} per span) |",
+                    v - noop,
+                    noop - base
+                ),
+                None => println!("| {name} | valgrind failed | |"),
             }
         }
     } else {

@@ -3,7 +3,8 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, Item, ItemFn, TraitItemFn};
+use syn::visit::Visit;
+use syn::{Ident, Item, ItemFn, ReturnType, TraitItemFn, Type};
 
 use crate::args::Args;
 
@@ -14,12 +15,6 @@ pub fn expand(args: &Args, item: TokenStream) -> syn::Result<TokenStream> {
         Err(_) => return Err(unsupported(item)),
     };
     let sig = &f.sig;
-    if let Some(a) = &sig.asyncness {
-        return Err(syn::Error::new(
-            a.span(),
-            "#[drhook] does not support `async fn`: a Dr.Hook region belongs to one thread's call stack and cannot be held across `.await`; use `drhook::scope!` around the synchronous parts",
-        ));
-    }
     if let Some(c) = &sig.constness {
         return Err(syn::Error::new(
             c.span(),
@@ -40,17 +35,62 @@ pub fn expand(args: &Args, item: TokenStream) -> syn::Result<TokenStream> {
     let site = Ident::new("__DRHOOK_SITE", Span::mixed_site());
     let line = quote_spanned!(ident.span()=> ::core::line!());
     let body = &f.block;
-    let new_body = quote! {{
-        let #guard = {
-            static #site: ::drhook::__private::Site =
-                ::drhook::__private::Site::new(#name, ::core::file!(), #line);
-            ::drhook::__private::inventory::submit! { ::drhook::__private::SiteRef(&#site) }
-            ::drhook::__private::Guard::enter(&#site)
-        };
-        #body
+    let site_ref = quote! {{
+        static #site: ::drhook::__private::Site =
+            ::drhook::__private::Site::new(#name, ::core::file!(), #line);
+        ::drhook::__private::inventory::submit! { ::drhook::__private::SiteRef(&#site) }
+        &#site
     }};
+    let new_body = if sig.asyncness.is_some() {
+        // Every poll of the body is an activation (see drhook::instrumented).
+        // The unreachable early return gives the inner `async` block the
+        // function's return type, so `?` and `return` infer as they would
+        // in the function itself (as tracing-attributes does).
+        let fake_return = match &sig.output {
+            ReturnType::Type(_, ty) if !contains_impl_trait(ty) => quote! {
+                #[allow(unreachable_code, clippy::diverging_sub_expression)]
+                if false {
+                    let __drhook_fake_return: #ty = loop {};
+                    return __drhook_fake_return;
+                }
+            },
+            ReturnType::Type(..) => quote!(),
+            ReturnType::Default => quote! {
+                #[allow(unreachable_code)]
+                if false {
+                    return;
+                }
+            },
+        };
+        quote! {{
+            ::drhook::__private::Instrumented::new(#site_ref, async move {
+                #fake_return
+                #body
+            })
+            .await
+        }}
+    } else {
+        quote! {{
+            let #guard = ::drhook::__private::Guard::enter(#site_ref);
+            #body
+        }}
+    };
     *f.block = syn::parse2(new_body)?;
     Ok(quote!(#f))
+}
+
+/// Whether `ty` mentions `impl Trait` anywhere (such a type cannot be
+/// written in a `let`).
+fn contains_impl_trait(ty: &Type) -> bool {
+    struct Finder(bool);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
+            self.0 = true;
+        }
+    }
+    let mut f = Finder(false);
+    f.visit_type(ty);
+    f.0
 }
 
 /// A precise error for an item that is not an instrumentable function.

@@ -9,8 +9,10 @@
 //! ```
 //!
 //! The function body is wrapped so that a guard is created first and dropped
-//! last: early `return`, `?` and panics all leave the region. Each function
-//! gets one `static` call-site record, registered with `inventory`.
+//! last: early `return`, `?` and panics all leave the region. The body of an
+//! `async fn` becomes a `drhook::Instrumented` future instead: each poll is
+//! an activation, one call per call of the function. Each function gets one
+//! `static` call-site record, registered with `inventory`.
 //!
 //! Layout: [`args`] parses the attribute's arguments, [`expand`] rewrites the
 //! function. On bad input the output is one precise `compile_error!` plus

@@ -153,6 +153,91 @@ fn exit_sized(token: Token, size: u64) {
     unsafe { (*td).exit(token.0, size, mode) }
 }
 
+// --- resumable activations: futures and spans -----------------------------
+
+/// Enters `site` for an activation that resumes an earlier call of it (a
+/// later poll of an instrumented future, a re-entered tracing span): like
+/// [`enter`], but not counted as a call. `suspended_since` is the stamp
+/// [`exit_stamped`] returned when the call's previous activation ended (on
+/// any thread); the wall time in between counts in the routine's total
+/// time, not in its self time. 0 means unknown (nothing is added).
+///
+/// So for a call made of several activations, the profile shows one call,
+/// self time = the time spent in its activations (minus children), total
+/// time = from the start of the first activation to the end of the last.
+#[inline]
+pub fn resume(site: &'static Site, suspended_since: u64) -> Token {
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode == 0 {
+        return Token::NONE;
+    }
+    resume_on(site, mode, suspended_since)
+}
+
+#[inline(never)]
+fn resume_on(site: &'static Site, mode: u32, suspended_since: u64) -> Token {
+    let mut td = thread::current();
+    if td.is_null() {
+        // First instrumented call of this thread (a future migrated here).
+        if mode & bits::UNINIT != 0 {
+            let token = enter_cold(site);
+            // An uninitialised engine cannot have had a previous activation.
+            return token;
+        }
+        td = thread::register_current(clock::wall(mode & bits::WALL_MONO != 0));
+    }
+    // SAFETY: `td` is the calling thread's own tree.
+    Token(unsafe { (*td).resume(site, site.raw_id(), mode, suspended_since) })
+}
+
+/// As [`exit`], returning the wall-clock stamp of the exit for a later
+/// [`resume`] (0 when wall time is not measured or Dr.Hook is off).
+#[inline]
+pub fn exit_stamped(token: Token, size: u64) -> u64 {
+    if token.0.is_null() {
+        return 0;
+    }
+    exit_stamped_on(token, size)
+}
+
+#[inline(never)]
+fn exit_stamped_on(token: Token, size: u64) -> u64 {
+    let mode = MODE.load(Ordering::Relaxed);
+    let td = thread::current();
+    if td.is_null() {
+        exit_without_tree(token);
+        return 0;
+    }
+    // SAFETY: `td` is the calling thread's own tree; the token is only compared.
+    unsafe { (*td).exit_stamped(token.0, size, mode) }
+}
+
+/// Leaves `token` if it is on the calling thread's stack, first closing
+/// whatever was entered after it and not left yet; does nothing otherwise.
+/// Never reports a mismatch. Returns the exit's stamp as
+/// [`exit_stamped`] does (0 if nothing was left). For front doors whose
+/// regions need not nest (tracing spans); their sites should come from
+/// [`crate::site_for_span`], so that a strict exit (a guard, C, Fortran)
+/// below them closes them silently too.
+#[inline]
+pub fn exit_lenient(token: Token) -> u64 {
+    if token.0.is_null() {
+        return 0;
+    }
+    exit_lenient_on(token)
+}
+
+#[inline(never)]
+fn exit_lenient_on(token: Token) -> u64 {
+    let mode = MODE.load(Ordering::Relaxed);
+    let td = thread::current();
+    if td.is_null() {
+        return 0;
+    }
+    // SAFETY: `td` is the calling thread's own tree; the token is only compared.
+    unsafe { (*td).exit_lenient(token.0, mode) }
+}
+
 // --- foreign callers: handles instead of tokens ---------------------------
 
 /// Enters `site` for a foreign caller (C, Fortran) and returns the 64-bit
@@ -354,6 +439,7 @@ pub(crate) fn mode() -> u32 {
 }
 
 /// Whether Dr.Hook is on (reads the environment on first use).
+#[inline]
 pub fn is_enabled() -> bool {
     mode() != 0
 }
@@ -374,6 +460,19 @@ fn init() -> u32 {
     let e = ENGINE.get_or_init(|| build(Config::from_lookup(&env::process_env)));
     MODE.store(e.mode, Ordering::Release);
     e.mode
+}
+
+/// Initialises the engine from `lookup` instead of the environment; false
+/// (and nothing changed) if it was already initialised. See
+/// [`crate::Settings`].
+pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<String>) -> bool {
+    let mut ours = false;
+    let e = ENGINE.get_or_init(|| {
+        ours = true;
+        build(Config::from_lookup(lookup))
+    });
+    MODE.store(e.mode, Ordering::Release);
+    ours
 }
 
 fn build(config: Config) -> Engine {

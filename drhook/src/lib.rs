@@ -28,9 +28,12 @@
 //!
 //! ## Modules
 //! * [`engine`] — the operations every front door calls ([`engine::enter`],
-//!   [`engine::exit`]) and the mode switch.
+//!   [`engine::exit`], and for calls made of several activations
+//!   [`engine::resume`]) and the mode switch.
+//! * [`instrumented`] — futures whose polls are activations (`#[drhook]` on
+//!   an `async fn`).
 //! * [`options`], [`config`], [`task`], [`env`] — environment control, as
-//!   pure parsing functions.
+//!   pure parsing functions; [`Settings`] — the same configuration from code.
 //! * [`handle`] — the 64/32-bit handles of foreign callers.
 //! * [`mismatch`] — the one function through which exits that do not match
 //!   the top of the stack are reported.
@@ -51,10 +54,13 @@ pub mod config;
 mod counters;
 #[doc(hidden)]
 pub mod diag;
+#[cfg(feature = "tracing")]
+mod drhook_layer;
 pub mod engine;
 pub mod env;
 mod guard;
 pub mod handle;
+pub mod instrumented;
 pub mod linebuf;
 mod maps;
 pub mod mismatch;
@@ -63,24 +69,27 @@ pub mod options;
 mod overhead;
 mod profile;
 mod report;
+mod settings;
 pub mod signals;
 mod site;
+#[cfg(feature = "tracing")]
+mod span_table;
 pub mod sysinfo;
 pub mod task;
 mod thread;
 mod tls;
-#[cfg(feature = "tracing")]
-mod tracing_layer;
 
 pub use abort::{drhook_abort, set_abort_hook};
 pub use calltree::{print_calltree, print_calltree_to};
+#[cfg(feature = "tracing")]
+pub use drhook_layer::{DrHookLayer, DrHookLayerBuilder};
 pub use drhook_macros::drhook;
 pub use guard::Guard;
+pub use instrumented::Instrumented;
 pub use report::{ProfileError, write_profile};
+pub use settings::{AlreadyInitialized, Settings};
 pub use signals::init_signals;
-pub use site::{Site, registered_sites, site_for_name};
-#[cfg(feature = "tracing")]
-pub use tracing_layer::DrHookLayer;
+pub use site::{Site, registered_sites, site_for_name, site_for_span};
 
 /// Whether Dr.Hook is on (reads the environment on first use).
 pub fn is_enabled() -> bool {
@@ -91,6 +100,7 @@ pub fn is_enabled() -> bool {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::guard::Guard;
+    pub use crate::instrumented::Instrumented;
     pub use crate::site::{Site, SiteRef};
     pub use inventory;
 }

@@ -64,6 +64,18 @@ pub(crate) struct SizeStats {
 // SAFETY: zero atomics are valid.
 unsafe impl Zeroable for SizeStats {}
 
+/// Per node, for activations that resume an earlier call (later polls of
+/// an instrumented future, re-entered tracing spans): how many there were,
+/// and the wall time the call spent suspended between them, which counts
+/// in the routine's total time but not in its self time.
+#[repr(C)]
+pub(crate) struct ResumeStats {
+    pub resumes: AtomicU64,
+    pub suspended: AtomicU64,
+}
+// SAFETY: zero atomics are valid.
+unsafe impl Zeroable for ResumeStats {}
+
 /// Number of slots in the first chunk; chunk `k` holds `BASE << k` slots.
 const BASE: usize = 64;
 const CHUNKS: usize = 26;

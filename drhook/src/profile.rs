@@ -67,6 +67,11 @@ pub(crate) struct NodeSnap {
     pub routine: u32,
     pub site: Option<&'static Site>,
     pub calls: u64,
+    /// Activations that resumed a call (not counted in `calls`).
+    pub resumes: u64,
+    /// Wall ticks the node's calls spent suspended between activations
+    /// (in total time, not in self time).
+    pub suspended: u64,
     /// Wall ticks.
     pub wall: u64,
     /// CPU nanoseconds.
@@ -131,6 +136,14 @@ pub(crate) fn snapshot(
             routine,
             site,
             calls: n.calls.load(Ordering::Relaxed),
+            resumes: td
+                .resumed
+                .get(i)
+                .map_or(0, |r| r.resumes.load(Ordering::Relaxed)),
+            suspended: td
+                .resumed
+                .get(i)
+                .map_or(0, |r| r.suspended.load(Ordering::Relaxed)),
             wall: n.wall_incl.load(Ordering::Relaxed),
             cpu: n.cpu_incl.load(Ordering::Relaxed),
             size: td.sizes.get(i).map(SizeSnap::load).unwrap_or_default(),
@@ -270,19 +283,21 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
             ProfileKind::Wall => t.nodes[i].wall as f64,
             ProfileKind::Cpu => t.nodes[i].cpu as f64,
         };
-        // Descendant calls, then compensated inclusive times.
+        // Activations (calls and resumptions) below each node, then
+        // compensated inclusive times.
+        let acts = |i: usize| t.nodes[i].calls + t.nodes[i].resumes;
         let mut desc = vec![0u64; n];
         for i in (1..n).rev() {
             let par = t.nodes[i].parent as usize;
             if par < n {
-                desc[par] += t.nodes[i].calls + desc[i];
+                desc[par] += acts(i) + desc[i];
             }
         }
         let incl: Vec<f64> = (0..n)
             .map(|i| {
                 let raw = metric(i);
                 if compensate && i > 0 {
-                    (raw - t.nodes[i].calls as f64 * t_in - desc[i] as f64 * t_out).max(0.0)
+                    (raw - acts(i) as f64 * t_in - desc[i] as f64 * t_out).max(0.0)
                 } else {
                     raw
                 }
@@ -381,6 +396,11 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 let depth_in_row = active.entry(k).or_insert(0);
                 if *depth_in_row == 0 {
                     a.total_m += incl[i];
+                    if p.kind == ProfileKind::Wall {
+                        // Time suspended between activations of the same
+                        // call: total, not self.
+                        a.total_m += node.suspended as f64;
+                    }
                     for (c, inc) in a.cincl[..p.ncounters].iter_mut().enumerate() {
                         *inc += node.counters[c];
                     }
@@ -394,7 +414,7 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 c = next_sibling[c];
             }
         }
-        let pairs: u64 = t.nodes[1..].iter().map(|x| x.calls).sum();
+        let pairs: u64 = t.nodes[1..].iter().map(|x| x.calls + x.resumes).sum();
         let overhead_s = pairs as f64 * t_out * scale;
         overheads.push(overhead_s);
         let mut self_ticks = 0f64;
@@ -571,6 +591,8 @@ pub(crate) mod tests {
             routine: 0,
             site: None,
             calls: 0,
+            resumes: 0,
+            suspended: 0,
             wall: 0,
             cpu: 0,
             size: SizeSnap::default(),
@@ -582,6 +604,8 @@ pub(crate) mod tests {
                 routine,
                 site: None,
                 calls,
+                resumes: 0,
+                suspended: 0,
                 wall,
                 cpu: wall,
                 size: SizeSnap::default(),
@@ -654,6 +678,37 @@ pub(crate) mod tests {
         assert!((s.rows[0].pct - 50.0).abs() < 1e-9);
         assert!((s.rows.last().unwrap().cumul - 1.0).abs() < 1e-12);
         assert_eq!(s.routines_called, 3);
+    }
+
+    #[test]
+    fn suspended_time_counts_in_total_not_in_self() {
+        let names = names();
+        // MAIN(1000) -> A: one call in 3 activations, 300 ticks busy, 500
+        // ticks suspended between them; A -> B(100).
+        let mut t = thread(1, &[(0, 1, 1, 1000), (1, 2, 1, 300), (2, 3, 1, 100)]);
+        t.nodes[2].resumes = 2;
+        t.nodes[2].suspended = 500;
+        let s = compute(&[t.clone()], &params(&names, ProfileKind::Wall));
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        let a = row(&s, "A", 1);
+        assert!(
+            a.calls == 1 && close(a.self_s, 0.2) && close(a.total_s, 0.8),
+            "{a:?}"
+        );
+        // The parent's self time is not reduced by A's suspension.
+        assert!(close(row(&s, "MAIN", 1).self_s, 0.7));
+        // CPU profiles ignore suspension.
+        let s = compute(&[t.clone()], &params(&names, ProfileKind::Cpu));
+        assert!(close(row(&s, "A", 1).total_s, 300e-9));
+        // Overhead compensation counts every activation: 3 for A, not 1.
+        let mut p = params(&names, ProfileKind::Wall);
+        p.self_mode = SelfMode::Account;
+        p.overhead.wall_in = 10.0;
+        let s = compute(&[t], &p);
+        assert!(close(
+            row(&s, "A", 1).self_s,
+            (300.0 - 30.0 - 100.0 + 10.0) / 1000.0
+        ));
     }
 
     #[test]

@@ -18,6 +18,10 @@ pub struct Site {
     file: &'static str,
     line: u32,
     show_file: bool,
+    /// Regions of this site may be left out of order (tracing spans): a
+    /// strict exit below them closes them silently instead of reporting a
+    /// mismatch.
+    lenient: bool,
     /// 0 until the first call, then a dense id (1 is reserved).
     id: AtomicU32,
     /// Routine id (sites with the same name share it), set with `id`.
@@ -32,6 +36,7 @@ impl Site {
             file,
             line,
             show_file: false,
+            lenient: false,
             id: AtomicU32::new(0),
             routine: AtomicU32::new(0),
         }
@@ -45,6 +50,7 @@ impl Site {
             file,
             line,
             show_file: true,
+            lenient: false,
             id: AtomicU32::new(0),
             routine: AtomicU32::new(0),
         }
@@ -68,6 +74,12 @@ impl Site {
     /// Whether profile rows show `:<file basename>`.
     pub fn shows_file(&self) -> bool {
         self.show_file
+    }
+
+    /// Whether regions of this site may be left out of order (sites of
+    /// tracing spans, see [`site_for_span`]).
+    pub fn is_lenient(&self) -> bool {
+        self.lenient
     }
 
     /// Whether two sites belong to the same routine (same name, compared
@@ -122,8 +134,8 @@ struct Tables {
     /// Routine names, indexed by routine id - 1.
     routines: Vec<String>,
     routine_ids: HashMap<String, u32>,
-    /// Interned run-time names: (name, file) -> site.
-    dynamic: HashMap<(String, String), &'static Site>,
+    /// Interned run-time names: (name, file, lenient) -> site.
+    dynamic: HashMap<(String, String, bool), &'static Site>,
 }
 
 fn tables() -> MutexGuard<'static, Tables> {
@@ -179,20 +191,36 @@ fn register(site: &'static Site) -> u32 {
 /// returned reference (per call site, per name address) so that later calls
 /// do no string work.
 pub fn site_for_name(name: &str, file: Option<&str>) -> &'static Site {
+    intern(name, file, false)
+}
+
+/// The interned site of a tracing span (or any region that may be left out
+/// of order) named `name`: same routine as any other site of that name, but
+/// a strict exit below one of its open activations closes it silently
+/// instead of reporting a mismatch. Cache the result as for
+/// [`site_for_name`].
+pub fn site_for_span(name: &str) -> &'static Site {
+    intern(name, None, true)
+}
+
+fn intern(name: &str, file: Option<&str>, lenient: bool) -> &'static Site {
     let name = name.trim_end_matches([' ', '\0']);
     let file = file.map(|f| f.trim_end_matches([' ', '\0'])).unwrap_or("");
     let mut t = tables();
-    if let Some(s) = t.dynamic.get(&(name.to_string(), file.to_string())) {
+    let key = (name.to_string(), file.to_string(), lenient);
+    if let Some(s) = t.dynamic.get(&key) {
         return s;
     }
     let leaked_name: &'static str = Box::leak(name.to_string().into_boxed_str());
     let leaked_file: &'static str = Box::leak(file.to_string().into_boxed_str());
-    let site: &'static Site = Box::leak(Box::new(if leaked_file.is_empty() {
+    let mut site = if leaked_file.is_empty() {
         Site::new(leaked_name, "", 0)
     } else {
         Site::with_file_shown(leaked_name, leaked_file, 0)
-    }));
-    t.dynamic.insert((name.to_string(), file.to_string()), site);
+    };
+    site.lenient = lenient;
+    let site: &'static Site = Box::leak(Box::new(site));
+    t.dynamic.insert(key, site);
     site
 }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use crate::clock;
 use crate::engine::bits;
 use crate::mismatch::{self, Mismatch};
-use crate::node::{Node, NodeArena, Segmented, SizeStats};
+use crate::node::{Node, NodeArena, ResumeStats, Segmented, SizeStats};
 use crate::site::Site;
 
 /// Lookup miss sentinel: its parent never equals a real node.
@@ -109,6 +109,8 @@ pub(crate) struct ThreadData {
     local: UnsafeCell<Local>,
     pub(crate) arena: NodeArena,
     pub(crate) sizes: Segmented<SizeStats>,
+    /// Resumed activations and suspended time per node (futures, spans).
+    pub(crate) resumed: Segmented<ResumeStats>,
     /// Counter values per node (`hpmprof`).
     pub(crate) counter_slots: Segmented<crate::counters::CounterSlot>,
     /// This thread's counter group (`hpmprof`; None when off or refused).
@@ -143,6 +145,7 @@ impl ThreadData {
             }),
             arena: NodeArena::new(),
             sizes: Segmented::new(),
+            resumed: Segmented::new(),
             counter_slots: Segmented::new(),
             counters: None,
             root: ptr::null(),
@@ -175,6 +178,55 @@ impl ThreadData {
     /// instance), with `id` either 0 or `site`'s id.
     #[inline(always)]
     pub(crate) unsafe fn enter(&self, site: &'static Site, id: u32, mode: u32) -> *const Node {
+        // SAFETY: caller contract.
+        unsafe { self.enter_counted::<true>(site, id, mode) }
+    }
+
+    /// As [`ThreadData::enter`], for an activation that resumes an earlier
+    /// call (a later poll of a future, a re-entered span): not counted as a
+    /// call; its resumption is recorded with the wall time the call spent
+    /// suspended since `suspended_since` (a stamp from
+    /// [`ThreadData::exit_stamped`]; 0 = unknown).
+    ///
+    /// # Safety
+    /// As [`ThreadData::enter`].
+    pub(crate) unsafe fn resume(
+        &self,
+        site: &'static Site,
+        id: u32,
+        mode: u32,
+        suspended_since: u64,
+    ) -> *const Node {
+        // SAFETY: caller contract.
+        let node = unsafe { self.enter_counted::<false>(site, id, mode) };
+        // SAFETY: `node` was just entered on this thread.
+        let n = unsafe { &*node };
+        if let Some(slot) = self.resumed.slot(n.index) {
+            // SAFETY: slots are never freed; only this thread writes them.
+            let r = unsafe { &*slot };
+            r.resumes
+                .store(r.resumes.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            if mode & bits::WALL != 0 && suspended_since != 0 {
+                let gap = n
+                    .wall_enter
+                    .load(Ordering::Relaxed)
+                    .saturating_sub(suspended_since);
+                r.suspended.store(
+                    r.suspended.load(Ordering::Relaxed).saturating_add(gap),
+                    Ordering::Relaxed,
+                );
+            }
+        }
+        node
+    }
+
+    #[inline(always)]
+    unsafe fn enter_counted<const COUNT: bool>(
+        &self,
+        site: &'static Site,
+        id: u32,
+        mode: u32,
+    ) -> *const Node {
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: owner-thread access to `local` (caller contract).
         let by_site = unsafe { &(*self.local.get()).by_site };
@@ -185,20 +237,22 @@ impl ThreadData {
         // SAFETY: `cand` is the sentinel or a node of this arena; both live forever.
         if unsafe { (*cand).parent } != cur {
             // SAFETY: owner thread, and no reference into `local` is live.
-            return unsafe { self.enter_miss(site, id, cur, mode) };
+            return unsafe { self.enter_miss::<COUNT>(site, id, cur, mode) };
         }
         // SAFETY: `cand` is a node of this arena.
-        unsafe { self.activate(cand, mode) }
+        unsafe { self.activate::<COUNT>(cand, mode) }
     }
 
-    /// Counts the activation, makes `node` the top of the stack and stamps
-    /// its entry time.
+    /// Counts the activation (unless it resumes a call), makes `node` the
+    /// top of the stack and stamps its entry time.
     #[inline(always)]
-    unsafe fn activate(&self, node: *const Node, mode: u32) -> *const Node {
+    unsafe fn activate<const COUNT: bool>(&self, node: *const Node, mode: u32) -> *const Node {
         // SAFETY: `node` points into this thread's arena (caller contract).
         let n = unsafe { &*node };
-        n.calls
-            .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        if COUNT {
+            n.calls
+                .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
         self.current.store(node as *mut Node, Ordering::Release);
         if mode & bits::TIMED != 0 {
             if mode & bits::SYSCALL_CLOCKS != 0 {
@@ -220,7 +274,8 @@ impl ThreadData {
     pub(crate) unsafe fn exit(&self, token: *const Node, size: u64, mode: u32) {
         if mode & bits::SYSCALL_CLOCKS != 0 {
             // SAFETY: caller contract.
-            return unsafe { self.exit_slow_clocks(token, size, mode) };
+            unsafe { self.exit_slow_clocks(token, size, mode) };
+            return;
         }
         // Clock first, before any bookkeeping.
         let wall = if mode & bits::WALL != 0 {
@@ -253,11 +308,82 @@ impl ThreadData {
             n.wall_enter
                 .store(clock::wall(mode & bits::WALL_MONO != 0), Ordering::Relaxed);
         }
-        node
+        // Opaque, so that the optimiser does not "know" that this returns its
+        // argument and keep `node` in a saved register across the call in
+        // `activate` instead of tail-calling this function.
+        std::hint::black_box(node)
+    }
+
+    /// As [`ThreadData::exit`], returning the wall-clock stamp of the exit
+    /// (0 when wall time is not measured), for a later
+    /// [`ThreadData::resume`].
+    ///
+    /// # Safety
+    /// As [`ThreadData::exit`].
+    pub(crate) unsafe fn exit_stamped(&self, token: *const Node, size: u64, mode: u32) -> u64 {
+        if mode & bits::SYSCALL_CLOCKS != 0 {
+            // SAFETY: caller contract.
+            return unsafe { self.exit_slow_clocks(token, size, mode) };
+        }
+        let wall = if mode & bits::WALL != 0 {
+            clock::cycles()
+        } else {
+            0
+        };
+        // SAFETY: caller contract.
+        unsafe { self.leave(token, size, mode, wall, 0) };
+        wall
+    }
+
+    /// Leaves `token` if it is on this thread's stack, first closing
+    /// whatever was entered after it, without reporting anything; does
+    /// nothing if it is not on the stack. Returns the exit's wall stamp (0
+    /// when wall time is not measured or nothing was left). For front doors
+    /// whose regions are not strictly nested (tracing spans).
+    ///
+    /// # Safety
+    /// Owner thread only; the token is only compared.
+    pub(crate) unsafe fn exit_lenient(&self, token: *const Node, mode: u32) -> u64 {
+        let top = self.current.load(Ordering::Relaxed) as *const Node;
+        if top == token {
+            // SAFETY: `token` is the top of this thread's stack.
+            return unsafe { self.exit_stamped(token, 0, mode) };
+        }
+        let mut p = top;
+        while !p.is_null() && p != self.root && p != token {
+            // SAFETY: `p` is on this thread's stack.
+            p = unsafe { (*p).parent };
+        }
+        if p != token || p.is_null() {
+            return 0;
+        }
+        let wall = if mode & bits::WALL != 0 {
+            clock::wall(mode & bits::WALL_MONO != 0)
+        } else {
+            0
+        };
+        let cpu = if mode & bits::CPU != 0 {
+            clock::thread_cpu_ns()
+        } else {
+            0
+        };
+        let mut p = top;
+        loop {
+            // SAFETY: `p` is on this thread's stack, at or above `token`.
+            unsafe {
+                let parent = (*p).parent;
+                self.close(p, 0, mode, wall, cpu);
+                if p == token {
+                    break;
+                }
+                p = parent;
+            }
+        }
+        wall
     }
 
     #[inline(never)]
-    unsafe fn exit_slow_clocks(&self, token: *const Node, size: u64, mode: u32) {
+    unsafe fn exit_slow_clocks(&self, token: *const Node, size: u64, mode: u32) -> u64 {
         let wall = if mode & bits::WALL != 0 {
             clock::wall(mode & bits::WALL_MONO != 0)
         } else {
@@ -277,7 +403,8 @@ impl ThreadData {
             0
         };
         // SAFETY: caller contract.
-        unsafe { self.leave(token, size, mode, wall, cpu) }
+        unsafe { self.leave(token, size, mode, wall, cpu) };
+        wall
     }
 
     #[inline(always)]
@@ -337,7 +464,7 @@ impl ThreadData {
     /// Finds or creates the child of `cur` for `site`, then activates it.
     #[cold]
     #[inline(never)]
-    unsafe fn enter_miss(
+    unsafe fn enter_miss<const COUNT: bool>(
         &self,
         site: &'static Site,
         id: u32,
@@ -347,7 +474,7 @@ impl ThreadData {
         // SAFETY: caller contract.
         unsafe {
             let node = self.lookup_slow(site, id, cur);
-            self.activate(node, mode)
+            self.activate::<COUNT>(node, mode)
         }
     }
 
@@ -420,6 +547,34 @@ impl ThreadData {
                 .then(|| unsafe { (*n).site.as_ref() })
                 .flatten()
         };
+        // Only regions that may be left out of order (tracing spans) are
+        // still open above the activation being left: close them silently.
+        if let Some(target) = target
+            && !name_differs
+            && depth_above > 0
+        {
+            let mut q = top;
+            let mut all_lenient = true;
+            while q != target {
+                all_lenient &= site_of(q).is_some_and(Site::is_lenient);
+                // SAFETY: `q` is on this thread's stack, above `target`.
+                q = unsafe { (*q).parent };
+            }
+            if all_lenient {
+                let mut q = top;
+                while q != target {
+                    // SAFETY: as above.
+                    unsafe {
+                        let parent = (*q).parent;
+                        self.close(q, 0, mode, wall, cpu);
+                        q = parent;
+                    }
+                }
+                // SAFETY: `target` is on this thread's stack.
+                unsafe { self.close(target, size, mode, wall, cpu) };
+                return;
+            }
+        }
         let expected = if top.is_null() || top == self.root {
             0
         } else {
@@ -633,6 +788,7 @@ impl ThreadData {
         size_of::<ThreadData>()
             + self.arena.allocated_bytes()
             + self.sizes.allocated_bytes()
+            + self.resumed.allocated_bytes()
             + self.counter_slots.allocated_bytes()
             + local.by_site.capacity() * size_of::<*const Node>()
             + local.map.bytes()

@@ -418,7 +418,8 @@ fn tracing_outer() -> u64 {
 fn tracing_scenario() {
     use tracing_subscriber::prelude::*;
     let _d = tracing::subscriber::set_default(
-        tracing_subscriber::registry().with(drhook::DrHookLayer::new()),
+        tracing_subscriber::registry()
+            .with(drhook::DrHookLayer::builder().with_target(true).build()),
     );
     let mut acc = 0;
     for _ in 0..3 {

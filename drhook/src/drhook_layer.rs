@@ -1,0 +1,310 @@
+//! A `tracing-subscriber` [`Layer`] that makes every entered span a Dr.Hook
+//! region (feature `tracing`): code instrumented with `tracing` spans or
+//! `#[tracing::instrument]` appears in the same per-thread calling tree and
+//! profile as `#[drhook]` functions, with counter deltas under `hpmprof`
+//! and in crash tracebacks.
+//!
+//! ```
+//! use tracing_subscriber::prelude::*;
+//!
+//! tracing_subscriber::registry().with(drhook::DrHookLayer::new()).init();
+//! let span = tracing::info_span!("solve");
+//! let _g = span.enter(); // a Dr.Hook region named "solve"
+//! ```
+//!
+//! # Semantics
+//!
+//! * **Names**: the span's name (for `#[instrument]`: the function's name),
+//!   or `target::name` with [`DrHookLayerBuilder::with_target`]; fields are
+//!   not part of the name. The site is interned once per callsite and
+//!   cached on the callsite's metadata address: no hashing of text, no
+//!   allocation per span.
+//! * **Activations**: every enter/exit pair of a span is one activation on
+//!   the thread where it happens, nested under whatever is running there
+//!   (`#[drhook]` functions, other spans, C or Fortran routines).
+//! * **Calls**: a span's first enter counts one call; when it is entered
+//!   again after an exit (an `Instrumented` future polled again, on any
+//!   thread), the activation resumes that call: no call is counted, and the
+//!   time since the previous exit goes to the routine's total time, not to
+//!   its self time — as for `#[drhook]` on an `async fn`. A span entered on
+//!   several threads before its first exit counts one call per thread.
+//! * **Out of order**: Dr.Hook regions must nest; spans need not. A span
+//!   exited while spans entered after it on the same thread are still
+//!   entered closes those first (their later exits are ignored); a
+//!   `#[drhook]` function (or C/Fortran routine) returning while spans it
+//!   called are still entered closes them too. An exit on a thread where
+//!   the span is not entered is ignored. So unusual span usage never
+//!   triggers Dr.Hook's mismatch diagnostics and abort.
+//! * **Filters**: the layer sees only the spans its filters enable
+//!   (`layer.with_filter(...)`: per-layer filtering is respected).
+//! * **Configuration**: as everywhere, from `DR_HOOK`, `DR_HOOK_OPT`, ...;
+//!   or from code with [`DrHookLayerBuilder::settings`].
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use tracing_core::span::{Attributes, Id};
+use tracing_core::{Metadata, Subscriber};
+use tracing_subscriber::layer::{Context, Layer};
+use tracing_subscriber::registry::LookupSpan;
+
+use crate::engine::{self, Token};
+use crate::settings::Settings;
+use crate::site::{Site, site_for_span};
+use crate::span_table;
+
+/// The Layer (see the module documentation). Cheap to construct and copy;
+/// all state is per thread or global.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DrHookLayer {
+    with_target: bool,
+}
+
+impl DrHookLayer {
+    /// A layer naming regions after their spans, configured by the
+    /// environment.
+    pub fn new() -> Self {
+        DrHookLayer { with_target: false }
+    }
+
+    /// A builder for the other choices.
+    pub fn builder() -> DrHookLayerBuilder {
+        DrHookLayerBuilder::default()
+    }
+}
+
+/// Builds a [`DrHookLayer`].
+///
+/// ```no_run
+/// use tracing_subscriber::prelude::*;
+///
+/// let layer = drhook::DrHookLayer::builder()
+///     .with_target(true) // "my_crate::module::span_name"
+///     .settings(drhook::Settings::new().enabled(true).options("prof"))
+///     .build();
+/// let _d = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+/// ```
+#[derive(Clone, Debug, Default)]
+#[must_use = "call build() to get the layer"]
+pub struct DrHookLayerBuilder {
+    with_target: bool,
+    settings: Option<Settings>,
+}
+
+impl DrHookLayerBuilder {
+    /// Names regions `target::name` (for `#[instrument]`:
+    /// `module::path::function`) instead of the span's name alone.
+    pub fn with_target(mut self, yes: bool) -> Self {
+        self.with_target = yes;
+        self
+    }
+
+    /// Configures Dr.Hook from these settings instead of (or on top of) the
+    /// environment, e.g. `Settings::new().enabled(true).options("prof")`.
+    /// Applied by [`DrHookLayerBuilder::build`]; if Dr.Hook was already
+    /// initialised, a warning says that they were not applied.
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = Some(settings);
+        self
+    }
+
+    /// The layer.
+    pub fn build(self) -> DrHookLayer {
+        if let Some(s) = self.settings
+            && let Err(e) = s.init()
+        {
+            crate::diag!("DrHookLayer", "{e}");
+        }
+        DrHookLayer {
+            with_target: self.with_target,
+        }
+    }
+}
+
+// --- callsite -> site -------------------------------------------------------
+
+const CACHE_LOG2: u32 = 12;
+
+struct CacheSlot {
+    key: AtomicUsize,
+    site: AtomicPtr<Site>,
+}
+
+/// Write-once slots keyed by the callsite's metadata address (with the
+/// naming choice in bit 0); collisions go to `CACHE_OVERFLOW`.
+static CACHE: [CacheSlot; 1 << CACHE_LOG2] = [const {
+    CacheSlot {
+        key: AtomicUsize::new(0),
+        site: AtomicPtr::new(std::ptr::null_mut()),
+    }
+}; 1 << CACHE_LOG2];
+/// Also serialises the filling of `CACHE`.
+static CACHE_OVERFLOW: Mutex<Option<HashMap<usize, &'static Site>>> = Mutex::new(None);
+
+#[inline(always)]
+fn site_of(meta: &'static Metadata<'static>, with_target: bool) -> &'static Site {
+    let key = meta as *const Metadata<'static> as usize | with_target as usize;
+    let slot =
+        &CACHE[(key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> (64 - CACHE_LOG2)];
+    if slot.key.load(Ordering::Acquire) == key {
+        // SAFETY: a slot's site is stored (a leaked, never freed `Site`)
+        // before its key is published, and never changes afterwards.
+        return unsafe { &*slot.site.load(Ordering::Relaxed) };
+    }
+    site_of_slow(meta, key, slot, with_target)
+}
+
+#[cold]
+#[inline(never)]
+fn site_of_slow(
+    meta: &'static Metadata<'static>,
+    key: usize,
+    slot: &CacheSlot,
+    with_target: bool,
+) -> &'static Site {
+    let mut overflow = CACHE_OVERFLOW.lock().unwrap_or_else(|e| e.into_inner());
+    let current = slot.key.load(Ordering::Acquire);
+    if current == key {
+        // SAFETY: as in `site_of`.
+        return unsafe { &*slot.site.load(Ordering::Relaxed) };
+    }
+    let make = || {
+        if with_target {
+            site_for_span(&format!("{}::{}", meta.target(), meta.name()))
+        } else {
+            site_for_span(meta.name())
+        }
+    };
+    if current == 0 {
+        let site = make();
+        slot.site
+            .store(site as *const Site as *mut Site, Ordering::Relaxed);
+        slot.key.store(key, Ordering::Release);
+        return site;
+    }
+    overflow
+        .get_or_insert_with(HashMap::new)
+        .entry(key)
+        .or_insert_with(make)
+}
+
+// --- per-thread stack of entered spans ---------------------------------------
+
+/// Spans entered on this thread, in order: (span id, activation). The
+/// first `STACK_CAP` live in a constant-initialised thread-local array (no
+/// destructor, so no lazy registration on access); deeper ones in a vector.
+const STACK_CAP: usize = 32;
+
+struct SpanStack {
+    len: Cell<usize>,
+    items: [Cell<(u64, Token)>; STACK_CAP],
+}
+
+thread_local! {
+    static STACK: SpanStack = const {
+        SpanStack {
+            len: Cell::new(0),
+            items: [const { Cell::new((0, Token::NONE)) }; STACK_CAP],
+        }
+    };
+    static DEEPER: RefCell<Vec<(u64, Token)>> = const { RefCell::new(Vec::new()) };
+}
+
+impl SpanStack {
+    #[inline(always)]
+    fn push(&self, item: (u64, Token)) {
+        let n = self.len.get();
+        if n < STACK_CAP {
+            self.items[n].set(item);
+        } else {
+            DEEPER.with(|d| d.borrow_mut().push(item));
+        }
+        self.len.set(n + 1);
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> (u64, Token) {
+        if i < STACK_CAP {
+            self.items[i].get()
+        } else {
+            DEEPER.with(|d| d.borrow()[i - STACK_CAP])
+        }
+    }
+
+    /// Position of the innermost entry of span `id`.
+    #[inline(always)]
+    fn find(&self, id: u64) -> Option<usize> {
+        (0..self.len.get()).rev().find(|&i| self.get(i).0 == id)
+    }
+
+    /// Removes the entries from `pos` up, calling `f` on each id.
+    #[inline(always)]
+    fn truncate(&self, pos: usize, mut f: impl FnMut(u64)) {
+        let n = self.len.get();
+        for i in pos..n {
+            f(self.get(i).0);
+        }
+        if n > STACK_CAP {
+            DEEPER.with(|d| d.borrow_mut().truncate(pos.saturating_sub(STACK_CAP)));
+        }
+        self.len.set(pos);
+    }
+}
+
+impl<S> Layer<S> for DrHookLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
+        if engine::is_enabled() {
+            span_table::insert(id.into_u64(), site_of(attrs.metadata(), self.with_target));
+        }
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        if !engine::is_enabled() {
+            return;
+        }
+        let id = id.into_u64();
+        let entry = match span_table::get(id) {
+            Some(e) => e,
+            None => {
+                // Not seen at creation (e.g. the layer was filtered there).
+                let Some(meta) = ctx.metadata(&Id::from_u64(id)) else {
+                    return;
+                };
+                let site = site_of(meta, self.with_target);
+                span_table::insert(id, site);
+                span_table::Entry {
+                    site,
+                    last_exit: None,
+                }
+            }
+        };
+        let token = match entry.last_exit {
+            None => engine::enter(entry.site),
+            Some(stamp) => engine::resume(entry.site, stamp),
+        };
+        if token.is_active() {
+            let _ = STACK.try_with(|s| s.push((id, token)));
+        }
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        let id = id.into_u64();
+        let _ = STACK.try_with(|s| {
+            let Some(pos) = s.find(id) else { return };
+            // Leaving it also closes what was entered after it.
+            let stamp = engine::exit_lenient(s.get(pos).1);
+            s.truncate(pos, |i| span_table::record_exit(i, stamp));
+        });
+    }
+
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        if engine::is_enabled() {
+            span_table::remove(id.into_u64());
+        }
+    }
+}
