@@ -29,7 +29,7 @@ const LOG2: u32 = 13;
 struct Bucket {
     ids: [AtomicU64; WAYS],
     sites: [AtomicPtr<Site>; WAYS],
-    /// 0 until the span's first exit, then its last exit's stamp (at least 1).
+    /// See [`encode`].
     stamps: [AtomicU64; WAYS],
 }
 
@@ -45,6 +45,24 @@ type Overflow = HashMap<u64, (&'static Site, u64)>;
 static OVERFLOW: Mutex<Option<Overflow>> = Mutex::new(None);
 static OVERFLOW_LEN: AtomicUsize = AtomicUsize::new(0);
 
+/// A stored stamp: 0 until the span's first exit; then its last exit's
+/// wall stamp, or `NO_STAMP` when that is unknown (wall time not measured).
+const NO_STAMP: u64 = u64::MAX;
+
+#[inline(always)]
+fn encode(stamp: u64) -> u64 {
+    if stamp == 0 { NO_STAMP } else { stamp }
+}
+
+#[inline(always)]
+fn decode(stored: u64) -> Option<u64> {
+    match stored {
+        0 => None,
+        NO_STAMP => Some(0),
+        s => Some(s),
+    }
+}
+
 #[inline(always)]
 fn bucket(id: u64) -> &'static Bucket {
     &TABLE[(id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LOG2)) as usize]
@@ -58,7 +76,8 @@ fn overflow() -> std::sync::MutexGuard<'static, Option<Overflow>> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Entry {
     pub site: &'static Site,
-    /// The stamp of its last exit, or `None` before its first exit.
+    /// The stamp of its last exit (0 when unknown), or `None` before its
+    /// first exit.
     pub last_exit: Option<u64>,
 }
 
@@ -101,7 +120,7 @@ pub(crate) fn get(id: u64) -> Option<Entry> {
                 // SAFETY: sites are leaked and never freed; the pointer was
                 // stored before the span could be entered.
                 site: unsafe { &*site },
-                last_exit: (stamp != 0).then_some(stamp),
+                last_exit: decode(stamp),
             });
         }
     }
@@ -115,7 +134,7 @@ fn get_overflow(id: u64) -> Option<Entry> {
     }
     overflow().as_ref()?.get(&id).map(|&(site, stamp)| Entry {
         site,
-        last_exit: (stamp != 0).then_some(stamp),
+        last_exit: decode(stamp),
     })
 }
 
@@ -123,7 +142,7 @@ fn get_overflow(id: u64) -> Option<Entry> {
 /// not measured).
 #[inline]
 pub(crate) fn record_exit(id: u64, stamp: u64) {
-    let stamp = stamp.max(1);
+    let stamp = encode(stamp);
     let b = bucket(id);
     for k in 0..WAYS {
         if b.ids[k].load(Ordering::Relaxed) == id {
@@ -177,8 +196,8 @@ mod tests {
         record_exit(id, 0);
         assert_eq!(
             get(id).unwrap().last_exit,
-            Some(1),
-            "exited, without wall time"
+            Some(0),
+            "exited, stamp unknown: a resume adds no suspension"
         );
         remove(id);
         assert!(get(id).is_none());

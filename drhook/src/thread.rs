@@ -272,19 +272,8 @@ impl ThreadData {
     /// unless it is found on this thread's stack.
     #[inline(always)]
     pub(crate) unsafe fn exit(&self, token: *const Node, size: u64, mode: u32) {
-        if mode & bits::SYSCALL_CLOCKS != 0 {
-            // SAFETY: caller contract.
-            unsafe { self.exit_slow_clocks(token, size, mode) };
-            return;
-        }
-        // Clock first, before any bookkeeping.
-        let wall = if mode & bits::WALL != 0 {
-            clock::cycles()
-        } else {
-            0
-        };
         // SAFETY: caller contract.
-        unsafe { self.leave(token, size, mode, wall, 0) }
+        unsafe { self.exit_stamped(token, size, mode) };
     }
 
     /// Entry stamps that need a function call or system call (CPU time,
@@ -320,11 +309,13 @@ impl ThreadData {
     ///
     /// # Safety
     /// As [`ThreadData::exit`].
+    #[inline(always)]
     pub(crate) unsafe fn exit_stamped(&self, token: *const Node, size: u64, mode: u32) -> u64 {
         if mode & bits::SYSCALL_CLOCKS != 0 {
             // SAFETY: caller contract.
             return unsafe { self.exit_slow_clocks(token, size, mode) };
         }
+        // Clock first, before any bookkeeping.
         let wall = if mode & bits::WALL != 0 {
             clock::cycles()
         } else {

@@ -67,9 +67,16 @@ fn cross_thread() {
     let (d, i) = (dispatch.clone(), id.clone());
     std::thread::spawn(move || {
         tracing::dispatcher::with_default(&d, || {
-            let _g = drhook::scope!("CROSS:ENTERING");
+            {
+                let _g = drhook::scope!("CROSS:ENTERING");
+                d.enter(&i);
+                spin(3000);
+            }
+            // Its activation was closed with the guard: this exit finds
+            // nothing open; entering it again resumes the call.
+            d.exit(&i);
             d.enter(&i);
-            spin(3000);
+            d.exit(&i);
         });
     })
     .join()
