@@ -30,15 +30,24 @@ use crate::{hook, names};
 /// `name` must be valid for `name_len` bytes (or null).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_enter8(name: *const c_char, name_len: usize) -> u64 {
-    let site = names::first(name.cast(), name_len);
-    if !site.is_null() {
-        // SAFETY: cached sites are `&'static Site`s.
-        if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, true) {
-            return h;
-        }
+    if let Some(h) = enter_fast(name, name_len, true) {
+        return h;
     }
     // SAFETY: caller contract.
     unsafe { enter8_slow(name, name_len) }
+}
+
+/// The call-free part of every enter: the name's first table slot, then
+/// the engine's fast path. `None` when the slow path is needed. (Each entry
+/// point inlines it: they call one another through the PLT otherwise.)
+#[inline(always)]
+fn enter_fast(name: *const c_char, name_len: usize, wide: bool) -> Option<u64> {
+    let site = names::first(name.cast(), name_len);
+    if site.is_null() {
+        return None;
+    }
+    // SAFETY: cached sites are `&'static Site`s.
+    engine::enter_handle_fast(unsafe { &*site }, wide)
 }
 
 /// `DR_HOOK(CDNAME, 0, PKEY)` as `YOMHOOK` calls it: stores the handle in
@@ -56,14 +65,9 @@ pub unsafe extern "C" fn drhook_f_enter8r(
     lhook: *mut c_int,
     name_len: usize,
 ) {
-    let site = names::first(name.cast(), name_len);
-    if !site.is_null() && !pkey.is_null() {
-        // SAFETY: cached sites are `&'static Site`s.
-        if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, true) {
-            // Entered (or Dr.Hook off): store, and never fall through.
-            store_handle(pkey, lhook, h);
-            return;
-        }
+    if let Some(h) = enter_fast(name, name_len, true) {
+        store_handle(pkey, lhook, h);
+        return;
     }
     // SAFETY: caller contract.
     unsafe { enter8r_slow(name, pkey, lhook, name_len) }
@@ -139,12 +143,8 @@ unsafe extern "C" fn exit8_slow(name: *const c_char, handle: u64, name_len: usiz
 /// As [`drhook_f_enter8`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_enter4(name: *const c_char, name_len: usize) -> u32 {
-    let site = names::first(name.cast(), name_len);
-    if !site.is_null() {
-        // SAFETY: cached sites are `&'static Site`s.
-        if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, false) {
-            return h as u32;
-        }
+    if let Some(h) = enter_fast(name, name_len, false) {
+        return h as u32;
     }
     // SAFETY: caller contract.
     unsafe { enter4_slow(name, name_len) }
@@ -161,8 +161,23 @@ pub unsafe extern "C" fn drhook_f_enter4r(
     lhook: *mut c_int,
     name_len: usize,
 ) {
+    if let Some(h) = enter_fast(name, name_len, false) {
+        store_handle(pkey, lhook, h as u32);
+        return;
+    }
     // SAFETY: caller contract.
-    let h = unsafe { drhook_f_enter4(name, name_len) };
+    unsafe { enter4r_slow(name, pkey, lhook, name_len) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn enter4r_slow(
+    name: *const c_char,
+    pkey: *mut u32,
+    lhook: *mut c_int,
+    name_len: usize,
+) {
+    // SAFETY: caller contract.
+    let h = unsafe { enter4_slow(name, name_len) };
     store_handle(pkey, lhook, h);
 }
 

@@ -119,13 +119,6 @@ unsafe fn exit_site(
     file: *const u8,
     file_len: usize,
 ) -> Option<&'static Site> {
-    if file_len == 0 {
-        let site = names::first(name, name_len);
-        if !site.is_null() {
-            // SAFETY: cached sites are `&'static Site`s.
-            return Some(unsafe { &*site });
-        }
-    }
     // SAFETY: caller contract.
     unsafe { site(name, name_len, file, file_len) }
 }

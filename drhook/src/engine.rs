@@ -293,6 +293,11 @@ pub fn enter_handle_fast(site: &'static Site, wide: bool) -> Option<u64> {
 /// regions, a mismatch).
 #[inline(always)]
 pub fn exit_handle_fast(handle: u64, wide: bool) -> bool {
+    exit_handle_try(handle, wide, 0)
+}
+
+#[inline(always)]
+fn exit_handle_try(handle: u64, wide: bool, size: u64) -> bool {
     if handle == 0 {
         return true;
     }
@@ -302,7 +307,7 @@ pub fn exit_handle_fast(handle: u64, wide: bool) -> bool {
     }
     let td = thread::current();
     // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
-    !td.is_null() && unsafe { (*td).exit_handle_fast(handle, wide, 0, mode) }
+    !td.is_null() && unsafe { (*td).exit_handle_fast(handle, wide, size, mode) }
 }
 
 #[cold]
@@ -361,16 +366,8 @@ fn exit_handle_any<F: FnOnce() -> Option<&'static Site>>(
     size: u64,
     site: F,
 ) {
-    if handle == 0 {
+    if exit_handle_try(handle, wide, size) {
         return;
-    }
-    let mode = MODE.load(Ordering::Relaxed);
-    if mode & (bits::SYSCALL_CLOCKS | bits::STRICT) == 0 {
-        let td = thread::current();
-        // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
-        if !td.is_null() && unsafe { (*td).exit_handle_fast(handle, wide, size, mode) } {
-            return;
-        }
     }
     // One call, in tail position: the fast path above keeps no registers.
     exit_handle_slow(handle, wide, size, site);

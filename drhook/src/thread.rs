@@ -358,19 +358,37 @@ impl ThreadData {
         } else {
             0
         };
+        // SAFETY: `token` is on this thread's stack, below `top`.
+        unsafe { self.close_down_to(top, token, 0, mode, wall, cpu) };
+        wall
+    }
+
+    /// Closes the activations from `top` down to `target` (included; it
+    /// gets `size`), as if each had been left now.
+    ///
+    /// # Safety
+    /// Owner thread only; `target` is on this thread's stack at or below
+    /// `top`, the top of the stack.
+    unsafe fn close_down_to(
+        &self,
+        top: *const Node,
+        target: *const Node,
+        size: u64,
+        mode: u32,
+        wall: u64,
+        cpu: u64,
+    ) {
         let mut p = top;
-        loop {
-            // SAFETY: `p` is on this thread's stack, at or above `token`.
+        while p != target {
+            // SAFETY: `p` is on this thread's stack, above `target`.
             unsafe {
                 let parent = (*p).parent;
                 self.close(p, 0, mode, wall, cpu);
-                if p == token {
-                    break;
-                }
                 p = parent;
             }
         }
-        wall
+        // SAFETY: `target` is on this thread's stack (caller contract).
+        unsafe { self.close(target, size, mode, wall, cpu) };
     }
 
     #[inline(never)]
@@ -538,75 +556,53 @@ impl ThreadData {
                 .then(|| unsafe { (*n).site.as_ref() })
                 .flatten()
         };
-        // Only regions that may be left out of order (tracing spans) are
-        // still open above the activation being left: close them silently.
-        if let Some(target) = target
-            && !name_differs
-            && depth_above > 0
-        {
-            let mut q = top;
-            let mut all_lenient = true;
-            while q != target {
-                all_lenient &= site_of(q).is_some_and(Site::is_lenient);
-                // SAFETY: `q` is on this thread's stack, above `target`.
-                q = unsafe { (*q).parent };
-            }
-            if all_lenient {
+        // Only regions that may be left out of order (tracing spans) still
+        // open above the activation being left: close them silently.
+        let only_lenient_above = depth_above > 0
+            && target.is_some_and(|t| {
                 let mut q = top;
-                while q != target {
-                    // SAFETY: as above.
-                    unsafe {
-                        let parent = (*q).parent;
-                        self.close(q, 0, mode, wall, cpu);
-                        q = parent;
+                while q != t {
+                    if !site_of(q).is_some_and(Site::is_lenient) {
+                        return false;
                     }
+                    // SAFETY: `q` is on this thread's stack, above `t`.
+                    q = unsafe { (*q).parent };
                 }
-                // SAFETY: `target` is on this thread's stack.
-                unsafe { self.close(target, size, mode, wall, cpu) };
-                return;
-            }
-        }
-        let expected = if top.is_null() || top == self.root {
-            0
-        } else {
-            // SAFETY: `top` is a node of this arena.
-            unsafe { crate::handle::encode64(self.tid, (*top).depth, (*top).index) }
-        };
-        // A Rust token is shown in the handle encoding, like foreign handles.
-        let presented = presented.unwrap_or_else(|| {
-            // SAFETY: `t` was found on this thread's stack.
-            target.map_or(0, |t| unsafe {
-                crate::handle::encode64(self.tid, (*t).depth, (*t).index)
-            })
-        });
-        let m = Mismatch {
-            tid: self.tid,
-            leaving: if name_differs {
-                exit_site
+                true
+            });
+        if name_differs || !only_lenient_above {
+            let expected = if top.is_null() || top == self.root {
+                0
             } else {
-                target.and_then(site_of).or(exit_site)
-            },
-            top: site_of(top),
-            on_stack: target.is_some(),
-            open_above: depth_above,
-            token: presented,
-            expected,
-            name_differs,
-        };
-        mismatch::report(&m);
+                // SAFETY: `top` is a node of this arena.
+                unsafe { crate::handle::encode64(self.tid, (*top).depth, (*top).index) }
+            };
+            // A Rust token is shown in the handle encoding, like foreign handles.
+            let presented = presented.unwrap_or_else(|| {
+                // SAFETY: `t` was found on this thread's stack.
+                target.map_or(0, |t| unsafe {
+                    crate::handle::encode64(self.tid, (*t).depth, (*t).index)
+                })
+            });
+            mismatch::report(&Mismatch {
+                tid: self.tid,
+                leaving: if name_differs {
+                    exit_site
+                } else {
+                    target.and_then(site_of).or(exit_site)
+                },
+                top: site_of(top),
+                on_stack: target.is_some(),
+                open_above: depth_above,
+                token: presented,
+                expected,
+                name_differs,
+            });
+        }
         if let Some(target) = target {
             // Close the activations that were never left, then the one being left.
-            let mut p = top;
-            while p != target {
-                // SAFETY: `p` is on this thread's stack.
-                unsafe {
-                    let parent = (*p).parent;
-                    self.close(p, 0, mode, wall, cpu);
-                    p = parent;
-                }
-            }
             // SAFETY: `target` was found on this thread's stack.
-            unsafe { self.close(target, size, mode, wall, cpu) };
+            unsafe { self.close_down_to(top, target, size, mode, wall, cpu) };
         }
     }
 
