@@ -14,7 +14,7 @@
 //! an activation, one call per call of the function. Each function gets one
 //! `static` call-site record, registered with `inventory`.
 //!
-//! Layout: [`args`] parses the attribute's arguments, [`expand`] rewrites the
+//! Layout: `args` parses the attribute's arguments, `expand` rewrites the
 //! function. On bad input the output is one precise `compile_error!` plus
 //! the untouched item, so the rest of the crate still type-checks.
 

@@ -43,7 +43,7 @@ fn kernel(x: u64) -> u64 {
     burn(x, 400_000)
 }
 
-/// An async #[drhook] routine: each poll is an activation.
+/// An async `#[drhook]` routine: each poll is an activation.
 #[drhook(name = "IO:FETCH")]
 async fn fetch(id: u64) -> u64 {
     tokio::time::sleep(Duration::from_millis(2 + id % 3)).await;
