@@ -7,12 +7,13 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use crate::clock;
-use crate::sysinfo::hostname;
+use crate::sys::clock;
+use crate::sys::linebuf;
+use crate::sys::sysinfo::hostname;
 
 /// Fixes the host, task number and time origin used in prefixes.
 pub(crate) fn set_label(myproc: u32, start_ns: u64) {
-    crate::linebuf::set_label(&hostname(), myproc, start_ns);
+    linebuf::set_label(&hostname(), myproc, start_ns);
 }
 
 /// The legend line printed before the first diagnostic.
@@ -21,7 +22,7 @@ pub const LEGEND: &str = "[EC_DRHOOK:hostname:myproc:omltid:pid:unixtid] [YYYYMM
 /// Dr.Hook thread number of the caller (1 for an unregistered main thread,
 /// 0 for another unregistered thread).
 pub(crate) fn caller_tid() -> u32 {
-    let td = crate::thread::current();
+    let td = crate::tree::thread::current();
     if td.is_null() {
         // SAFETY: no preconditions.
         let main = unsafe { libc::gettid() == libc::getpid() };
@@ -34,13 +35,13 @@ pub(crate) fn caller_tid() -> u32 {
 
 /// Appends `PREFIX TIMESTR` for the calling thread.
 pub fn prefix(out: &mut String) {
-    if !crate::linebuf::label_is_set() {
-        crate::linebuf::set_label(&hostname(), 1, clock::monotonic_ns());
+    if !linebuf::label_is_set() {
+        linebuf::set_label(&hostname(), 1, clock::monotonic_ns());
     }
-    let mut b = crate::linebuf::LineBuf::new();
+    let mut b = linebuf::LineBuf::new();
     // SAFETY: no preconditions.
     let utid = unsafe { libc::gettid() };
-    crate::linebuf::prefix(&mut b, caller_tid(), utid);
+    linebuf::prefix(&mut b, caller_tid(), utid);
     out.push_str(&String::from_utf8_lossy(b.as_bytes()));
 }
 

@@ -1,64 +1,22 @@
-//! The engine's global state and its operations: every front door (guards,
+//! The engine's operations — the hot path: every front door (guards,
 //! `#[drhook]`, the FFI, a tracing layer) enters and leaves routines through
 //! [`enter`] and [`exit`].
 //!
-//! The whole per-call decision is one relaxed load of a mode word: `0` when
-//! Dr.Hook is off (an enter/exit pair is then that load and a branch),
-//! `UNINIT` before the environment has been read, otherwise the set of
-//! clocks to read.
+//! The whole per-call decision is one relaxed load of the mode word
+//! (`setup::MODE`): `0` when Dr.Hook is off (an enter/exit pair is then that
+//! load and a branch), `UNINIT` before the environment has been read,
+//! otherwise the set of clocks to read. The first call of the process goes
+//! through the cold path to `runtime`, which reads the configuration.
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
-use crate::clock::{self, ClockPair, WallSource};
-use crate::config::{ClockChoice, Config};
-use crate::env;
-use crate::node::Node;
-use crate::overhead::{self, Overhead};
-use crate::site::Site;
-use crate::sysinfo;
-use crate::thread::{self, ThreadData};
-
-/// Bits of the mode word.
-pub(crate) mod bits {
-    /// Dr.Hook is on: maintain the calling tree and count calls.
-    pub const ON: u32 = 1;
-    /// Read the wall clock at enter and exit.
-    pub const WALL: u32 = 2;
-    /// Read the thread CPU clock at enter and exit.
-    pub const CPU: u32 = 4;
-    /// Record size information.
-    pub const SIZES: u32 = 8;
-    /// The wall clock is `CLOCK_MONOTONIC` rather than the TSC.
-    pub const WALL_MONO: u32 = 16;
-    /// Counters per routine (`hpmprof`).
-    pub const COUNTERS: u32 = 64;
-    /// Anything is read at enter and exit.
-    pub const TIMED: u32 = WALL | CPU | COUNTERS;
-    /// Something read through a function call (CPU time, the monotonic wall
-    /// clock, counters) rather than one instruction: the out-of-line path.
-    pub const SYSCALL_CLOCKS: u32 = CPU | WALL_MONO | COUNTERS;
-    /// `DR_HOOK_STRICT_REGIONS`: foreign exits must name the routine they leave.
-    pub const STRICT: u32 = 32;
-    /// The environment has not been read yet.
-    pub const UNINIT: u32 = 1 << 31;
-}
-
-static MODE: AtomicU32 = AtomicU32::new(bits::UNINIT);
-static ENGINE: OnceLock<Engine> = OnceLock::new();
-
-/// State fixed at initialisation.
-pub(crate) struct Engine {
-    pub config: Config,
-    pub mode: u32,
-    pub wall_source: WallSource,
-    /// (wall ticks, monotonic ns) at start-up.
-    pub start: ClockPair,
-    /// Unix time at start-up.
-    pub start_unix: i64,
-    pub overhead: Overhead,
-    pub program: String,
-}
+use crate::runtime::mode;
+use crate::setup::MODE;
+use crate::sys::clock;
+use crate::tree::bits;
+use crate::tree::node::Node;
+use crate::tree::site::Site;
+use crate::tree::thread;
 
 /// An entered activation, handed back to [`exit`]. Opaque: it is only ever
 /// compared with the top of the thread's stack.
@@ -111,7 +69,7 @@ fn enter_cold(site: &'static Site) -> Token {
     if mode == 0 {
         return Token::NONE;
     }
-    let td = thread::register_current(clock::wall(mode & bits::WALL_MONO != 0));
+    let td = thread::register_current(mode, clock::wall(mode & bits::WALL_MONO != 0));
     // SAFETY: `td` is the calling thread's own tree.
     Token(unsafe { td.enter(site, site.raw_id(), mode) })
 }
@@ -184,7 +142,7 @@ fn resume_on(site: &'static Site, mode: u32, suspended_since: u64) -> Token {
             // An uninitialised engine cannot have had a previous activation.
             return token;
         }
-        td = thread::register_current(clock::wall(mode & bits::WALL_MONO != 0));
+        td = thread::register_current(mode, clock::wall(mode & bits::WALL_MONO != 0));
     }
     // SAFETY: `td` is the calling thread's own tree.
     Token(unsafe { (*td).resume(site, site.raw_id(), mode, suspended_since) })
@@ -323,7 +281,7 @@ fn enter_handle_cold(site: &'static Site, wide: bool) -> u64 {
         if wide {
             (*td).top_handle64(token.0)
         } else {
-            crate::handle::encode32((*token.0).depth, (*token.0).index) as u64
+            crate::tree::handle::encode32((*token.0).depth, (*token.0).index) as u64
         }
     }
 }
@@ -416,7 +374,7 @@ pub fn current_thread_number() -> Option<u32> {
 #[cold]
 #[inline(never)]
 fn exit_without_tree(token: Token) {
-    crate::mismatch::report(&crate::mismatch::Mismatch {
+    crate::tree::mismatch::report(&crate::tree::mismatch::Mismatch {
         tid: 0,
         leaving: None,
         top: None,
@@ -428,178 +386,6 @@ fn exit_without_tree(token: Token) {
     });
 }
 
-/// The mode word, initialising the engine on first use.
-#[inline]
-pub(crate) fn mode() -> u32 {
-    let m = MODE.load(Ordering::Relaxed);
-    if m & bits::UNINIT == 0 { m } else { init() }
-}
-
-/// Whether Dr.Hook is on (reads the environment on first use).
-#[inline]
-pub fn is_enabled() -> bool {
-    mode() != 0
-}
-
-/// The engine state, once initialised and on.
-pub(crate) fn engine() -> Option<&'static Engine> {
-    if mode() == 0 { None } else { ENGINE.get() }
-}
-
-/// Whether routine names compare case-insensitively (`DR_HOOK_OPT=trim`).
-pub(crate) fn case_insensitive_names() -> bool {
-    ENGINE.get().is_some_and(|e| e.config.options.trim)
-}
-
-#[cold]
-#[inline(never)]
-fn init() -> u32 {
-    let e = ENGINE.get_or_init(|| build(Config::from_lookup(&env::process_env)));
-    MODE.store(e.mode, Ordering::Release);
-    e.mode
-}
-
-/// Initialises the engine from `lookup` instead of the environment; false
-/// (and nothing changed) if it was already initialised. See
-/// [`crate::Settings`].
-pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<String>) -> bool {
-    let mut ours = false;
-    let e = ENGINE.get_or_init(|| {
-        ours = true;
-        build(Config::from_lookup(lookup))
-    });
-    MODE.store(e.mode, Ordering::Release);
-    ours
-}
-
-fn build(config: Config) -> Engine {
-    let start_ns = clock::monotonic_ns();
-    crate::diag::set_label(config.task.myproc, start_ns);
-    let wall_source = match config.clock {
-        ClockChoice::Auto if clock::tsc_is_invariant() => WallSource::Tsc,
-        _ => WallSource::Monotonic,
-    };
-    let o = &config.options;
-    let mut mode = 0;
-    if config.enabled {
-        mode = bits::ON;
-        if o.walltime {
-            mode |= bits::WALL;
-        }
-        if o.cputime {
-            mode |= bits::CPU;
-        }
-        if !o.nosize {
-            mode |= bits::SIZES;
-        }
-        if o.walltime && wall_source == WallSource::Monotonic {
-            mode |= bits::WALL_MONO;
-        }
-        if config.strict_regions {
-            mode |= bits::STRICT;
-        }
-    }
-    let mut counter_notices = Vec::new();
-    if mode != 0 && o.counters {
-        counter_notices = crate::counters::init(config.counter_events.as_deref());
-        if !crate::counters::events().is_empty() {
-            mode |= bits::COUNTERS;
-        }
-    }
-    let start = ClockPair::now(wall_source);
-    let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
-        overhead::calibrate(mode)
-    } else {
-        Overhead::default()
-    };
-    let engine = Engine {
-        mode,
-        wall_source,
-        start,
-        start_unix: clock::realtime().0,
-        overhead,
-        program: sysinfo::program_name(),
-        config,
-    };
-    if mode != 0 {
-        announce(&engine);
-        if !engine.config.silent {
-            for n in &counter_notices {
-                crate::diag!("drhook_init", "hpmprof: {n}");
-            }
-            if mode & bits::COUNTERS != 0 {
-                let names: Vec<&str> = crate::counters::events()
-                    .iter()
-                    .map(|e| e.name.as_str())
-                    .collect();
-                crate::diag!(
-                    "drhook_init",
-                    "hpmprof: counting per routine: {}",
-                    names.join(",")
-                );
-            }
-        }
-        if engine.config.writes_profile() {
-            crate::report::register_at_exit();
-        }
-        crate::signals::install(&engine.config, true);
-    }
-    engine
-}
-
-/// The configuration read from the environment (reads it on first use,
-/// whether Dr.Hook is on or not).
-pub(crate) fn config() -> &'static Config {
-    mode();
-    &ENGINE.get().expect("initialised by mode()").config
-}
-
-/// The engine if it is initialised and on, without ever initialising it
-/// (for signal handlers).
-pub(crate) fn engine_if_ready() -> Option<&'static Engine> {
-    let m = MODE.load(Ordering::Acquire);
-    if m == 0 || m & bits::UNINIT != 0 {
-        None
-    } else {
-        ENGINE.get()
-    }
-}
-
-fn announce(e: &Engine) {
-    let c = &e.config;
-    if !c.show_options || c.silent {
-        return;
-    }
-    let f = "drhook_init";
-    crate::diag::raw_line(crate::diag::LEGEND);
-    crate::diag!(f, "DR_HOOK_OPT=\"{}\"", c.options.echo());
-    for w in &c.warnings {
-        crate::diag!(f, "{w}");
-    }
-    if c.writes_profile() {
-        crate::diag!(
-            f,
-            "DR_HOOK_PROFILE=\"{}\" : profile of proc#{} goes to '{}'",
-            c.profile_template,
-            c.task.myproc,
-            c.profile_path()
-        );
-    }
-    if e.mode & (bits::WALL | bits::CPU) != 0 {
-        crate::diag!(
-            f,
-            "clock={} ; measured instrumentation cost per call pair: {}",
-            e.wall_source.name(),
-            e.overhead.describe()
-        );
-    }
-}
-
-/// Private tree used by the overhead calibration (never registered).
-pub(crate) fn private_tree() -> Box<ThreadData> {
-    ThreadData::new(0, 0, 0)
-}
-
 /// Bytes allocated for the calling thread's tree (nodes, lookup tables and
 /// bookkeeping), or `None` before its first instrumented call. Used by the
 /// memory benchmark and tests.
@@ -608,3 +394,6 @@ pub fn thread_tree_bytes() -> Option<usize> {
     // SAFETY: registered trees are never freed.
     (!td.is_null()).then(|| unsafe { (*td).allocated_bytes() })
 }
+
+/// Whether Dr.Hook is on (reads the environment on first use).
+pub use crate::runtime::is_enabled;

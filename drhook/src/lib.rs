@@ -26,81 +26,82 @@
 //! `drhook.prof.1`. With `DR_HOOK` unset an enter/exit pair costs one relaxed
 //! load and a branch.
 //!
-//! ## Modules
-//! * [`engine`] — the operations every front door calls ([`engine::enter`],
-//!   [`engine::exit`], and for calls made of several activations
-//!   [`engine::resume`]) and the mode switch.
-//! * [`instrumented`] — futures whose polls are activations (`#[drhook]` on
-//!   an `async fn`).
-//! * [`options`], [`config`], [`task`], [`env`] — environment control, as
-//!   pure parsing functions; [`Settings`] — the same configuration from code.
-//! * [`handle`] — the 64/32-bit handles of foreign callers.
-//! * [`mismatch`] — the one function through which exits that do not match
-//!   the top of the stack are reported.
-//! * [`signals`] — crash tracebacks: signal handlers printing every
-//!   thread's calling tree, native backtrace, profile after a crash.
-//! * [`clock`] — TSC / monotonic wall clock and per-thread CPU time.
-//! * [`sysinfo`], [`diag`] — process facts and `[EC_DRHOOK:...]` messages.
-//! * `DrHookLayer` (feature `tracing`) — a `tracing-subscriber` Layer that
-//!   makes entered spans Dr.Hook regions.
-//! * Internal: `site` (static call-site records), `node` and `thread` (the
-//!   per-thread trees), `overhead` (measuring the instrumentation's own
-//!   cost), `profile` (trees to rows), `report` (the profile file).
+//! ## Layout
+//!
+//! Folders by subsystem, each depending only on those listed before it;
+//! `runtime` alone knows them all and wires them at start-up, so the hot
+//! path (`engine` → `tree`) imports nothing above it.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | `sys/` | clocks ([`clock`]), process facts ([`sysinfo`]), async-signal-safe lines ([`linebuf`]), never-moving chunked storage |
+//! | [`config`] | environment control as pure parsing: [`env`](mod@env) (names), [`options`] (`DR_HOOK_OPT`), [`task`] (MPI rank/size) |
+//! | `metrics/` | per-routine metrics beyond calls and time: `hpmprof` counters |
+//! | `tree/` | the per-thread calling tree: sites, nodes, `ThreadData` (enter/exit algorithms, registry), TLS slot, [`handle`]s, the [`mismatch`] report slot, overhead calibration |
+//! | `setup` | the mode word and the state fixed at initialisation |
+//! | `diag` | `[EC_DRHOOK:...]` message lines |
+//! | `profile/` | snapshot → rows (`compute`) → text and CSV → atomic write, at exit |
+//! | `crash/` | [`signals`] (tracebacks), call-tree printing, maps, [`abort`], the default mismatch report |
+//! | `runtime` | start-up: configuration → state, and the wiring of all of the above |
+//! | [`engine`] | the operations every front door calls ([`engine::enter`], [`engine::exit`], [`engine::resume`], handles) |
+//! | `front/` | Rust front doors: [`Guard`], [`Instrumented`] futures, [`Settings`], `DrHookLayer` (feature `tracing`) |
 
-pub mod abort;
-mod calltree;
-pub mod clock;
-pub mod config;
-mod counters;
+mod crash;
 #[doc(hidden)]
 pub mod diag;
-#[cfg(feature = "tracing")]
-mod drhook_layer;
 pub mod engine;
-pub mod env;
-mod guard;
-pub mod handle;
-pub mod instrumented;
-pub mod linebuf;
-mod maps;
-pub mod mismatch;
-mod node;
-pub mod options;
-mod overhead;
+mod front;
+mod metrics;
 mod profile;
-mod report;
-mod settings;
-pub mod signals;
-mod site;
-#[cfg(feature = "tracing")]
-mod span_table;
-pub mod sysinfo;
-pub mod task;
-mod thread;
-mod tls;
+mod runtime;
+mod setup;
+mod sys;
+mod tree;
 
-pub use abort::{drhook_abort, set_abort_hook};
-pub use calltree::{print_calltree, print_calltree_to};
-#[cfg(feature = "tracing")]
-pub use drhook_layer::{DrHookLayer, DrHookLayerBuilder};
+pub mod config;
+
+pub use config::{env, options, task};
+pub use crash::abort;
+pub use front::instrumented;
+pub use sys::{clock, linebuf, sysinfo};
+pub use tree::handle;
+
+/// Crash tracebacks: signal handlers printing every thread's calling tree,
+/// native backtrace, profile after a crash.
+pub mod signals {
+    pub use crate::crash::signals::*;
+    pub use crate::runtime::init_signals;
+}
+
+/// Exits that do not match the top of the thread's stack: the report and
+/// its handler.
+pub mod mismatch {
+    pub use crate::crash::mismatch::default_handler;
+    pub use crate::tree::mismatch::{Handler, Mismatch, set_handler};
+}
+
+pub use crash::abort::{drhook_abort, set_abort_hook};
+pub use crash::calltree::{print_calltree, print_calltree_to};
 pub use drhook_macros::drhook;
-pub use guard::Guard;
-pub use instrumented::Instrumented;
-pub use report::{ProfileError, write_profile};
-pub use settings::{AlreadyInitialized, Settings};
-pub use signals::init_signals;
-pub use site::{Site, registered_sites, site_for_name, site_for_span};
+pub use front::guard::Guard;
+pub use front::instrumented::Instrumented;
+#[cfg(feature = "tracing")]
+pub use front::layer::{DrHookLayer, DrHookLayerBuilder};
+pub use front::settings::{AlreadyInitialized, Settings};
+pub use profile::write::ProfileError;
+pub use runtime::{init_signals, write_profile};
+pub use tree::site::{Site, registered_sites, site_for_name, site_for_span};
 
 /// Whether Dr.Hook is on (reads the environment on first use).
 pub fn is_enabled() -> bool {
-    engine::is_enabled()
+    runtime::is_enabled()
 }
 
 /// Used by code generated by `#[drhook]` and `scope!`. Not public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::guard::Guard;
-    pub use crate::instrumented::Instrumented;
-    pub use crate::site::{Site, SiteRef};
+    pub use crate::front::guard::Guard;
+    pub use crate::front::instrumented::Instrumented;
+    pub use crate::tree::site::{Site, SiteRef};
     pub use inventory;
 }

@@ -2,11 +2,11 @@
 //! that reads them.
 //!
 //! Everything that interprets a value is a pure function over strings (see
-//! [`crate::config`] and [`crate::options`]); this module only knows the names.
+//! [`crate::config`] and [`crate::config::options`]); this module only knows the names.
 
 /// Master switch: unset, empty, `0`, `false`, `off` or `no` (any case) = off.
 pub const DR_HOOK: &str = "DR_HOOK";
-/// Comma/space/tab/slash separated option tokens (see [`crate::options`]).
+/// Comma/space/tab/slash separated option tokens (see [`crate::config::options`]).
 pub const DR_HOOK_OPT: &str = "DR_HOOK_OPT";
 /// Profile file template; `%d` is the 1-based MPI task number.
 pub const DR_HOOK_PROFILE: &str = "DR_HOOK_PROFILE";

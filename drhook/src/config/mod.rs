@@ -1,9 +1,15 @@
 //! The engine's configuration, built from environment values by pure
-//! functions (see [`Config::from_lookup`]).
+//! functions (see [`Config::from_lookup`]): `env` names the variables,
+//! `options` parses `DR_HOOK_OPT`, `task` finds the MPI rank and size, and
+//! this module assembles the whole [`Config`]. Depends on nothing else in
+//! the crate.
 
-use crate::env;
-use crate::options::{Options, Warning};
-use crate::task::Task;
+pub mod env;
+pub mod options;
+pub mod task;
+
+use self::options::{Options, Warning};
+use self::task::Task;
 
 /// Default profile file template.
 pub const DEFAULT_PROFILE: &str = "drhook.prof.%d";
@@ -53,7 +59,7 @@ pub fn parse_signal_list(
         return SignalList::None;
     };
     let mut out = Vec::new();
-    for tok in crate::options::split_list(v) {
+    for tok in options::split_list(v) {
         match tok.parse::<i32>() {
             Ok(-1) => return SignalList::All,
             Ok(0) => {}
@@ -384,8 +390,8 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
+    use super::options::ProfileKind;
     use super::*;
-    use crate::options::ProfileKind;
 
     fn cfg(vars: &[(&str, &str)]) -> Config {
         Config::from_lookup(&|k| {

@@ -3,8 +3,8 @@
 //! No MPI library is linked: every common launcher exports the rank and the
 //! number of tasks in the environment of each process it starts.
 
-use crate::env::{RANK_VARS, SIZE_VARS};
-use crate::options::Warning;
+use super::env::{RANK_VARS, SIZE_VARS};
+use super::options::Warning;
 
 /// This process's place among the MPI tasks of the job.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,11 +16,11 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::clock::{self, ClockPair};
-use crate::engine::{self, bits};
-use crate::linebuf::{LineBuf, prefix};
-use crate::node::Node;
-use crate::thread::{self, ThreadData};
+use crate::sys::clock::{self, ClockPair};
+use crate::sys::linebuf::{LineBuf, prefix};
+use crate::tree::bits;
+use crate::tree::node::Node;
+use crate::tree::thread::{self, ThreadData};
 
 /// Scratch space for [`write_tree`]: one slot per printed frame.
 pub(crate) struct Scratch<'a> {
@@ -214,7 +214,7 @@ pub(crate) fn opts_for(td: &ThreadData) -> TreeOpts {
     let (mut calls, mut wall, mut cpu) = (false, false, false);
     let mut tps = 1e9;
     let mut now_wall = 0;
-    if let Some(e) = engine::engine_if_ready() {
+    if let Some(e) = crate::setup::engine_if_ready() {
         calls = e.config.options.calls;
         wall = e.mode & bits::WALL != 0;
         cpu = e.mode & bits::CPU != 0;
@@ -227,7 +227,7 @@ pub(crate) fn opts_for(td: &ThreadData) -> TreeOpts {
     } else if std::ptr::eq(thread::current(), td) {
         Some(clock::thread_cpu_ns())
     } else {
-        crate::profile::thread_cpu_ns_of(td.unix_tid)
+        clock::thread_cpu_ns_of(td.unix_tid)
     };
     TreeOpts {
         calls,
@@ -272,14 +272,14 @@ pub fn print_calltree_to(w: &mut dyn std::io::Write) -> std::io::Result<()> {
 pub fn print_calltree() {
     let mut buf = Vec::new();
     let _ = print_calltree_to(&mut buf);
-    crate::linebuf::write_all(2, &buf);
+    crate::sys::linebuf::write_all(2, &buf);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::bits::{ON, WALL};
-    use crate::site::Site;
+    use crate::tree::bits::{ON, WALL};
+    use crate::tree::site::Site;
 
     static OUTER: Site = Site::new("CT:OUTER", file!(), line!());
     static INNER: Site = Site::new("CT:INNER", file!(), line!());

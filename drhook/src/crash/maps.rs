@@ -1,7 +1,7 @@
 //! Which mapped file an address belongs to, from `/proc/self/maps`, read
 //! with `open`/`read` into stack buffers: usable in signal handlers.
 
-use crate::linebuf::LineBuf;
+use crate::sys::linebuf::LineBuf;
 
 fn hex_field(s: &[u8]) -> Option<u64> {
     let mut v: u64 = 0;

@@ -32,11 +32,11 @@ use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
-use crate::calltree::{Scratch, opts_for, write_tree};
+use super::calltree::{Scratch, opts_for, write_tree};
 use crate::config::{Config, SignalList};
-use crate::linebuf::{LineBuf, prefix, write_all};
-use crate::node::Node;
-use crate::thread::{self, ThreadData};
+use crate::sys::linebuf::{LineBuf, prefix, write_all};
+use crate::tree::node::Node;
+use crate::tree::thread::{self, ThreadData};
 
 const NSIG: usize = 65;
 
@@ -185,15 +185,6 @@ unsafe extern "C" {
     fn fedisableexcept(excepts: i32) -> i32;
 }
 
-/// Installs the signal handlers now (the reference's `C_DRHOOK_INIT_SIGNALS`),
-/// e.g. after MPI initialisation has installed its own handlers. Works even
-/// when Dr.Hook is off (tracebacks then have no calling tree). Returns
-/// whether handlers are installed (`DR_HOOK_INIT_SIGNALS=0` prevents it).
-pub fn init_signals() -> bool {
-    let cfg = crate::engine::config();
-    install(cfg, true)
-}
-
 /// Installs the handlers described by `cfg` (once; later calls only report).
 pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
     let mut done = INSTALL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
@@ -223,7 +214,7 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
     PROFILE_ON_CRASH.store(cfg.enabled && cfg.writes_profile(), Ordering::Relaxed);
     NATIVE_BACKTRACE.store(sc.native_backtrace, Ordering::Relaxed);
     let program: &'static [u8] = Box::leak(
-        crate::sysinfo::program_name()
+        crate::sys::sysinfo::program_name()
             .into_bytes()
             .into_boxed_slice(),
     );
@@ -434,7 +425,7 @@ fn install_panic_hook() {
                 "drhook_panic",
                 "Rust panic in an instrumented thread; its Dr.Hook calling tree:"
             );
-            crate::print_calltree();
+            super::calltree::print_calltree();
         }
         previous(info);
     }));
@@ -706,7 +697,7 @@ fn report(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void, nsigs: u3
             .str(" (")
             .str(signal_name(sig))
             .str(") :: ")
-            .u64(crate::calltree::max_rss_mb())
+            .u64(super::calltree::max_rss_mb())
             .str(" MB (maxrss), nsigs = ")
             .u64(nsigs as u64);
     });
@@ -733,7 +724,7 @@ fn report(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void, nsigs: u3
             }
             if pc != 0 && SYNCHRONOUS.contains(&sig) {
                 l.str(" : pc=").hex(pc).str(" in ");
-                crate::maps::describe(l, pc);
+                super::maps::describe(l, pc);
             }
             l.str(", nsigs = ").u64(nsigs as u64);
         });
@@ -812,7 +803,7 @@ fn crash_helper(sig: i32, pc: u64) {
         )
     };
     if pid == 0 {
-        crate::linebuf::set_pid_override(parent);
+        crate::sys::linebuf::set_pid_override(parent);
         helper_child(want_profile, pc);
     }
     let mut l = LineBuf::new();
@@ -857,7 +848,7 @@ fn helper_child(want_profile: bool, pc: u64) -> ! {
     // The profile first: it is quick, and open activations are then timed
     // up to (almost) the moment of the crash.
     if want_profile {
-        let _ = crate::report::write_profile();
+        let _ = crate::profile::write::write_profile();
     }
     if !NATIVE_BACKTRACE.load(Ordering::Relaxed) {
         // SAFETY: ends the helper without running atexit handlers.
@@ -918,7 +909,7 @@ fn helper_child(want_profile: bool, pc: u64) -> ! {
         }
         msg(&mut l, f, |l| {
             l.str("[").padded(i as u64, 2).str("]: ");
-            crate::maps::describe(l, ip as u64);
+            super::maps::describe(l, ip as u64);
             l.str(" [").hex(ip as u64).str("] : ");
             if sym.is_empty() {
                 l.str("??()")

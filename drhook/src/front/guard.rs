@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 
 use crate::engine::{self, Token};
-use crate::site::Site;
+use crate::tree::site::Site;
 
 /// An instrumented region, open until the guard is dropped.
 ///

@@ -24,7 +24,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::engine::{self, Token};
-use crate::site::Site;
+use crate::tree::site::Site;
 
 pin_project_lite::pin_project! {
     /// A future whose polls are activations of a Dr.Hook region (see the

@@ -50,10 +50,10 @@ use tracing_core::{Metadata, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
 use tracing_subscriber::registry::LookupSpan;
 
+use super::settings::Settings;
+use super::span_table;
 use crate::engine::{self, Token};
-use crate::settings::Settings;
-use crate::site::{Site, site_for_span};
-use crate::span_table;
+use crate::tree::site::{Site, site_for_span};
 
 /// The Layer (see the module documentation). Cheap to construct and copy;
 /// all state is per thread or global.

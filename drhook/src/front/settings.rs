@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 
-use crate::env;
+use crate::config::env;
 
 /// Dr.Hook's configuration as variable assignments (see the module
 /// documentation).
@@ -92,7 +92,7 @@ impl Settings {
     /// Initialises the engine with these settings. Fails, changing nothing,
     /// if the engine has already read its configuration.
     pub fn init(self) -> Result<(), AlreadyInitialized> {
-        if crate::engine::init_with(&|name| self.lookup(name)) {
+        if crate::runtime::init_with(&|name| self.lookup(name)) {
             Ok(())
         } else {
             Err(AlreadyInitialized)

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-use crate::site::Site;
+use crate::tree::site::Site;
 
 const WAYS: usize = 4;
 const LOG2: u32 = 13;

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hpm::{CountingPlan, EventSpec, GroupTimes, ThreadCounterGroup};
 
-use crate::node::Zeroable;
+use crate::sys::segmented::Zeroable;
 
 /// Most events per routine.
 pub(crate) const MAXC: usize = 8;

@@ -1,9 +1,5 @@
-//! From calling trees to profile rows.
-//!
-//! [`snapshot`] copies every thread's tree (nodes are read with relaxed
-//! atomic loads; activations still open are counted up to the moment of the
-//! snapshot). [`compute`] is a pure function from those snapshots to the rows
-//! and totals of the Dr.Hook profile:
+//! From tree snapshots to profile rows: [`compute`] is a pure function from
+//! the snapshots to the rows and totals of the Dr.Hook profile:
 //!
 //! * per node: inclusive time `I` (minus the measured instrumentation cost
 //!   unless `noself`), self time `S = I - Σ I(children)`, never negative;
@@ -16,173 +12,10 @@
 //!   the cumulative column; CPU profile: every row adds.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 
-use crate::node::{Node, SizeStats};
-use crate::options::{ProfileKind, SelfMode};
-use crate::overhead::Overhead;
-use crate::site::Site;
-use crate::thread::ThreadData;
-
-/// Size information merged over activations.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct SizeSnap {
-    pub count: u64,
-    pub sum: u64,
-    pub min: u64,
-    pub max: u64,
-}
-
-impl SizeSnap {
-    fn merge(&mut self, o: SizeSnap) {
-        if o.count == 0 {
-            return;
-        }
-        self.min = if self.count == 0 {
-            o.min
-        } else {
-            self.min.min(o.min)
-        };
-        self.max = self.max.max(o.max);
-        self.count += o.count;
-        self.sum = self.sum.saturating_add(o.sum);
-    }
-
-    fn load(s: &SizeStats) -> SizeSnap {
-        SizeSnap {
-            count: s.count.load(Ordering::Relaxed),
-            sum: s.sum.load(Ordering::Relaxed),
-            min: s.min.load(Ordering::Relaxed),
-            max: s.max.load(Ordering::Relaxed),
-        }
-    }
-}
-
-/// A copied node.
-#[derive(Clone, Debug)]
-pub(crate) struct NodeSnap {
-    /// Index of the parent (`u32::MAX` for the root).
-    pub parent: u32,
-    /// Routine id (0 for the root).
-    pub routine: u32,
-    pub site: Option<&'static Site>,
-    pub calls: u64,
-    /// Activations that resumed a call (not counted in `calls`).
-    pub resumes: u64,
-    /// Wall ticks the node's calls spent suspended between activations
-    /// (in total time, not in self time).
-    pub suspended: u64,
-    /// Wall ticks.
-    pub wall: u64,
-    /// CPU nanoseconds.
-    pub cpu: u64,
-    pub size: SizeSnap,
-    /// Inclusive counter values (`hpmprof`), in event order.
-    pub counters: [u64; crate::counters::MAXC],
-}
-
-/// A copied thread tree.
-#[derive(Clone, Debug)]
-pub(crate) struct ThreadSnap {
-    pub tid: u32,
-    pub nodes: Vec<NodeSnap>,
-    /// Wall ticks from the thread's first instrumented call to the snapshot.
-    pub lifetime_ticks: u64,
-}
-
-/// Reads the CPU clock of another thread of this process by kernel tid.
-pub(crate) fn thread_cpu_ns_of(unix_tid: i32) -> Option<u64> {
-    // Linux encodes a per-thread CPU clock as MAKE_THREAD_CPUCLOCK(tid, SCHED).
-    let clk: libc::clockid_t = ((!unix_tid) << 3) | 6;
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer; an invalid clock id only yields an error.
-    let rc = unsafe { libc::clock_gettime(clk, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
-}
-
-/// Copies one thread's tree. Open activations (on the thread's stack) are
-/// counted up to `now_wall`.
-pub(crate) fn snapshot(
-    td: &ThreadData,
-    routine_of_site: &[u32],
-    now_wall: u64,
-    mode: u32,
-) -> ThreadSnap {
-    use crate::engine::bits;
-    let len = td.arena.len();
-    let mut nodes = Vec::with_capacity(len as usize);
-    for i in 0..len {
-        let Some(n) = td.arena.get(i) else { break };
-        // SAFETY: sites are 'static.
-        let site = unsafe { n.site.as_ref() };
-        let routine = site
-            .map(|s| {
-                routine_of_site
-                    .get(s.raw_id() as usize)
-                    .copied()
-                    .unwrap_or(0)
-            })
-            .unwrap_or(0);
-        nodes.push(NodeSnap {
-            parent: if n.parent.is_null() {
-                u32::MAX
-            } else {
-                // SAFETY: parents are nodes of the same arena.
-                unsafe { (*n.parent).index }
-            },
-            routine,
-            site,
-            calls: n.calls.load(Ordering::Relaxed),
-            resumes: td
-                .resumed
-                .get(i)
-                .map_or(0, |r| r.resumes.load(Ordering::Relaxed)),
-            suspended: td
-                .resumed
-                .get(i)
-                .map_or(0, |r| r.suspended.load(Ordering::Relaxed)),
-            wall: n.wall_incl.load(Ordering::Relaxed),
-            cpu: n.cpu_incl.load(Ordering::Relaxed),
-            size: td.sizes.get(i).map(SizeSnap::load).unwrap_or_default(),
-            counters: td
-                .counter_slots
-                .get(i)
-                .map(|c| std::array::from_fn(|k| c.incl[k].load(Ordering::Relaxed)))
-                .unwrap_or_default(),
-        });
-    }
-    // Open activations.
-    let own_thread = std::ptr::eq(crate::thread::current(), td);
-    let cpu_now = if mode & bits::CPU == 0 {
-        None
-    } else if own_thread {
-        Some(crate::clock::thread_cpu_ns())
-    } else {
-        thread_cpu_ns_of(td.unix_tid)
-    };
-    let mut p: *const Node = td.current();
-    while !p.is_null() && p != td.root {
-        // SAFETY: nodes on a thread's stack belong to its arena and live forever.
-        let n = unsafe { &*p };
-        if let Some(s) = nodes.get_mut(n.index as usize) {
-            if mode & bits::WALL != 0 {
-                s.wall += now_wall.saturating_sub(n.wall_enter.load(Ordering::Relaxed));
-            }
-            if let Some(c) = cpu_now {
-                s.cpu += c.saturating_sub(n.cpu_enter.load(Ordering::Relaxed));
-            }
-        }
-        p = n.parent;
-    }
-    ThreadSnap {
-        tid: td.tid,
-        nodes,
-        lifetime_ticks: now_wall.saturating_sub(td.start_wall),
-    }
-}
+use super::snapshot::{SizeSnap, ThreadSnap};
+use crate::config::options::{ProfileKind, SelfMode};
+use crate::tree::overhead::Overhead;
 
 /// How to compute the rows.
 #[derive(Clone, Debug)]
@@ -255,8 +88,8 @@ struct Acc {
     size: SizeSnap,
     file: Option<String>,
     first_node: usize,
-    cexcl: [u64; crate::counters::MAXC],
-    cincl: [u64; crate::counters::MAXC],
+    cexcl: [u64; crate::metrics::counters::MAXC],
+    cincl: [u64; crate::metrics::counters::MAXC],
 }
 
 /// Computes the rows of all threads.
@@ -311,7 +144,7 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
             }
         }
         let mut child_counters =
-            vec![[0u64; crate::counters::MAXC]; if p.ncounters > 0 { n } else { 0 }];
+            vec![[0u64; crate::metrics::counters::MAXC]; if p.ncounters > 0 { n } else { 0 }];
         if p.ncounters > 0 {
             for node in &t.nodes[1..] {
                 let par = node.parent as usize;
@@ -378,8 +211,8 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                             .filter(|s| s.shows_file())
                             .map(|s| s.file().rsplit('/').next().unwrap_or("").to_string()),
                         first_node: i,
-                        cexcl: [0; crate::counters::MAXC],
-                        cincl: [0; crate::counters::MAXC],
+                        cexcl: [0; crate::metrics::counters::MAXC],
+                        cincl: [0; crate::metrics::counters::MAXC],
                     });
                     accs.len() - 1
                 });
@@ -582,6 +415,7 @@ fn name_of(names: &[String], routine: u32) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::profile::snapshot::NodeSnap;
 
     /// Builds a thread snapshot from `(parent, routine, calls, wall)` rows
     /// (node 0, the root, is added).
@@ -596,7 +430,7 @@ pub(crate) mod tests {
             wall: 0,
             cpu: 0,
             size: SizeSnap::default(),
-            counters: [0; crate::counters::MAXC],
+            counters: [0; crate::metrics::counters::MAXC],
         }];
         for &(parent, routine, calls, wall) in nodes {
             v.push(NodeSnap {
@@ -609,7 +443,7 @@ pub(crate) mod tests {
                 wall,
                 cpu: wall,
                 size: SizeSnap::default(),
-                counters: [0; crate::counters::MAXC],
+                counters: [0; crate::metrics::counters::MAXC],
             });
         }
         ThreadSnap {

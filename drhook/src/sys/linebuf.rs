@@ -174,7 +174,7 @@ pub(crate) fn set_label(host: &str, myproc: u32, start_ns: u64) {
     HOST_LEN.store(n, Ordering::Relaxed);
     MYPROC.store(myproc, Ordering::Relaxed);
     START_NS.store(start_ns, Ordering::Relaxed);
-    let now = crate::clock::realtime().0;
+    let now = crate::sys::clock::realtime().0;
     // SAFETY: plain data; localtime_r only writes `tm`.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     let t = now as libc::time_t;
@@ -226,12 +226,13 @@ pub fn prefix(out: &mut LineBuf, tid: u32, unix_tid: i32) {
         .str(":")
         .i64(unix_tid as i64)
         .str("] [");
-    let (secs, _) = crate::clock::realtime();
+    let (secs, _) = crate::sys::clock::realtime();
     let local = secs + UTC_OFFSET.load(Ordering::Relaxed);
     let (y, m, d) = civil_from_days(local.div_euclid(86_400));
     let sod = local.rem_euclid(86_400) as u64;
-    let wall =
-        crate::clock::monotonic_ns().saturating_sub(START_NS.load(Ordering::Relaxed)) as f64 * 1e-9;
+    let wall = crate::sys::clock::monotonic_ns().saturating_sub(START_NS.load(Ordering::Relaxed))
+        as f64
+        * 1e-9;
     out.padded(y as u64, 4)
         .padded(m as u64, 2)
         .padded(d as u64, 2)
@@ -287,7 +288,7 @@ mod tests {
 
     #[test]
     fn prefix_shape() {
-        set_label("host", 3, crate::clock::monotonic_ns());
+        set_label("host", 3, crate::sys::clock::monotonic_ns());
         let mut b = LineBuf::new();
         prefix(&mut b, 2, 4242);
         let s = std::str::from_utf8(b.as_bytes()).unwrap();
@@ -297,7 +298,7 @@ mod tests {
         let f: Vec<&str> = t.split(':').collect();
         assert_eq!((f[0].len(), f[1].len()), (8, 6), "{s}");
         // Same clock as the allocating formatter.
-        let lt = crate::sysinfo::LocalTime::from_unix(crate::clock::realtime().0);
+        let lt = crate::sys::sysinfo::LocalTime::from_unix(crate::sys::clock::realtime().0);
         assert_eq!(&f[0][..4], format!("{:04}", lt.year));
     }
 }

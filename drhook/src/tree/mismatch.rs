@@ -2,8 +2,9 @@
 //! is reported.
 //!
 //! The engine detects the mismatch and calls [`report`]. The default
-//! handler prints Dr.Hook's diagnostics and the calling tree and aborts, as
-//! the reference does. A handler installed with [`set_handler`] may instead
+//! handler (`crash::mismatch::default_handler`, installed by `runtime`)
+//! prints Dr.Hook's diagnostics and the calling tree and aborts, as the
+//! reference does. A handler installed with [`set_handler`] may instead
 //! return; the engine then repairs the tree: when the routine being left is
 //! further down the stack, the activations above it (whose exits never
 //! came) are closed at this moment; when it is not on the stack at all, the
@@ -11,7 +12,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
-use crate::site::Site;
+use super::site::Site;
 
 /// What the engine knows about a mismatched exit.
 #[derive(Clone, Debug)]
@@ -41,6 +42,7 @@ pub struct Mismatch {
 pub type Handler = fn(&Mismatch);
 
 static HANDLER: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
+static DEFAULT: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
 static QUIET: AtomicBool = AtomicBool::new(false);
 
 /// Installs the function called for every mismatched exit (replacing the
@@ -50,80 +52,32 @@ pub fn set_handler(handler: Handler) {
     HANDLER.store(handler as *mut (), Ordering::Release);
 }
 
+/// Installs the handler used when the program installed none (wired by
+/// `runtime` at start-up).
+pub(crate) fn set_default_handler(handler: Handler) {
+    DEFAULT.store(handler as *mut (), Ordering::Release);
+}
+
 #[cfg(test)]
 pub(crate) fn set_quiet_for_tests() {
     QUIET.store(true, Ordering::Relaxed);
 }
 
-/// Reports a mismatch through the installed handler.
+/// Reports a mismatch through the installed handler (or the default).
 pub(crate) fn report(m: &Mismatch) {
-    let h = HANDLER.load(Ordering::Acquire);
+    let mut h = HANDLER.load(Ordering::Acquire);
     if h.is_null() {
-        default_handler(m);
-    } else {
-        // SAFETY: only `Handler` values are stored in HANDLER.
-        let f: Handler = unsafe { std::mem::transmute::<*mut (), Handler>(h) };
-        f(m);
+        if QUIET.load(Ordering::Relaxed) {
+            return;
+        }
+        // Null only before `runtime` has wired the default, when no real
+        // tree exists yet: a private tree of a unit test.
+        h = DEFAULT.load(Ordering::Acquire);
+        if h.is_null() {
+            return;
+        }
     }
-}
-
-fn name(s: Option<&'static Site>) -> &'static str {
-    s.map_or("<unknown>", |s| s.name())
-}
-
-/// The default: the reference's diagnostics (compat §3.5), the thread's
-/// calling tree, then Dr.Hook's abort (SIGABRT, whose handler prints the
-/// full traceback).
-pub fn default_handler(m: &Mismatch) {
-    if QUIET.load(Ordering::Relaxed) {
-        return;
-    }
-    let f = "putkey";
-    let s = "[signal#6(SIGABRT)]:";
-    crate::diag!(
-        f,
-        "{s} Dr.Hook has detected an invalid key-pointer/handle while leaving the routine '{}'",
-        name(m.leaving)
-    );
-    crate::diag!(
-        f,
-        "{s} Expecting the key-pointer={:#x} (the top of thread {}'s call stack)",
-        m.expected,
-        m.tid
-    );
-    crate::diag!(
-        f,
-        "{s} A probable routine missing the closing DR_HOOK-call is '{}'",
-        name(m.top)
-    );
-    crate::diag!(f, "{s} Got a key-pointer={:#x}", m.token);
-    if m.name_differs {
-        crate::diag!(
-            f,
-            "{s} DR_HOOK_STRICT_REGIONS: the exit names '{}' but the routine being left is '{}'",
-            name(m.leaving),
-            name(m.top)
-        );
-    } else if m.on_stack {
-        crate::diag!(
-            f,
-            "{s} This key-pointer is associated with the routine '{}', {} activation(s) below the top of the stack",
-            name(m.leaving),
-            m.open_above
-        );
-    } else if m.tid == 0 {
-        crate::diag!(
-            f,
-            "{s} This thread has not entered any instrumented routine (an exit on the wrong thread?)"
-        );
-    } else {
-        crate::diag!(
-            f,
-            "{s} This key-pointer is not on thread {}'s call stack (an overwritten handle, or an exit on another thread)",
-            m.tid
-        );
-    }
-    crate::diag!(f, "{s} Aborting...");
-    crate::print_calltree();
-    crate::abort::drhook_abort(file!(), line!(), "drhook_abort");
+    // SAFETY: only `Handler` values are stored in HANDLER and DEFAULT.
+    let f: Handler = unsafe { std::mem::transmute::<*mut (), Handler>(h) };
+    f(m);
 }

@@ -10,11 +10,11 @@
 //! x86-64 and aarch64, no locked instructions); immutable fields are written
 //! before the node is published.
 
-use std::alloc::{Layout, alloc_zeroed};
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::site::Site;
+use super::site::Site;
+pub(crate) use crate::sys::segmented::{Segmented, Zeroable};
 
 /// One node of a thread's calling tree (one cache line).
 #[repr(C, align(64))]
@@ -45,11 +45,6 @@ unsafe impl Sync for Node {}
 // SAFETY: as above.
 unsafe impl Send for Node {}
 
-/// Types for which the all-zero bit pattern is a valid value.
-///
-/// # Safety
-/// Implementors must be valid when zero-initialised.
-pub(crate) unsafe trait Zeroable {}
 // SAFETY: null pointers, zero atomics and zero integers are valid.
 unsafe impl Zeroable for Node {}
 
@@ -75,68 +70,6 @@ pub(crate) struct ResumeStats {
 }
 // SAFETY: zero atomics are valid.
 unsafe impl Zeroable for ResumeStats {}
-
-/// Number of slots in the first chunk; chunk `k` holds `BASE << k` slots.
-const BASE: usize = 64;
-const CHUNKS: usize = 26;
-
-#[inline(always)]
-fn locate(index: u32) -> (usize, usize) {
-    let i = index as usize;
-    let k = (i / BASE + 1).ilog2() as usize;
-    (k, i - BASE * ((1 << k) - 1))
-}
-
-/// Chunked storage whose elements never move, with lazily allocated chunks.
-pub(crate) struct Segmented<T: Zeroable> {
-    chunks: [AtomicPtr<T>; CHUNKS],
-}
-
-impl<T: Zeroable> Segmented<T> {
-    pub const fn new() -> Self {
-        Segmented {
-            chunks: [const { AtomicPtr::new(ptr::null_mut()) }; CHUNKS],
-        }
-    }
-
-    /// The element at `index` if its chunk exists.
-    #[inline(always)]
-    pub fn get(&self, index: u32) -> Option<&T> {
-        let (k, off) = locate(index);
-        let c = self.chunks.get(k)?.load(Ordering::Acquire);
-        // SAFETY: a non-null chunk pointer refers to a live, zero-initialised
-        // allocation of `BASE << k` elements that is never freed.
-        (!c.is_null()).then(|| unsafe { &*c.add(off) })
-    }
-
-    /// Pointer to the slot at `index`, allocating its chunk if needed
-    /// (owner thread only). `None` only past the last chunk.
-    pub fn slot(&self, index: u32) -> Option<*mut T> {
-        let (k, off) = locate(index);
-        let cell = self.chunks.get(k)?;
-        let mut c = cell.load(Ordering::Acquire);
-        if c.is_null() {
-            let layout = Layout::array::<T>(BASE << k).ok()?;
-            // SAFETY: the layout has non-zero size; zeroed memory is a valid
-            // `T` (Zeroable).
-            c = unsafe { alloc_zeroed(layout) } as *mut T;
-            if c.is_null() {
-                std::alloc::handle_alloc_error(layout);
-            }
-            cell.store(c, Ordering::Release);
-        }
-        // SAFETY: `off < BASE << k` by construction of `locate`.
-        Some(unsafe { c.add(off) })
-    }
-
-    /// Bytes allocated so far.
-    pub fn allocated_bytes(&self) -> usize {
-        (0..CHUNKS)
-            .filter(|&k| !self.chunks[k].load(Ordering::Relaxed).is_null())
-            .map(|k| (BASE << k) * size_of::<T>())
-            .sum()
-    }
-}
 
 /// A thread's nodes, in creation order (a parent always precedes its
 /// children).
@@ -205,25 +138,6 @@ impl NodeArena {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn locate_covers_indices_contiguously() {
-        assert_eq!(locate(0), (0, 0));
-        assert_eq!(locate(63), (0, 63));
-        assert_eq!(locate(64), (1, 0));
-        assert_eq!(locate(191), (1, 127));
-        assert_eq!(locate(192), (2, 0));
-        let mut expect = (0usize, 0usize);
-        for i in 0..100_000u32 {
-            let got = locate(i);
-            assert_eq!(got, expect, "index {i}");
-            expect = if expect.1 + 1 == BASE << expect.0 {
-                (expect.0 + 1, 0)
-            } else {
-                (expect.0, expect.1 + 1)
-            };
-        }
-    }
 
     #[test]
     fn nodes_never_move() {

@@ -18,10 +18,10 @@
 use std::hint::black_box;
 use std::sync::atomic::Ordering;
 
-use crate::clock::{self, ClockPair, WallSource};
-use crate::engine::{bits, private_tree};
-use crate::site::{CALIBRATION_ID, Site};
-use crate::thread::ThreadData;
+use super::bits;
+use super::site::{CALIBRATION_ID, Site};
+use super::thread::ThreadData;
+use crate::sys::clock::{self, ClockPair, WallSource};
 
 /// Measured cost per enter/exit pair.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -63,13 +63,13 @@ static CALIBRATION_SITE: Site = Site::new("$drhook:calibration", "", 0);
 
 /// Out of line, as the engine's real enter (see `engine::enter`).
 #[inline(never)]
-fn cal_enter(td: &ThreadData, mode: u32) -> *const crate::node::Node {
+fn cal_enter(td: &ThreadData, mode: u32) -> *const super::node::Node {
     // SAFETY: `td` is a private tree used only by this thread.
     unsafe { td.enter(&CALIBRATION_SITE, CALIBRATION_ID, mode) }
 }
 
 #[inline(never)]
-fn cal_exit(td: &ThreadData, t: *const crate::node::Node, mode: u32) {
+fn cal_exit(td: &ThreadData, t: *const super::node::Node, mode: u32) {
     // SAFETY: as above.
     unsafe { td.exit(t, 0, mode) }
 }
@@ -113,7 +113,7 @@ fn best_of(
     (best.0, best.1.min(best.0))
 }
 
-fn node_total(td: &ThreadData, f: fn(&crate::node::Node) -> u64) -> u64 {
+fn node_total(td: &ThreadData, f: fn(&super::node::Node) -> u64) -> u64 {
     (1..td.arena.len())
         .filter_map(|i| td.arena.get(i))
         .map(f)
@@ -122,7 +122,8 @@ fn node_total(td: &ThreadData, f: fn(&crate::node::Node) -> u64) -> u64 {
 
 /// Measures the cost of an enter/exit pair in `mode`.
 pub(crate) fn calibrate(mode: u32) -> Overhead {
-    let td = private_tree();
+    // A private tree (never registered) with the same code as real calls.
+    let td = ThreadData::new(0, 0, 0);
     let mono = mode & bits::WALL_MONO != 0;
     let source = if mono {
         WallSource::Monotonic

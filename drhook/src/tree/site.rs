@@ -121,6 +121,14 @@ pub fn registered_sites() -> impl Iterator<Item = &'static Site> {
     inventory::iter::<SiteRef>.into_iter().map(|r| r.0)
 }
 
+static CASE_INSENSITIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes routine names compare case-insensitively (`DR_HOOK_OPT=trim`);
+/// set by `runtime` before any site is registered.
+pub(crate) fn set_case_insensitive(on: bool) {
+    CASE_INSENSITIVE.store(on, Ordering::Relaxed);
+}
+
 /// Id reserved for the overhead calibration site (never in any profile).
 pub(crate) const CALIBRATION_ID: u32 = 1;
 const FIRST_ID: u32 = 2;
@@ -173,7 +181,7 @@ fn register(site: &'static Site) -> u32 {
         return id; // another thread won the race
     }
     let id = t.sites.len() as u32;
-    let key = routine_key(site.name, crate::engine::case_insensitive_names());
+    let key = routine_key(site.name, CASE_INSENSITIVE.load(Ordering::Relaxed));
     let next = t.routines.len() as u32 + 1;
     let routine = *t.routine_ids.entry(key.clone()).or_insert(next);
     if routine == next {

@@ -12,11 +12,11 @@ use std::cell::UnsafeCell;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
-use crate::clock;
-use crate::engine::bits;
-use crate::mismatch::{self, Mismatch};
-use crate::node::{Node, NodeArena, ResumeStats, Segmented, SizeStats};
-use crate::site::Site;
+use super::bits;
+use super::mismatch::{self, Mismatch};
+use super::node::{Node, NodeArena, ResumeStats, Segmented, SizeStats};
+use super::site::Site;
+use crate::sys::clock;
 
 /// Lookup miss sentinel: its parent never equals a real node.
 static SENTINEL: Node = Node {
@@ -112,9 +112,9 @@ pub(crate) struct ThreadData {
     /// Resumed activations and suspended time per node (futures, spans).
     pub(crate) resumed: Segmented<ResumeStats>,
     /// Counter values per node (`hpmprof`).
-    pub(crate) counter_slots: Segmented<crate::counters::CounterSlot>,
+    pub(crate) counter_slots: Segmented<crate::metrics::counters::CounterSlot>,
     /// This thread's counter group (`hpmprof`; None when off or refused).
-    pub(crate) counters: Option<Box<crate::counters::ThreadCounters>>,
+    pub(crate) counters: Option<Box<crate::metrics::counters::ThreadCounters>>,
     pub(crate) root: *const Node,
     /// Dr.Hook thread number (1 = main thread).
     pub(crate) tid: u32,
@@ -150,7 +150,7 @@ impl ThreadData {
             counters: None,
             root: ptr::null(),
             tid,
-            tid_bits: crate::handle::encode64(tid, 0, 0),
+            tid_bits: super::handle::encode64(tid, 0, 0),
             unix_tid,
             start_wall,
             next: AtomicPtr::new(ptr::null_mut()),
@@ -291,7 +291,7 @@ impl ThreadData {
             && let Some(slot) = self.counter_slots.slot(n.index)
         {
             // SAFETY: owner thread; slots are never freed.
-            unsafe { crate::counters::stamp_enter(c, &*slot) };
+            unsafe { crate::metrics::counters::stamp_enter(c, &*slot) };
         }
         if mode & bits::WALL != 0 {
             n.wall_enter
@@ -403,7 +403,7 @@ impl ThreadData {
             let index = unsafe { (*token).index };
             if let (Some(c), Some(slot)) = (&self.counters, self.counter_slots.get(index)) {
                 // SAFETY: owner thread.
-                unsafe { crate::counters::stamp_exit(c, slot) };
+                unsafe { crate::metrics::counters::stamp_exit(c, slot) };
             }
         }
         let cpu = if mode & bits::CPU != 0 {
@@ -575,13 +575,13 @@ impl ThreadData {
                 0
             } else {
                 // SAFETY: `top` is a node of this arena.
-                unsafe { crate::handle::encode64(self.tid, (*top).depth, (*top).index) }
+                unsafe { super::handle::encode64(self.tid, (*top).depth, (*top).index) }
             };
             // A Rust token is shown in the handle encoding, like foreign handles.
             let presented = presented.unwrap_or_else(|| {
                 // SAFETY: `t` was found on this thread's stack.
                 target.map_or(0, |t| unsafe {
-                    crate::handle::encode64(self.tid, (*t).depth, (*t).index)
+                    super::handle::encode64(self.tid, (*t).depth, (*t).index)
                 })
             });
             mismatch::report(&Mismatch {
@@ -610,7 +610,7 @@ impl ThreadData {
     #[inline(always)]
     pub(crate) fn top_handle64(&self, node: *const Node) -> u64 {
         // SAFETY: `node` is a node of this arena (just entered).
-        unsafe { crate::handle::encode64(self.tid, (*node).depth, (*node).index) }
+        unsafe { super::handle::encode64(self.tid, (*node).depth, (*node).index) }
     }
 
     /// The handle of node `n` of this thread (64-bit when `wide`).
@@ -619,7 +619,7 @@ impl ThreadData {
         if wide {
             self.tid_bits | ((n.depth as u64 & 0xFFFF) << 32) | n.index as u64
         } else {
-            crate::handle::encode32(n.depth, n.index) as u64
+            super::handle::encode32(n.depth, n.index) as u64
         }
     }
 
@@ -735,9 +735,9 @@ impl ThreadData {
             // SAFETY: only called with nodes of this thread's stack.
             let (d, i) = unsafe { ((*p).depth, (*p).index) };
             if wide {
-                crate::handle::matches64(handle, tid, d, i)
+                super::handle::matches64(handle, tid, d, i)
             } else {
-                crate::handle::matches32(handle as u32, d, i)
+                super::handle::matches32(handle as u32, d, i)
             }
         };
         let top = self.current.load(Ordering::Relaxed) as *const Node;
@@ -826,7 +826,7 @@ fn choose_tid() -> u32 {
 /// The calling thread's tree, or null before its first instrumented call.
 #[inline(always)]
 pub(crate) fn current() -> *const ThreadData {
-    crate::tls::get() as *const ThreadData
+    super::tls::get() as *const ThreadData
 }
 
 fn gettid() -> i32 {
@@ -842,7 +842,7 @@ fn is_main_thread() -> bool {
 /// Creates and registers the calling thread's tree.
 #[cold]
 #[inline(never)]
-pub(crate) fn register_current(start_wall: u64) -> &'static ThreadData {
+pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadData {
     let existing = current();
     if !existing.is_null() {
         // SAFETY: registered trees are never freed.
@@ -850,8 +850,8 @@ pub(crate) fn register_current(start_wall: u64) -> &'static ThreadData {
     }
     let tid = choose_tid();
     let mut boxed = ThreadData::new(tid, gettid(), start_wall);
-    if crate::engine::mode() & bits::COUNTERS != 0 {
-        boxed.counters = crate::counters::open_for_thread();
+    if mode & bits::COUNTERS != 0 {
+        boxed.counters = crate::metrics::counters::open_for_thread();
     }
     let td: &'static ThreadData = Box::leak(boxed);
     let mut head = HEAD.load(Ordering::Acquire);
@@ -867,9 +867,23 @@ pub(crate) fn register_current(start_wall: u64) -> &'static ThreadData {
             Err(h) => head = h,
         }
     }
-    crate::tls::set(td as *const ThreadData as *const ());
-    crate::signals::on_new_thread();
+    super::tls::set(td as *const ThreadData as *const ());
+    let hook = ON_NEW_THREAD.load(Ordering::Acquire);
+    if !hook.is_null() {
+        // SAFETY: only `fn()` values are stored in ON_NEW_THREAD.
+        let f: fn() = unsafe { std::mem::transmute::<*mut (), fn()>(hook) };
+        f();
+    }
     td
+}
+
+static ON_NEW_THREAD: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
+
+/// Installs the function called on each thread right after its tree is
+/// registered (at its first instrumented call): per-thread set-up of other
+/// subsystems (signal stack, floating-point traps), wired by `runtime`.
+pub(crate) fn set_new_thread_hook(hook: fn()) {
+    ON_NEW_THREAD.store(hook as *mut (), Ordering::Release);
 }
 
 /// Every registered thread, in no particular order. Lock-free and
@@ -887,7 +901,7 @@ pub(crate) fn for_each_thread(mut f: impl FnMut(&'static ThreadData)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::bits::{ON, SIZES, WALL};
+    use crate::tree::bits::{ON, SIZES, WALL};
 
     static S1: Site = Site::new("t::one", file!(), line!());
     static S2: Site = Site::new("t::two", file!(), line!());
@@ -996,7 +1010,7 @@ mod tests {
 
     #[test]
     fn forgotten_exit_is_repaired_at_the_parent_exit() {
-        crate::mismatch::set_quiet_for_tests();
+        super::mismatch::set_quiet_for_tests();
         let td = ThreadData::new(1, 0, 0);
         // SAFETY: private instance.
         unsafe {
@@ -1013,7 +1027,7 @@ mod tests {
 
     #[test]
     fn foreign_handles_are_checked_not_dereferenced() {
-        crate::mismatch::set_quiet_for_tests();
+        super::mismatch::set_quiet_for_tests();
         let td = ThreadData::new(3, 0, 0);
         // SAFETY: private instance.
         unsafe {
@@ -1035,7 +1049,7 @@ mod tests {
             assert_eq!(td.current(), td.root);
             // 32-bit handles.
             let a = td.enter(&S1, S1.id(), ON);
-            let h32 = crate::handle::encode32((*a).depth, (*a).index);
+            let h32 = crate::tree::handle::encode32((*a).depth, (*a).index);
             td.exit_handle(h32 as u64 ^ 1, false, 0, ON, None, false);
             assert_eq!(td.current(), a);
             td.exit_handle(h32 as u64, false, 0, ON, None, false);
@@ -1048,7 +1062,7 @@ mod tests {
             assert_eq!(td.current(), td.root);
         }
         // Another thread's handle (thread number differs) never matches.
-        let other = crate::handle::encode64(4, 1, 1);
+        let other = crate::tree::handle::encode64(4, 1, 1);
         // SAFETY: private instance.
         unsafe {
             let a = td.enter(&S1, S1.id(), ON);
@@ -1059,12 +1073,12 @@ mod tests {
 
     #[test]
     fn counters_are_read_once_per_enter_and_exit_and_nest() {
-        use crate::engine::bits::COUNTERS;
+        use crate::tree::bits::COUNTERS;
         let fake = hpm::FakeBackend::new();
         fake.set_rate("instructions", 1.0);
         let mut td = ThreadData::new(1, 0, 0);
-        td.counters = Some(Box::new(crate::counters::ThreadCounters::new(
-            crate::counters::tests::fake_group(&fake, &["instructions"]),
+        td.counters = Some(Box::new(crate::metrics::counters::ThreadCounters::new(
+            crate::metrics::counters::tests::fake_group(&fake, &["instructions"]),
         )));
         let mode = ON | COUNTERS;
         // SAFETY: private instance.

@@ -1,0 +1,10 @@
+//! The crash path and the calling-tree printouts: signal handlers
+//! (tracebacks of every thread, native backtrace, profile after a crash),
+//! `[DrHookCallTree]` printing, `/proc/self/maps` lookups, Dr.Hook's abort
+//! and the default report of a mismatched exit.
+
+pub mod abort;
+pub(crate) mod calltree;
+pub(crate) mod maps;
+pub(crate) mod mismatch;
+pub mod signals;

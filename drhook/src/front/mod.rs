@@ -1,0 +1,11 @@
+//! The front doors of Rust code: RAII guards (`#[drhook]`, `scope!`),
+//! instrumented futures (`#[drhook]` on `async fn`), configuration from code
+//! (`Settings`), and the `tracing` Layer with its span table.
+
+pub(crate) mod guard;
+pub mod instrumented;
+#[cfg(feature = "tracing")]
+pub(crate) mod layer;
+pub(crate) mod settings;
+#[cfg(feature = "tracing")]
+pub(crate) mod span_table;

@@ -1,0 +1,485 @@
+//! The text of the Dr.Hook profile, byte-compatible with the reference's
+//! `drhook.prof.N`, and its counters CSV companion.
+
+use std::fmt::Write as _;
+
+use super::compute::Summary;
+use crate::config::options::ProfileKind;
+use crate::sys::sysinfo::MemUsage;
+
+/// Header facts of a profile.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Header {
+    pub program: String,
+    pub myproc: u32,
+    pub nproc: u32,
+    pub started: String,
+    pub ended: String,
+    pub mem: MemUsage,
+    pub kind: ProfileKind,
+    pub clusterinfo: bool,
+    pub sizeinfo: bool,
+    pub callpath_indent: usize,
+    pub callpath_packed: bool,
+    pub limit: f64,
+    /// Events counted per routine (`hpmprof`): MIPS and MFlops columns.
+    pub counters: Vec<hpm::EventSpec>,
+}
+
+/// Column where row names start.
+const NAME_COL: usize = 96;
+
+/// `1234567` -> `1,234,567`.
+pub(crate) fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+const MB: u64 = 1024 * 1024;
+
+/// The header lines from "Profiling information" to the per-thread lines;
+/// `with_memory` adds the memory line (the file has it, the stderr echo not).
+pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "Profiling information for program='{}', proc#{}:",
+        h.program, h.myproc
+    );
+    let _ = writeln!(
+        o,
+        "\tNo. of instrumented routines called : {}",
+        s.routines_called
+    );
+    let _ = writeln!(o, "\tInstrumentation started : {}", h.started);
+    let _ = writeln!(o, "\tInstrumentation   ended : {}", h.ended);
+    let _ = writeln!(o, "\tInstrumentation overhead: {:.2}%", s.overhead_pct);
+    if with_memory {
+        let m = &h.mem;
+        let _ = writeln!(
+            o,
+            "\tMemory usage : {} MB (heap), {} MB (rss), {} MB (stack), {} MB (vmpeak), {} (paging)",
+            m.heap / MB,
+            m.rss / MB,
+            m.stack / MB,
+            m.vmpeak / MB,
+            m.paging
+        );
+    }
+    let what = match h.kind {
+        ProfileKind::Wall => "Wall",
+        ProfileKind::Cpu => "Total CPU",
+    };
+    let _ = writeln!(
+        o,
+        "\t{what}-time is {:.2} sec on proc#{} ({} procs, {} threads)",
+        s.total,
+        h.myproc,
+        h.nproc,
+        s.threads.len()
+    );
+    for t in &s.threads {
+        let _ = write!(
+            o,
+            "\tThread#{}: {:11.2} sec ({:.2}%) -- Cycles:",
+            t.tid, t.secs, t.pct
+        );
+        if let Some(c) = t.self_ticks {
+            let _ = write!(o, " {c}");
+        }
+        let _ = writeln!(o, " ({})", t.lifetime_ticks);
+    }
+    o
+}
+
+/// The whole profile text.
+pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
+    let mut o = format_header(h, s, true);
+    o.push('\n');
+    let with_counters = !h.counters.is_empty();
+    if with_counters {
+        o.push_str("    #  % Time         Cumul         Self        Total     # of calls        MIPS      MFlops    Routine@<thread-id>");
+    } else {
+        o.push_str("    #  % Time         Cumul         Self        Total     # of calls        Self       Total    Routine@<thread-id>");
+    }
+    if h.clusterinfo {
+        o.push_str(" [Cluster:(id,size)]");
+    }
+    o.push('\n');
+    if h.sizeinfo {
+        let _ = writeln!(o, "{:76} (Size; Size/sec; Size/call; MinSize; MaxSize)", "");
+    }
+    if with_counters {
+        o.push_str("        (self)        (sec)        (sec)        (sec)                     (self)      (self)\n\n");
+    } else {
+        o.push_str("        (self)        (sec)        (sec)        (sec)                    ms/call     ms/call\n\n");
+    }
+    for (i, r) in s.rows.iter().enumerate() {
+        if r.pct < h.limit {
+            break;
+        }
+        let per = |x: f64| {
+            if r.calls > 0 {
+                1000.0 * x / r.calls as f64
+            } else {
+                0.0
+            }
+        };
+        let mut name = if h.callpath_packed && !r.path.is_empty() {
+            let mut v: Vec<&str> = r.path.iter().rev().map(String::as_str).collect();
+            v.push(&r.name);
+            v.join("/")
+        } else {
+            r.name.clone()
+        };
+        let _ = write!(name, "@{}", r.tid);
+        if let Some(f) = &r.file {
+            let _ = write!(name, ":{f}");
+        }
+        let (c1, c2) = if with_counters {
+            let (mips, mflops) =
+                crate::metrics::counters::mips_mflops(&h.counters, &r.counters_excl, r.self_s);
+            let col = |v: f64| {
+                if v.is_finite() {
+                    format!("{v:11.0}")
+                } else {
+                    format!("{:>11}", "-")
+                }
+            };
+            (col(mips), col(mflops))
+        } else {
+            (
+                format!("{:11.2}", per(r.self_s)),
+                format!("{:11.2}", per(r.total_s)),
+            )
+        };
+        let _ = write!(
+            o,
+            "{:5} {:8.2} {:12.3} {:12.3} {:12.3} {:14} {c1} {c2}   {}{}",
+            i + 1,
+            r.pct,
+            r.cumul,
+            r.self_s,
+            r.total_s,
+            r.calls,
+            if r.star { '*' } else { ' ' },
+            name
+        );
+        if h.clusterinfo {
+            let _ = write!(o, " [{},{}]", r.cluster, r.cluster_size);
+        }
+        if !h.callpath_packed {
+            for (k, anc) in r.path.iter().enumerate() {
+                let col = NAME_COL.saturating_sub(h.callpath_indent * (k + 1));
+                let _ = write!(o, "\n{:col$}{anc}", "");
+            }
+        }
+        if h.sizeinfo && r.size.sum > 0 {
+            let per_sec = if r.self_s > 0.0 {
+                (r.size.sum as f64 / r.self_s).round() as u64
+            } else {
+                0
+            };
+            let per_call = if r.calls > 0 {
+                (r.size.sum as f64 / r.calls as f64).round() as u64
+            } else {
+                0
+            };
+            let _ = write!(
+                o,
+                "\n{:76} ({}; {}; {}; {}; {})",
+                "",
+                group(r.size.sum),
+                group(per_sec),
+                group(per_call),
+                group(r.size.min),
+                group(r.size.max)
+            );
+        }
+        o.push('\n');
+    }
+    o
+}
+
+/// The counters CSV (`<profile>.csv`, compat §5.1): one line per routine
+/// row, MPI rank and thread 0-based, exclusive then inclusive counts, and
+/// Mcycles/s when the first event counts cycles.
+pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
+    let mut o = String::from(
+        "Routine,MPI Rank,ThreadId,SelfRank,% Self Time,Cumul,Excl Time,Incl. Time,#Calls",
+    );
+    for e in &h.counters {
+        let _ = write!(o, ",{}(excl)", e.name);
+    }
+    for e in &h.counters {
+        let _ = write!(o, ",{}(incl)", e.name);
+    }
+    let cycles_first = h
+        .counters
+        .first()
+        .is_some_and(|e| e.name == "cycles" || e.name == "cpu-cycles");
+    if cycles_first {
+        o.push_str(",Mcyc/sec(excl),Mcyc/sec(incl)");
+    }
+    o.push('\n');
+    for (i, r) in s
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.cluster != 0 && r.pct >= h.limit)
+    {
+        let _ = write!(
+            o,
+            "{},{},{},{},{:.4},{:.6},{:.6},{:.6},{}",
+            r.name,
+            h.myproc.saturating_sub(1),
+            r.tid.saturating_sub(1),
+            i + 1,
+            r.pct,
+            r.cumul,
+            r.self_s,
+            r.total_s,
+            r.calls
+        );
+        for v in r.counters_excl.iter().chain(&r.counters_incl) {
+            let _ = write!(o, ",{v}");
+        }
+        if cycles_first {
+            let rate = |c: Option<&u64>, t: f64| {
+                if t > 0.0 {
+                    c.map_or(0.0, |&c| c as f64 / t / 1e6)
+                } else {
+                    0.0
+                }
+            };
+            let _ = write!(
+                o,
+                ",{:.3},{:.3}",
+                rate(r.counters_excl.first(), r.self_s),
+                rate(r.counters_incl.first(), r.total_s)
+            );
+        }
+        o.push('\n');
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::options::SelfMode;
+    use crate::profile::compute::tests::{names, thread};
+    use crate::profile::compute::{self, Params};
+    use crate::tree::overhead::Overhead;
+
+    #[test]
+    fn grouping() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(7_920_000), "7,920,000");
+        assert_eq!(group(51_606_977), "51,606,977");
+    }
+
+    fn header(kind: ProfileKind) -> Header {
+        Header {
+            program: "./prof_example".into(),
+            myproc: 1,
+            nproc: 1,
+            started: "20261122 093830".into(),
+            ended: "20261122 093830".into(),
+            mem: MemUsage {
+                heap: 110 * MB,
+                rss: 74 * MB,
+                stack: 0,
+                vmpeak: 216 * MB,
+                paging: 0,
+            },
+            kind,
+            clusterinfo: false,
+            sizeinfo: true,
+            callpath_indent: 2,
+            callpath_packed: false,
+            limit: -10.0,
+            counters: Vec::new(),
+        }
+    }
+
+    /// The reference example (`examples/prof_example.wallprof.drhook.prof.1`)
+    /// rebuilt from its own numbers: the layout must match byte for byte.
+    #[test]
+    fn wallprof_layout_matches_the_reference() {
+        let names: Vec<String> = [
+            "PROF_EXAMPLE",
+            "PROF_EX_MOD:DRIVER",
+            "PROF_EX_MOD:WORKER",
+            "PROF_EX_MOD:KERNEL",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Ticks are microseconds; the numbers mirror the reference run.
+        let mut t1 = thread(
+            1,
+            &[
+                (0, 1, 1, 199_524),
+                (1, 2, 1, 199_516),
+                (2, 3, 99, 155_370),
+                (3, 4, 396, 153_468),
+            ],
+        );
+        t1.nodes[4].size = crate::profile::snapshot::SizeSnap {
+            count: 396,
+            sum: 7_920_000,
+            min: 20_000,
+            max: 20_000,
+        };
+        let mut t2 = thread(2, &[(0, 3, 101, 152_057), (1, 4, 404, 149_940)]);
+        t2.nodes[2].size = crate::profile::snapshot::SizeSnap {
+            count: 404,
+            sum: 8_080_000,
+            min: 20_000,
+            max: 20_000,
+        };
+        let p = Params {
+            kind: ProfileKind::Wall,
+            self_mode: SelfMode::Off,
+            callpath: None,
+            routine_names: &names,
+            ticks_per_sec: 1e6,
+            overhead: Overhead::default(),
+            ncounters: 0,
+        };
+        let s = compute_fixture(&[t1, t2], &p);
+        let text = format_profile(&header(ProfileKind::Wall), &s);
+        insta::assert_snapshot!(text);
+        // Structural checks against the real reference file.
+        let reference = include_str!("../../../tests/fixtures/prof_example.wallprof.drhook.prof.1");
+        let ours: Vec<&str> = text.lines().collect();
+        let theirs: Vec<&str> = reference.lines().collect();
+        for i in [0, 1, 9, 10, 11, 12, 13] {
+            assert_eq!(ours[i], theirs[i], "line {i}");
+        }
+        assert_eq!(ours.len(), theirs.len());
+        for (a, b) in ours.iter().zip(&theirs).skip(14) {
+            assert_eq!(a.len(), b.len(), "line widths differ:\n{a}\n{b}");
+            if b.trim_start().starts_with('(') {
+                assert_eq!(a.find('('), b.find('('), "size line offset");
+            } else {
+                assert_eq!(&a[95..], &b[95..], "names differ");
+            }
+        }
+    }
+
+    fn compute_fixture(t: &[crate::profile::snapshot::ThreadSnap], p: &Params<'_>) -> Summary {
+        compute::compute(t, p)
+    }
+
+    #[test]
+    fn cpu_header_and_callpath_cluster_layout() {
+        let names = names();
+        let t1 = thread(1, &[(0, 1, 1, 1_000_000_000), (1, 2, 3, 600_000_000)]);
+        let t2 = thread(2, &[(0, 2, 2, 300_000_000)]);
+        let p = Params {
+            kind: ProfileKind::Cpu,
+            self_mode: SelfMode::Print,
+            callpath: Some(50),
+            routine_names: &names,
+            ticks_per_sec: 1e9,
+            overhead: Overhead {
+                cpu_out: 1000.0,
+                cpu_in: 100.0,
+                ..Overhead::default()
+            },
+            ncounters: 0,
+        };
+        let s = compute::compute(&[t1, t2], &p);
+        let mut h = header(ProfileKind::Cpu);
+        h.clusterinfo = true;
+        insta::assert_snapshot!(format_profile(&h, &s));
+    }
+
+    #[test]
+    fn limit_cuts_rows() {
+        let names = names();
+        let t = thread(1, &[(0, 1, 1, 1000), (1, 2, 1, 990)]);
+        let p = Params {
+            kind: ProfileKind::Wall,
+            self_mode: SelfMode::Off,
+            callpath: None,
+            routine_names: &names,
+            ticks_per_sec: 1000.0,
+            overhead: Overhead::default(),
+            ncounters: 0,
+        };
+        let s = compute::compute(&[t], &p);
+        let mut h = header(ProfileKind::Wall);
+        h.limit = 5.0;
+        let text = format_profile(&h, &s);
+        assert!(text.contains("A@1"));
+        assert!(
+            !text.contains("MAIN@1"),
+            "MAIN has 1% self time, under the 5% limit"
+        );
+    }
+
+    #[test]
+    fn counters_columns_and_csv() {
+        use hpm::{EventKind, EventRole, EventSpec};
+        let names: Vec<String> = ["MAIN", "PHYS:A"].iter().map(|s| s.to_string()).collect();
+        let mut t = thread(1, &[(0, 1, 1, 1000), (1, 2, 10, 500)]);
+        t.nodes[1].counters[..2].copy_from_slice(&[3_000_000_000, 1_000_000_000]);
+        t.nodes[2].counters[..2].copy_from_slice(&[1_000_000_000, 500_000_000]);
+        let p = Params {
+            kind: ProfileKind::Wall,
+            self_mode: SelfMode::Off,
+            callpath: None,
+            routine_names: &names,
+            ticks_per_sec: 1000.0,
+            overhead: Overhead::default(),
+            ncounters: 2,
+        };
+        let s = compute::compute(&[t], &p);
+        let mut h = header(ProfileKind::Wall);
+        let spec = |name: &str, role| EventSpec {
+            name: name.into(),
+            kind: EventKind::Software(0),
+            role,
+            description: String::new(),
+        };
+        h.counters = vec![
+            spec("instructions", EventRole::Plain),
+            spec("fp_arith", EventRole::Flops(1.0)),
+        ];
+        let text = format_profile(&h, &s);
+        // MAIN: 2e9 instructions and 5e8 flops in 0.5 s of self time.
+        assert!(
+            text.contains("           1        4000        1000    MAIN@1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("          10        2000        1000    PHYS:A@1"),
+            "{text}"
+        );
+        assert!(text.contains("# of calls        MIPS      MFlops    Routine@<thread-id>"));
+        let csv = format_counters_csv(&h, &s);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "Routine,MPI Rank,ThreadId,SelfRank,% Self Time,Cumul,Excl Time,Incl. Time,#Calls,instructions(excl),fp_arith(excl),instructions(incl),fp_arith(incl)"
+        );
+        assert!(lines.contains(&"MAIN,0,0,1,50.0000,0.500000,0.500000,1.000000,1,2000000000,500000000,3000000000,1000000000"), "{csv}");
+        assert!(lines.contains(&"PHYS:A,0,0,2,50.0000,1.000000,0.500000,0.500000,10,1000000000,500000000,1000000000,500000000"), "{csv}");
+        // Events that cannot give MIPS print "-".
+        h.counters = vec![spec("task-clock", EventRole::Plain)];
+        let text = format_profile(&h, &s);
+        assert!(text.contains("          -           -    MAIN@1"), "{text}");
+    }
+}

@@ -1,0 +1,195 @@
+//! Start-up: reads the configuration, builds the process state
+//! ([`crate::setup`]) and wires every subsystem — the calling tree's hooks,
+//! per-routine metrics, the overhead calibration, the profile at exit, the
+//! signal handlers. The only module that knows them all; the hot path
+//! (`engine`) reaches it only on its cold first-call path.
+
+use std::sync::atomic::Ordering;
+
+use crate::config::{ClockChoice, Config, env};
+use crate::setup::{ENGINE, Engine, MODE};
+use crate::sys::clock::{self, ClockPair, WallSource};
+use crate::sys::sysinfo;
+use crate::tree::bits;
+use crate::tree::overhead::{self, Overhead};
+
+/// The mode word, initialising the engine on first use.
+#[inline]
+pub(crate) fn mode() -> u32 {
+    let m = MODE.load(Ordering::Relaxed);
+    if m & bits::UNINIT == 0 { m } else { init() }
+}
+
+/// Whether Dr.Hook is on (reads the environment on first use).
+#[inline]
+pub fn is_enabled() -> bool {
+    mode() != 0
+}
+
+/// The engine state, once initialised and on.
+pub(crate) fn engine() -> Option<&'static Engine> {
+    if mode() == 0 { None } else { ENGINE.get() }
+}
+
+#[cold]
+#[inline(never)]
+fn init() -> u32 {
+    let e = ENGINE.get_or_init(|| build(Config::from_lookup(&env::process_env)));
+    MODE.store(e.mode, Ordering::Release);
+    e.mode
+}
+
+/// Initialises the engine from `lookup` instead of the environment; false
+/// (and nothing changed) if it was already initialised. See
+/// [`crate::Settings`].
+pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<String>) -> bool {
+    let mut ours = false;
+    let e = ENGINE.get_or_init(|| {
+        ours = true;
+        build(Config::from_lookup(lookup))
+    });
+    MODE.store(e.mode, Ordering::Release);
+    ours
+}
+
+/// Connects the calling tree to the subsystems above it: the tree calls
+/// them through these hooks, so it depends on none of them.
+fn wire(config: &Config) {
+    crate::tree::site::set_case_insensitive(config.options.trim);
+    crate::tree::mismatch::set_default_handler(crate::crash::mismatch::default_handler);
+    crate::tree::thread::set_new_thread_hook(crate::crash::signals::on_new_thread);
+}
+
+fn build(config: Config) -> Engine {
+    wire(&config);
+    let start_ns = clock::monotonic_ns();
+    crate::diag::set_label(config.task.myproc, start_ns);
+    let wall_source = match config.clock {
+        ClockChoice::Auto if clock::tsc_is_invariant() => WallSource::Tsc,
+        _ => WallSource::Monotonic,
+    };
+    let o = &config.options;
+    let mut mode = 0;
+    if config.enabled {
+        mode = bits::ON;
+        if o.walltime {
+            mode |= bits::WALL;
+        }
+        if o.cputime {
+            mode |= bits::CPU;
+        }
+        if !o.nosize {
+            mode |= bits::SIZES;
+        }
+        if o.walltime && wall_source == WallSource::Monotonic {
+            mode |= bits::WALL_MONO;
+        }
+        if config.strict_regions {
+            mode |= bits::STRICT;
+        }
+    }
+    let mut counter_notices = Vec::new();
+    if mode != 0 && o.counters {
+        counter_notices = crate::metrics::counters::init(config.counter_events.as_deref());
+        if !crate::metrics::counters::events().is_empty() {
+            mode |= bits::COUNTERS;
+        }
+    }
+    let start = ClockPair::now(wall_source);
+    let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
+        overhead::calibrate(mode)
+    } else {
+        Overhead::default()
+    };
+    let engine = Engine {
+        mode,
+        wall_source,
+        start,
+        start_unix: clock::realtime().0,
+        overhead,
+        program: sysinfo::program_name(),
+        config,
+    };
+    if mode != 0 {
+        announce(&engine);
+        if !engine.config.silent {
+            for n in &counter_notices {
+                crate::diag!("drhook_init", "hpmprof: {n}");
+            }
+            if mode & bits::COUNTERS != 0 {
+                let names: Vec<&str> = crate::metrics::counters::events()
+                    .iter()
+                    .map(|e| e.name.as_str())
+                    .collect();
+                crate::diag!(
+                    "drhook_init",
+                    "hpmprof: counting per routine: {}",
+                    names.join(",")
+                );
+            }
+        }
+        if engine.config.writes_profile() {
+            crate::profile::write::register_at_exit();
+        }
+        crate::crash::signals::install(&engine.config, true);
+    }
+    engine
+}
+
+/// The configuration read from the environment (reads it on first use,
+/// whether Dr.Hook is on or not).
+pub(crate) fn config() -> &'static Config {
+    mode();
+    &ENGINE.get().expect("initialised by mode()").config
+}
+
+fn announce(e: &Engine) {
+    let c = &e.config;
+    if !c.show_options || c.silent {
+        return;
+    }
+    let f = "drhook_init";
+    crate::diag::raw_line(crate::diag::LEGEND);
+    crate::diag!(f, "DR_HOOK_OPT=\"{}\"", c.options.echo());
+    for w in &c.warnings {
+        crate::diag!(f, "{w}");
+    }
+    if c.writes_profile() {
+        crate::diag!(
+            f,
+            "DR_HOOK_PROFILE=\"{}\" : profile of proc#{} goes to '{}'",
+            c.profile_template,
+            c.task.myproc,
+            c.profile_path()
+        );
+    }
+    if e.mode & (bits::WALL | bits::CPU) != 0 {
+        crate::diag!(
+            f,
+            "clock={} ; measured instrumentation cost per call pair: {}",
+            e.wall_source.name(),
+            e.overhead.describe()
+        );
+    }
+}
+
+/// Installs the signal handlers now (the reference's `C_DRHOOK_INIT_SIGNALS`),
+/// e.g. after MPI initialisation has installed its own handlers. Works even
+/// when Dr.Hook is off (tracebacks then have no calling tree). Returns
+/// whether handlers are installed (`DR_HOOK_INIT_SIGNALS=0` prevents it).
+pub fn init_signals() -> bool {
+    let cfg = config();
+    crate::crash::signals::install(cfg, true)
+}
+
+/// Writes this task's profile now (`DR_HOOK_OPT=prof` or `cpuprof`), with
+/// the numbers so far; the write at process exit still happens, with the
+/// final numbers. Returns the path written, or `None` when Dr.Hook is off,
+/// no profile was asked for, or `DR_HOOK_PROFILE_PROC` selects another task.
+/// A failure is also reported once on stderr, naming the path.
+pub fn write_profile() -> Result<Option<std::path::PathBuf>, crate::profile::write::ProfileError> {
+    if engine().is_none() {
+        return Ok(None);
+    }
+    crate::profile::write::write_profile()
+}

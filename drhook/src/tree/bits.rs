@@ -1,0 +1,25 @@
+//! Bits of the mode word: what every enter and exit does, fixed at
+//! initialisation. The engine keeps the word in one relaxed atomic
+//! (`setup::MODE`) and passes it down; the tree interprets it.
+
+/// Dr.Hook is on: maintain the calling tree and count calls.
+pub const ON: u32 = 1;
+/// Read the wall clock at enter and exit.
+pub const WALL: u32 = 2;
+/// Read the thread CPU clock at enter and exit.
+pub const CPU: u32 = 4;
+/// Record size information.
+pub const SIZES: u32 = 8;
+/// The wall clock is `CLOCK_MONOTONIC` rather than the TSC.
+pub const WALL_MONO: u32 = 16;
+/// Counters per routine (`hpmprof`).
+pub const COUNTERS: u32 = 64;
+/// Anything is read at enter and exit.
+pub const TIMED: u32 = WALL | CPU | COUNTERS;
+/// Something read through a function call (CPU time, the monotonic wall
+/// clock, counters) rather than one instruction: the out-of-line path.
+pub const SYSCALL_CLOCKS: u32 = CPU | WALL_MONO | COUNTERS;
+/// `DR_HOOK_STRICT_REGIONS`: foreign exits must name the routine they leave.
+pub const STRICT: u32 = 32;
+/// The environment has not been read yet.
+pub const UNINIT: u32 = 1 << 31;
