@@ -88,12 +88,17 @@ fn build(config: Config) -> Engine {
             mode |= bits::STRICT;
         }
     }
+    // Per-routine metrics, installed before any tree exists.
     let mut counter_notices = Vec::new();
+    let mut metrics: Vec<&'static dyn crate::metrics::Metric> = Vec::new();
     if mode != 0 && o.counters {
         counter_notices = crate::metrics::counters::init(config.counter_events.as_deref());
-        if !crate::metrics::counters::events().is_empty() {
-            mode |= bits::COUNTERS;
+        if let Some(c) = crate::metrics::counters::metric() {
+            metrics.push(c);
         }
+    }
+    if crate::metrics::install(metrics).stamped {
+        mode |= bits::METRICS;
     }
     let start = ClockPair::now(wall_source);
     let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
@@ -116,7 +121,7 @@ fn build(config: Config) -> Engine {
             for n in &counter_notices {
                 crate::diag!("drhook_init", "hpmprof: {n}");
             }
-            if mode & bits::COUNTERS != 0 {
+            if crate::metrics::layout().find("counters").is_some() {
                 let names: Vec<&str> = crate::metrics::counters::events()
                     .iter()
                     .map(|e| e.name.as_str())

@@ -32,7 +32,12 @@ fn imports_point_down_the_layers() {
     let mut seen = 0;
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap();
-        let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
         let unit = first.trim_end_matches(".rs").to_string();
         let Some(own) = rank(&unit) else { continue };
         seen += 1;
@@ -57,7 +62,10 @@ fn imports_point_down_the_layers() {
             }
         }
     }
-    assert!(seen >= 30, "only {seen} files checked: is ORDER up to date?");
+    assert!(
+        seen >= 30,
+        "only {seen} files checked: is ORDER up to date?"
+    );
     assert!(
         upward.is_empty(),
         "imports against the layer order {ORDER:?}:\n{}",

@@ -196,6 +196,12 @@ pub(crate) fn write_tree(
                 .fixed3(total.saturating_sub(s.child_cpu[k]) as f64 * 1e-9)
                 .str("s");
         }
+        if let Some(row) = td.rows.get(n.index) {
+            for m in &crate::metrics::layout().metrics {
+                m.metric
+                    .calltree_fields(&row[m.offset..m.offset + m.len], &mut line);
+            }
+        }
         sink(&mut line);
     }
 }

@@ -18,21 +18,57 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use hpm::{CountingPlan, EventSpec, GroupTimes, ThreadCounterGroup};
 
-use crate::sys::segmented::Zeroable;
+use super::{Agg, Metric, Stamper, Word};
 
 /// Most events per routine.
 pub(crate) const MAXC: usize = 8;
 
-/// Counter values of one node.
-#[repr(C)]
-pub(crate) struct CounterSlot {
-    pub enter: [AtomicU64; MAXC],
-    pub incl: [AtomicU64; MAXC],
-    pub enabled: AtomicU64,
-    pub running: AtomicU64,
+/// The `hpmprof` metric. A node's words: the `n` inclusive counts, then the
+/// `n` values at the current activation's entry and the group's enabled
+/// and running times at entry (scratch).
+pub(crate) struct Counters {
+    plan: CountingPlan,
+    events: Vec<EventSpec>,
+    words: Vec<Word>,
 }
-// SAFETY: zero atomics are valid.
-unsafe impl Zeroable for CounterSlot {}
+
+impl Metric for Counters {
+    fn name(&self) -> &'static str {
+        "counters"
+    }
+
+    fn words(&self) -> &[Word] {
+        &self.words
+    }
+
+    fn stamped(&self) -> bool {
+        true
+    }
+
+    fn stamper(&self) -> Option<Box<dyn Stamper>> {
+        ThreadCounterGroup::from_plan(&self.plan)
+            .ok()
+            .map(|g| Box::new(ThreadCounters::new(g)) as Box<dyn Stamper>)
+    }
+}
+
+fn words_for(events: &[EventSpec]) -> Vec<Word> {
+    let scratch = |name: String| Word {
+        name,
+        agg: Agg::Scratch,
+    };
+    let mut w: Vec<Word> = events
+        .iter()
+        .map(|e| Word {
+            name: e.name.clone(),
+            agg: Agg::Inclusive,
+        })
+        .collect();
+    w.extend(events.iter().map(|e| scratch(format!("{}@enter", e.name))));
+    w.push(scratch("enabled@enter".into()));
+    w.push(scratch("running@enter".into()));
+    w
+}
 
 /// A thread's counter group and its read buffer (owner thread only).
 pub(crate) struct ThreadCounters {
@@ -40,6 +76,10 @@ pub(crate) struct ThreadCounters {
     n: usize,
     buf: UnsafeCell<[u64; MAXC]>,
 }
+
+// SAFETY: the buffer is only touched by the thread that owns the tree this
+// stamper belongs to (stampers are called on the owner thread only).
+unsafe impl Sync for ThreadCounters {}
 
 impl ThreadCounters {
     /// Wraps an opened group (at most [`MAXC`] events are used).
@@ -57,7 +97,7 @@ impl ThreadCounters {
     /// # Safety
     /// Owner thread only.
     #[inline]
-    pub(crate) unsafe fn read(&self) -> Option<(&[u64], GroupTimes)> {
+    unsafe fn read(&self) -> Option<(&[u64], GroupTimes)> {
         // SAFETY: the buffer is only used by the owner thread (caller contract).
         let buf = unsafe { &mut *self.buf.get() };
         let full = self.group.len();
@@ -73,61 +113,52 @@ impl ThreadCounters {
     }
 }
 
-/// Records the counters at a routine's entry.
-///
-/// # Safety
-/// Owner thread only.
-#[inline]
-pub(crate) unsafe fn stamp_enter(c: &ThreadCounters, slot: &CounterSlot) {
-    // SAFETY: caller contract.
-    if let Some((vals, t)) = unsafe { c.read() } {
-        for (e, &v) in slot.enter.iter().zip(vals) {
-            e.store(v, Ordering::Relaxed);
+impl Stamper for ThreadCounters {
+    /// Records the counters at a routine's entry.
+    fn enter(&self, row: &[AtomicU64]) {
+        let n = self.n;
+        // SAFETY: stampers run on the owner thread.
+        if let Some((vals, t)) = unsafe { self.read() } {
+            for (e, &v) in row[n..2 * n].iter().zip(vals) {
+                e.store(v, Ordering::Relaxed);
+            }
+            row[2 * n].store(t.enabled_ns, Ordering::Relaxed);
+            row[2 * n + 1].store(t.running_ns, Ordering::Relaxed);
         }
-        slot.enabled.store(t.enabled_ns, Ordering::Relaxed);
-        slot.running.store(t.running_ns, Ordering::Relaxed);
     }
-}
 
-/// Adds the counters since the entry to the node's inclusive values.
-///
-/// # Safety
-/// Owner thread only.
-#[inline]
-pub(crate) unsafe fn stamp_exit(c: &ThreadCounters, slot: &CounterSlot) {
-    // SAFETY: caller contract.
-    if let Some((vals, t)) = unsafe { c.read() } {
-        let before = GroupTimes {
-            enabled_ns: slot.enabled.load(Ordering::Relaxed),
-            running_ns: slot.running.load(Ordering::Relaxed),
-        };
-        for (k, &v) in vals.iter().enumerate() {
-            let raw = v.saturating_sub(slot.enter[k].load(Ordering::Relaxed));
-            let d = if t.enabled_ns == t.running_ns && before.enabled_ns == before.running_ns {
-                raw
-            } else {
-                ThreadCounterGroup::scale_delta(raw, before, t)
+    /// Adds the counters since the entry to the node's inclusive values.
+    fn exit(&self, row: &[AtomicU64]) {
+        let n = self.n;
+        // SAFETY: stampers run on the owner thread.
+        if let Some((vals, t)) = unsafe { self.read() } {
+            let before = GroupTimes {
+                enabled_ns: row[2 * n].load(Ordering::Relaxed),
+                running_ns: row[2 * n + 1].load(Ordering::Relaxed),
             };
-            slot.incl[k].store(
-                slot.incl[k].load(Ordering::Relaxed).saturating_add(d),
-                Ordering::Relaxed,
-            );
+            for (k, &v) in vals.iter().enumerate() {
+                let raw = v.saturating_sub(row[n + k].load(Ordering::Relaxed));
+                let d = if t.enabled_ns == t.running_ns && before.enabled_ns == before.running_ns {
+                    raw
+                } else {
+                    ThreadCounterGroup::scale_delta(raw, before, t)
+                };
+                row[k].store(
+                    row[k].load(Ordering::Relaxed).saturating_add(d),
+                    Ordering::Relaxed,
+                );
+            }
         }
     }
 }
 
-/// The process-wide plan: events and how to open them.
-struct Plan {
-    plan: CountingPlan,
-    events: Vec<EventSpec>,
-}
+static METRIC: OnceLock<Option<Counters>> = OnceLock::new();
 
-static PLAN: OnceLock<Option<Plan>> = OnceLock::new();
-
-/// Builds the plan once; returns the notices to print.
+/// Builds the metric once (probing the events, with fallback); returns the
+/// notices to print.
 pub(crate) fn init(spec: Option<&str>) -> Vec<String> {
     let mut notices = Vec::new();
-    PLAN.get_or_init(|| {
+    METRIC.get_or_init(|| {
         let (plan, n) = ThreadCounterGroup::plan(spec);
         notices = n;
         // Open once on this thread to learn the events actually counted.
@@ -140,8 +171,12 @@ pub(crate) fn init(spec: Option<&str>) -> Vec<String> {
                         g.event_names()[..MAXC].join(",")
                     ));
                 }
-                let events = g.events().iter().take(MAXC).cloned().collect();
-                Some(Plan { plan, events })
+                let events: Vec<EventSpec> = g.events().iter().take(MAXC).cloned().collect();
+                Some(Counters {
+                    plan,
+                    words: words_for(&events),
+                    events,
+                })
             }
             Err(e) => {
                 notices.push(format!("per-routine counters are off: {e:?}"));
@@ -152,20 +187,14 @@ pub(crate) fn init(spec: Option<&str>) -> Vec<String> {
     notices
 }
 
-/// Opens the counter group of the calling thread (None if counters are off
-/// or the kernel refuses).
-pub(crate) fn open_for_thread() -> Option<Box<ThreadCounters>> {
-    let p = PLAN.get()?.as_ref()?;
-    ThreadCounterGroup::from_plan(&p.plan)
-        .ok()
-        .map(|g| Box::new(ThreadCounters::new(g)))
+/// The metric, when [`init`] could open counters.
+pub(crate) fn metric() -> Option<&'static Counters> {
+    METRIC.get().and_then(|m| m.as_ref())
 }
 
 /// The events counted per routine, in value order (empty when off).
 pub(crate) fn events() -> &'static [EventSpec] {
-    PLAN.get()
-        .and_then(|p| p.as_ref())
-        .map_or(&[], |p| &p.events)
+    metric().map_or(&[], |m| &m.events)
 }
 
 /// MIPS and MFlop/s of `excl` counter deltas over `seconds` (NaN where the
@@ -221,25 +250,25 @@ pub(crate) mod tests {
         ThreadCounterGroup::open_with(fake, &specs).expect("fake open")
     }
 
+    fn row(n: usize) -> Vec<AtomicU64> {
+        (0..2 * n + 2).map(|_| AtomicU64::new(0)).collect()
+    }
+
     #[test]
     fn stamps_accumulate_deltas() {
         let fake = FakeBackend::new();
         fake.set_rate("instructions", 2.0);
         let c = ThreadCounters::new(fake_group(&fake, &["instructions"]));
-        // SAFETY: all-zero atomics are valid (Zeroable).
-        let slot: CounterSlot = unsafe { std::mem::zeroed() };
-        // SAFETY: single-threaded test.
-        unsafe {
-            fake.set_now_ns(100);
-            stamp_enter(&c, &slot);
-            fake.set_now_ns(600);
-            stamp_exit(&c, &slot);
-            fake.set_now_ns(1000);
-            stamp_enter(&c, &slot);
-            fake.set_now_ns(1100);
-            stamp_exit(&c, &slot);
-        }
-        assert_eq!(slot.incl[0].load(Ordering::Relaxed), 2 * (500 + 100));
+        let slot = row(1);
+        fake.set_now_ns(100);
+        c.enter(&slot);
+        fake.set_now_ns(600);
+        c.exit(&slot);
+        fake.set_now_ns(1000);
+        c.enter(&slot);
+        fake.set_now_ns(1100);
+        c.exit(&slot);
+        assert_eq!(slot[0].load(Ordering::Relaxed), 2 * (500 + 100));
     }
 
     #[test]
@@ -247,16 +276,12 @@ pub(crate) mod tests {
         let fake = FakeBackend::new();
         fake.set_running_fraction(0.5);
         let c = ThreadCounters::new(fake_group(&fake, &["instructions"]));
-        // SAFETY: all-zero atomics are valid (Zeroable).
-        let slot: CounterSlot = unsafe { std::mem::zeroed() };
-        // SAFETY: single-threaded test.
-        unsafe {
-            fake.set_now_ns(0);
-            stamp_enter(&c, &slot);
-            fake.set_now_ns(1000);
-            stamp_exit(&c, &slot);
-        }
-        let v = slot.incl[0].load(Ordering::Relaxed);
+        let slot = row(1);
+        fake.set_now_ns(0);
+        c.enter(&slot);
+        fake.set_now_ns(1000);
+        c.exit(&slot);
+        let v = slot[0].load(Ordering::Relaxed);
         assert!((990..=1010).contains(&v), "{v}");
     }
 

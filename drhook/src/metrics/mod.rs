@@ -1,5 +1,204 @@
-//! Per-routine metrics beyond calls and time.
+//! Per-routine metrics beyond calls and time: one mechanism for the
+//! counters of `hpmprof` and for whatever else a node accumulates (memory,
+//! I/O).
 //!
+//! Calls, wall time and CPU time live in the calling-tree node itself (they
+//! are the hot path). Any other metric is a group of 64-bit **words** per
+//! node, in a per-thread side table (`Rows` in `sys::segmented`) whose row
+//! width is fixed at start-up from the options:
+//!
+//! 1. `runtime` [`install`]s the metrics the options ask for, once, before
+//!    the first tree exists; each gets an offset in the row ([`Installed`]).
+//!    No metric installed: rows of width 0, nothing allocated, nothing done.
+//! 2. A metric is fed either at every enter and exit of the thread's
+//!    routines — a per-thread [`Stamper`] (counters read a counter group; it
+//!    makes the engine take its out-of-line path, `bits::METRICS`) — or by
+//!    events on the current thread (an allocation, a write): the event
+//!    source adds to the current node's row through
+//!    `ThreadData::current_row` (one thread-local load, no lock, no
+//!    allocation: rows are allocated when nodes are created). Neither
+//!    touches `engine` or the node layout; an event-only metric costs the
+//!    enter/exit path nothing.
+//! 3. How each word sums over the tree is its [`Agg`]: the profile's
+//!    `compute` turns the words of each node into a self and a total value
+//!    per profile row by those rules (exactly as self and total time,
+//!    recursion included), and the report writers read them by offset. The
+//!    crash path prints [`Metric::calltree_fields`] in `[DrHookCallTree]`
+//!    lines.
+//!
+//! Metrics:
 //! * `counters` — hardware or software counters per routine (`hpmprof`).
 
+use std::sync::OnceLock;
+use std::sync::atomic::AtomicU64;
+
+use crate::sys::linebuf::LineBuf;
+
 pub(crate) mod counters;
+
+/// How a word of a metric adds up over the calling tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Agg {
+    /// Accumulated over the node's activations, children included (like
+    /// time: counter deltas between enter and exit). Self = value − Σ
+    /// children's values; a row's total = Σ over its outermost nodes.
+    Inclusive,
+    /// Added by events while the node is the top of its thread's stack
+    /// (bytes allocated, bytes written). Self = value; a row's total = Σ
+    /// over the subtrees of its outermost nodes.
+    #[allow(
+        dead_code,
+        reason = "for event metrics (memory, I/O); tested in profile::compute"
+    )]
+    Event,
+    /// A level observed while the node was active (a high-water mark).
+    /// Self = value; total = the maximum over the subtree; rows take the
+    /// maximum of their nodes.
+    #[allow(
+        dead_code,
+        reason = "for event metrics (memory high-water marks); tested in profile::compute"
+    )]
+    Peak,
+    /// Working storage (an entry stamp): not reported.
+    Scratch,
+}
+
+/// One word of a metric's per-node row.
+#[derive(Clone, Debug)]
+pub(crate) struct Word {
+    /// Name in reports (an event name, a column title).
+    #[allow(dead_code, reason = "read by the report writers of event metrics")]
+    pub name: String,
+    pub agg: Agg,
+}
+
+/// A per-routine metric (see the module documentation).
+pub(crate) trait Metric: Send + Sync + 'static {
+    /// Short name (`counters`, `memory`, `io`).
+    fn name(&self) -> &'static str;
+    /// The words each node holds for this metric.
+    fn words(&self) -> &[Word];
+    /// Whether the metric is read at every enter and exit (it has a
+    /// [`Stamper`] per thread); false for metrics fed by events only.
+    fn stamped(&self) -> bool {
+        false
+    }
+    /// The state of one thread for a stamped metric, created at the
+    /// thread's first instrumented call (None: unavailable on this thread,
+    /// which then records nothing for it).
+    fn stamper(&self) -> Option<Box<dyn Stamper>> {
+        None
+    }
+    /// Appends this metric's fields for one node to a `[DrHookCallTree]`
+    /// line. Runs in a signal handler: only formatting into `out`, no
+    /// allocation, no lock.
+    fn calltree_fields(&self, _words: &[AtomicU64], _out: &mut LineBuf) {}
+}
+
+/// Per-thread state of a metric read at every enter and exit.
+pub(crate) trait Stamper: Send + Sync {
+    /// After the node became the top of the stack; `row` is this metric's
+    /// words of that node.
+    fn enter(&self, row: &[AtomicU64]);
+    /// Before the node is left.
+    fn exit(&self, row: &[AtomicU64]);
+}
+
+/// A thread's stamper with its metric's place in the row.
+pub(crate) struct PlacedStamper {
+    pub offset: usize,
+    pub len: usize,
+    pub stamper: Box<dyn Stamper>,
+}
+
+impl PlacedStamper {
+    /// After `row`'s node became the top of the stack.
+    #[inline]
+    pub fn enter(&self, row: &[AtomicU64]) {
+        self.stamper
+            .enter(&row[self.offset..self.offset + self.len]);
+    }
+
+    /// Before `row`'s node is left.
+    #[inline]
+    pub fn exit(&self, row: &[AtomicU64]) {
+        self.stamper.exit(&row[self.offset..self.offset + self.len]);
+    }
+}
+
+/// A metric with its place in the row.
+pub(crate) struct Installed {
+    pub metric: &'static dyn Metric,
+    /// First word of the metric in a node's row.
+    pub offset: usize,
+    /// Number of words.
+    pub len: usize,
+}
+
+/// The metrics of this process, fixed at start-up.
+#[derive(Default)]
+pub(crate) struct Layout {
+    pub metrics: Vec<Installed>,
+    /// Words per node row.
+    pub width: usize,
+    /// Whether any metric is read at enter and exit.
+    pub stamped: bool,
+    /// The aggregation of every word of the row, in order.
+    pub aggs: Vec<Agg>,
+}
+
+impl Layout {
+    /// The installed metric named `name`.
+    pub fn find(&self, name: &str) -> Option<&Installed> {
+        self.metrics.iter().find(|m| m.metric.name() == name)
+    }
+
+    /// The calling thread's stampers of the stamped metrics (those that
+    /// could open what they read on this thread).
+    pub fn stampers(&self) -> Vec<PlacedStamper> {
+        self.metrics
+            .iter()
+            .filter(|m| m.metric.stamped())
+            .filter_map(|m| {
+                Some(PlacedStamper {
+                    offset: m.offset,
+                    len: m.len,
+                    stamper: m.metric.stamper()?,
+                })
+            })
+            .collect()
+    }
+}
+
+static LAYOUT: OnceLock<Layout> = OnceLock::new();
+
+/// Installs the process's metrics (once, at start-up, before any tree
+/// exists); later calls change nothing. Returns the layout in force.
+pub(crate) fn install(metrics: Vec<&'static dyn Metric>) -> &'static Layout {
+    LAYOUT.get_or_init(|| {
+        let mut l = Layout::default();
+        for m in metrics {
+            let len = m.words().len();
+            l.aggs.extend(m.words().iter().map(|w| w.agg));
+            l.stamped |= m.stamped();
+            l.metrics.push(Installed {
+                metric: m,
+                offset: l.width,
+                len,
+            });
+            l.width += len;
+        }
+        l
+    })
+}
+
+/// The metrics in force (none before [`install`]).
+pub(crate) fn layout() -> &'static Layout {
+    static EMPTY: Layout = Layout {
+        metrics: Vec::new(),
+        width: 0,
+        stamped: false,
+        aggs: Vec::new(),
+    };
+    LAYOUT.get().unwrap_or(&EMPTY)
+}

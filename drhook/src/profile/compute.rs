@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use super::snapshot::{SizeSnap, ThreadSnap};
 use crate::config::options::{ProfileKind, SelfMode};
+use crate::metrics::Agg;
 use crate::tree::overhead::Overhead;
 
 /// How to compute the rows.
@@ -28,8 +29,9 @@ pub(crate) struct Params<'a> {
     /// Wall ticks per second.
     pub ticks_per_sec: f64,
     pub overhead: Overhead,
-    /// Number of counters per node (`hpmprof`; 0 otherwise).
-    pub ncounters: usize,
+    /// How each metric word adds up (`crate::metrics::Layout::aggs`;
+    /// empty when no metric is installed).
+    pub aggs: &'a [Agg],
 }
 
 /// One profile row.
@@ -53,10 +55,23 @@ pub(crate) struct Row {
     pub size: SizeSnap,
     /// Ancestors (nearest first) with `callpath`.
     pub path: Vec<String>,
-    /// Exclusive counter deltas (`hpmprof`; empty otherwise).
-    pub counters_excl: Vec<u64>,
-    /// Inclusive counter deltas (outermost activations).
-    pub counters_incl: Vec<u64>,
+    /// Per metric word: the row's self value (empty without metrics, and
+    /// for `$drhook` rows). See [`Agg`] for the rules.
+    pub metric_self: Vec<u64>,
+    /// Per metric word: the row's total value (outermost activations).
+    pub metric_total: Vec<u64>,
+}
+
+impl Row {
+    /// The self and total values of the metric words `offset..offset+len`
+    /// (empty slices when the row has none).
+    pub fn metric(&self, offset: usize, len: usize) -> (&[u64], &[u64]) {
+        let r = offset..offset + len;
+        (
+            self.metric_self.get(r.clone()).unwrap_or(&[]),
+            self.metric_total.get(r).unwrap_or(&[]),
+        )
+    }
 }
 
 /// Per-thread header line.
@@ -88,8 +103,8 @@ struct Acc {
     size: SizeSnap,
     file: Option<String>,
     first_node: usize,
-    cexcl: [u64; crate::metrics::counters::MAXC],
-    cincl: [u64; crate::metrics::counters::MAXC],
+    mself: Vec<u64>,
+    mtotal: Vec<u64>,
 }
 
 /// Computes the rows of all threads.
@@ -107,11 +122,13 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
     let mut thread_lines = Vec::new();
     let mut overheads = Vec::new();
 
+    let w = p.aggs.len();
     for t in threads {
         let n = t.nodes.len();
         if n <= 1 {
             continue;
         }
+        debug_assert_eq!(t.width, w, "snapshot and layout disagree");
         let metric = |i: usize| match p.kind {
             ProfileKind::Wall => t.nodes[i].wall as f64,
             ProfileKind::Cpu => t.nodes[i].cpu as f64,
@@ -143,19 +160,7 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 child_sum[par] += inc;
             }
         }
-        let mut child_counters =
-            vec![[0u64; crate::metrics::counters::MAXC]; if p.ncounters > 0 { n } else { 0 }];
-        if p.ncounters > 0 {
-            for node in &t.nodes[1..] {
-                let par = node.parent as usize;
-                if par < n {
-                    let sums = &mut child_counters[par][..p.ncounters];
-                    for (sum, &v) in sums.iter_mut().zip(&node.counters) {
-                        *sum = sum.saturating_add(v);
-                    }
-                }
-            }
-        }
+        let (child_words, subtree) = metric_sums(t, p.aggs);
         // Row keys.
         let mut keys = vec![u32::MAX; n];
         let mut path_ids: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -211,8 +216,8 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                             .filter(|s| s.shows_file())
                             .map(|s| s.file().rsplit('/').next().unwrap_or("").to_string()),
                         first_node: i,
-                        cexcl: [0; crate::metrics::counters::MAXC],
-                        cincl: [0; crate::metrics::counters::MAXC],
+                        mself: vec![0; w],
+                        mtotal: vec![0; w],
                     });
                     accs.len() - 1
                 });
@@ -220,10 +225,17 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 a.calls += node.calls;
                 a.self_m += (incl[i] - child_sum[i]).max(0.0);
                 a.size.merge(node.size);
-                if p.ncounters > 0 {
-                    let children = &child_counters[i];
-                    for (c, excl) in a.cexcl[..p.ncounters].iter_mut().enumerate() {
-                        *excl += node.counters[c].saturating_sub(children[c]);
+                let own = &t.words[i * w..(i + 1) * w];
+                for (k, agg) in p.aggs.iter().enumerate() {
+                    let v = own[k];
+                    let m = &mut a.mself[k];
+                    match agg {
+                        Agg::Inclusive => {
+                            *m = m.saturating_add(v.saturating_sub(child_words[i * w + k]));
+                        }
+                        Agg::Event => *m = m.saturating_add(v),
+                        Agg::Peak => *m = (*m).max(v),
+                        Agg::Scratch => {}
                     }
                 }
                 let depth_in_row = active.entry(k).or_insert(0);
@@ -234,8 +246,14 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                         // call: total, not self.
                         a.total_m += node.suspended as f64;
                     }
-                    for (c, inc) in a.cincl[..p.ncounters].iter_mut().enumerate() {
-                        *inc += node.counters[c];
+                    for (k, agg) in p.aggs.iter().enumerate() {
+                        let m = &mut a.mtotal[k];
+                        match agg {
+                            Agg::Inclusive => *m = m.saturating_add(own[k]),
+                            Agg::Event => *m = m.saturating_add(subtree[i * w + k]),
+                            Agg::Peak => *m = (*m).max(subtree[i * w + k]),
+                            Agg::Scratch => {}
+                        }
                     }
                 }
                 *depth_in_row += 1;
@@ -279,8 +297,8 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 star: false,
                 size: a.size,
                 path,
-                counters_excl: a.cexcl[..p.ncounters].to_vec(),
-                counters_incl: a.cincl[..p.ncounters].to_vec(),
+                metric_self: a.mself.clone(),
+                metric_total: a.mtotal.clone(),
             });
         }
         if p.self_mode == SelfMode::Print {
@@ -298,8 +316,8 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 star: false,
                 size: SizeSnap::default(),
                 path: Vec::new(),
-                counters_excl: Vec::new(),
-                counters_incl: Vec::new(),
+                metric_self: Vec::new(),
+                metric_total: Vec::new(),
             });
         }
         thread_lines.push(ThreadLine {
@@ -405,6 +423,37 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
     }
 }
 
+/// Per node and metric word: the sum of the children's values (for
+/// [`Agg::Inclusive`]) and the subtree's sum or maximum (for
+/// [`Agg::Event`] and [`Agg::Peak`]), both `n × width`. Nodes are in
+/// creation order (a parent before its children), so one backward pass
+/// completes every subtree before it is added to its parent.
+fn metric_sums(t: &ThreadSnap, aggs: &[Agg]) -> (Vec<u64>, Vec<u64>) {
+    let w = aggs.len();
+    let n = t.nodes.len();
+    if w == 0 {
+        return (Vec::new(), Vec::new());
+    }
+    let mut child = vec![0u64; n * w];
+    let mut subtree = t.words.clone();
+    for i in (1..n).rev() {
+        let par = t.nodes[i].parent as usize;
+        if par >= n {
+            continue;
+        }
+        for (k, agg) in aggs.iter().enumerate() {
+            let (c, pc) = (i * w + k, par * w + k);
+            match agg {
+                Agg::Inclusive => child[pc] = child[pc].saturating_add(t.words[c]),
+                Agg::Event => subtree[pc] = subtree[pc].saturating_add(subtree[c]),
+                Agg::Peak => subtree[pc] = subtree[pc].max(subtree[c]),
+                Agg::Scratch => {}
+            }
+        }
+    }
+    (child, subtree)
+}
+
 fn name_of(names: &[String], routine: u32) -> String {
     names
         .get((routine as usize).wrapping_sub(1))
@@ -430,7 +479,6 @@ pub(crate) mod tests {
             wall: 0,
             cpu: 0,
             size: SizeSnap::default(),
-            counters: [0; crate::metrics::counters::MAXC],
         }];
         for &(parent, routine, calls, wall) in nodes {
             v.push(NodeSnap {
@@ -443,14 +491,21 @@ pub(crate) mod tests {
                 wall,
                 cpu: wall,
                 size: SizeSnap::default(),
-                counters: [0; crate::metrics::counters::MAXC],
             });
         }
         ThreadSnap {
             tid,
             nodes: v,
             lifetime_ticks: 0,
+            width: 0,
+            words: Vec::new(),
         }
+    }
+
+    /// Gives every node of `t` `width` metric words, all 0.
+    pub(crate) fn with_width(t: &mut ThreadSnap, width: usize) {
+        t.width = width;
+        t.words = vec![0; t.nodes.len() * width];
     }
 
     pub(crate) fn names() -> Vec<String> {
@@ -468,7 +523,7 @@ pub(crate) mod tests {
             routine_names: names,
             ticks_per_sec: 1000.0,
             overhead: Overhead::default(),
-            ncounters: 0,
+            aggs: &[],
         }
     }
 
@@ -636,6 +691,52 @@ pub(crate) mod tests {
         assert!((d.self_s - 0.505).abs() < 1e-12);
         assert!(s.overhead_pct > 100.0, "{}", s.overhead_pct);
         assert_eq!(s.routines_called, 3);
+    }
+
+    #[test]
+    fn metric_words_follow_their_aggregation_rules() {
+        let names = names();
+        // MAIN -> A -> A (recursion) -> B ; MAIN -> B
+        let mut t = thread(
+            1,
+            &[
+                (0, 1, 1, 1000),
+                (1, 2, 1, 500),
+                (2, 2, 1, 300),
+                (3, 3, 2, 100),
+                (1, 3, 1, 50),
+            ],
+        );
+        let aggs = [Agg::Inclusive, Agg::Event, Agg::Peak, Agg::Scratch];
+        with_width(&mut t, 4);
+        // (node, inclusive, event, peak, scratch)
+        for (i, inc, ev, pk) in [
+            (1, 100, 1, 10),
+            (2, 60, 2, 20),
+            (3, 30, 4, 50),
+            (4, 5, 8, 30),
+            (5, 7, 16, 40),
+        ] {
+            t.words[i * 4..i * 4 + 4].copy_from_slice(&[inc, ev, pk, 99]);
+        }
+        let mut p = params(&names, ProfileKind::Wall);
+        p.aggs = &aggs;
+        let s = compute(&[t], &p);
+        let m = |name| {
+            let r = row(&s, name, 1);
+            (r.metric_self.clone(), r.metric_total.clone())
+        };
+        // MAIN: inclusive self 100-60-7, total 100; events self 1, total all
+        // 31; peak self 10, total max 50; scratch never reported.
+        assert_eq!(m("MAIN"), (vec![33, 1, 10, 0], vec![100, 31, 50, 0]));
+        // A (recursive): inclusive self (60-30)+(30-5), total the outermost
+        // 60 only; events self 2+4, total the outer subtree 2+4+8; peak
+        // self max(20,50), total max of the outer subtree.
+        assert_eq!(m("A"), (vec![55, 6, 50, 0], vec![60, 14, 50, 0]));
+        assert_eq!(m("B"), (vec![12, 24, 40, 0], vec![12, 24, 40, 0]));
+        let r = row(&s, "A", 1);
+        assert_eq!(r.metric(1, 2), (&[6u64, 50][..], &[14u64, 50][..]));
+        assert_eq!(r.metric(9, 2), (&[][..], &[][..]));
     }
 
     #[test]

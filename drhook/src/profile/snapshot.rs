@@ -62,8 +62,6 @@ pub(crate) struct NodeSnap {
     /// CPU nanoseconds.
     pub cpu: u64,
     pub size: SizeSnap,
-    /// Inclusive counter values (`hpmprof`), in event order.
-    pub counters: [u64; crate::metrics::counters::MAXC],
 }
 
 /// A copied thread tree.
@@ -73,6 +71,10 @@ pub(crate) struct ThreadSnap {
     pub nodes: Vec<NodeSnap>,
     /// Wall ticks from the thread's first instrumented call to the snapshot.
     pub lifetime_ticks: u64,
+    /// Metric words per node (`crate::metrics`; 0 when none).
+    pub width: usize,
+    /// The nodes' metric words, `width` per node, in node order.
+    pub words: Vec<u64>,
 }
 
 /// Copies one thread's tree. Open activations (on the thread's stack) are
@@ -85,6 +87,8 @@ pub(crate) fn snapshot(
 ) -> ThreadSnap {
     let len = td.arena.len();
     let mut nodes = Vec::with_capacity(len as usize);
+    let width = td.rows.width();
+    let mut words = Vec::with_capacity(len as usize * width);
     for i in 0..len {
         let Some(n) = td.arena.get(i) else { break };
         // SAFETY: sites are 'static.
@@ -118,12 +122,11 @@ pub(crate) fn snapshot(
             wall: n.wall_incl.load(Ordering::Relaxed),
             cpu: n.cpu_incl.load(Ordering::Relaxed),
             size: td.sizes.get(i).map(SizeSnap::load).unwrap_or_default(),
-            counters: td
-                .counter_slots
-                .get(i)
-                .map(|c| std::array::from_fn(|k| c.incl[k].load(Ordering::Relaxed)))
-                .unwrap_or_default(),
         });
+        match td.rows.get(i) {
+            Some(row) => words.extend(row.iter().map(|w| w.load(Ordering::Relaxed))),
+            None => words.resize(words.len() + width, 0),
+        }
     }
     // Open activations.
     let own_thread = std::ptr::eq(crate::tree::thread::current(), td);
@@ -152,5 +155,7 @@ pub(crate) fn snapshot(
         tid: td.tid,
         nodes,
         lifetime_ticks: now_wall.saturating_sub(td.start_wall),
+        width,
+        words,
     }
 }

@@ -24,6 +24,8 @@ pub(crate) struct Header {
     pub limit: f64,
     /// Events counted per routine (`hpmprof`): MIPS and MFlops columns.
     pub counters: Vec<hpm::EventSpec>,
+    /// Where the counters' words start in the rows' metric values.
+    pub counters_at: usize,
 }
 
 /// Column where row names start.
@@ -144,8 +146,8 @@ pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
             let _ = write!(name, ":{f}");
         }
         let (c1, c2) = if with_counters {
-            let (mips, mflops) =
-                crate::metrics::counters::mips_mflops(&h.counters, &r.counters_excl, r.self_s);
+            let (excl, _) = r.metric(h.counters_at, h.counters.len());
+            let (mips, mflops) = crate::metrics::counters::mips_mflops(&h.counters, excl, r.self_s);
             let col = |v: f64| {
                 if v.is_finite() {
                     format!("{v:11.0}")
@@ -248,7 +250,8 @@ pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
             r.total_s,
             r.calls
         );
-        for v in r.counters_excl.iter().chain(&r.counters_incl) {
+        let (excl, incl) = r.metric(h.counters_at, h.counters.len());
+        for v in excl.iter().chain(incl) {
             let _ = write!(o, ",{v}");
         }
         if cycles_first {
@@ -262,8 +265,8 @@ pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
             let _ = write!(
                 o,
                 ",{:.3},{:.3}",
-                rate(r.counters_excl.first(), r.self_s),
-                rate(r.counters_incl.first(), r.total_s)
+                rate(excl.first(), r.self_s),
+                rate(incl.first(), r.total_s)
             );
         }
         o.push('\n');
@@ -275,6 +278,7 @@ pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
 mod tests {
     use super::*;
     use crate::config::options::SelfMode;
+    use crate::metrics::Agg;
     use crate::profile::compute::tests::{names, thread};
     use crate::profile::compute::{self, Params};
     use crate::tree::overhead::Overhead;
@@ -309,6 +313,7 @@ mod tests {
             callpath_packed: false,
             limit: -10.0,
             counters: Vec::new(),
+            counters_at: 0,
         }
     }
 
@@ -355,7 +360,7 @@ mod tests {
             routine_names: &names,
             ticks_per_sec: 1e6,
             overhead: Overhead::default(),
-            ncounters: 0,
+            aggs: &[],
         };
         let s = compute_fixture(&[t1, t2], &p);
         let text = format_profile(&header(ProfileKind::Wall), &s);
@@ -398,7 +403,7 @@ mod tests {
                 cpu_in: 100.0,
                 ..Overhead::default()
             },
-            ncounters: 0,
+            aggs: &[],
         };
         let s = compute::compute(&[t1, t2], &p);
         let mut h = header(ProfileKind::Cpu);
@@ -417,7 +422,7 @@ mod tests {
             routine_names: &names,
             ticks_per_sec: 1000.0,
             overhead: Overhead::default(),
-            ncounters: 0,
+            aggs: &[],
         };
         let s = compute::compute(&[t], &p);
         let mut h = header(ProfileKind::Wall);
@@ -435,8 +440,18 @@ mod tests {
         use hpm::{EventKind, EventRole, EventSpec};
         let names: Vec<String> = ["MAIN", "PHYS:A"].iter().map(|s| s.to_string()).collect();
         let mut t = thread(1, &[(0, 1, 1, 1000), (1, 2, 10, 500)]);
-        t.nodes[1].counters[..2].copy_from_slice(&[3_000_000_000, 1_000_000_000]);
-        t.nodes[2].counters[..2].copy_from_slice(&[1_000_000_000, 500_000_000]);
+        // Two events: their inclusive counts (then scratch words).
+        crate::profile::compute::tests::with_width(&mut t, 6);
+        t.words[6..8].copy_from_slice(&[3_000_000_000, 1_000_000_000]);
+        t.words[12..14].copy_from_slice(&[1_000_000_000, 500_000_000]);
+        let aggs = [
+            Agg::Inclusive,
+            Agg::Inclusive,
+            Agg::Scratch,
+            Agg::Scratch,
+            Agg::Scratch,
+            Agg::Scratch,
+        ];
         let p = Params {
             kind: ProfileKind::Wall,
             self_mode: SelfMode::Off,
@@ -444,7 +459,7 @@ mod tests {
             routine_names: &names,
             ticks_per_sec: 1000.0,
             overhead: Overhead::default(),
-            ncounters: 2,
+            aggs: &aggs,
         };
         let s = compute::compute(&[t], &p);
         let mut h = header(ProfileKind::Wall);

@@ -13,7 +13,7 @@ use crate::config::options::ProfileKind;
 use crate::setup::Engine;
 use crate::sys::clock::{self, ClockPair, ticks_per_second};
 use crate::sys::sysinfo::{LocalTime, mem_usage};
-use crate::tree::{bits, site, thread};
+use crate::tree::{site, thread};
 
 /// Builds the header and rows from the live engine.
 fn collect(e: &Engine) -> (Header, Summary) {
@@ -31,6 +31,8 @@ fn collect(e: &Engine) -> (Header, Summary) {
     snaps.sort_by_key(|t| t.tid);
     let o = &e.config.options;
     let kind = o.profile.unwrap_or(ProfileKind::Wall);
+    let layout = crate::metrics::layout();
+    let counters = layout.find("counters");
     let params = Params {
         kind,
         self_mode: o.self_mode,
@@ -38,11 +40,7 @@ fn collect(e: &Engine) -> (Header, Summary) {
         routine_names: &routines.names,
         ticks_per_sec: ticks_per_second(e.wall_source, e.start, now),
         overhead: e.overhead,
-        ncounters: if e.mode & bits::COUNTERS != 0 {
-            crate::metrics::counters::events().len()
-        } else {
-            0
-        },
+        aggs: &layout.aggs,
     };
     let summary = compute::compute(&snaps, &params);
     let header = Header {
@@ -58,11 +56,11 @@ fn collect(e: &Engine) -> (Header, Summary) {
         callpath_indent: e.config.callpath_indent,
         callpath_packed: e.config.callpath_packed,
         limit: e.config.profile_limit,
-        counters: if e.mode & bits::COUNTERS != 0 {
-            crate::metrics::counters::events().to_vec()
-        } else {
-            Vec::new()
+        counters: match counters {
+            Some(_) => crate::metrics::counters::events().to_vec(),
+            None => Vec::new(),
         },
+        counters_at: counters.map_or(0, |c| c.offset),
     };
     (header, summary)
 }

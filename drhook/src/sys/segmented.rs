@@ -4,7 +4,7 @@
 
 use std::alloc::{Layout, alloc_zeroed};
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 /// Types for which the all-zero bit pattern is a valid value.
 ///
@@ -74,9 +74,94 @@ impl<T: Zeroable> Segmented<T> {
     }
 }
 
+/// Rows of `width` 64-bit words per index, in the same never-moving
+/// chunks as [`Segmented`] (the width is chosen at run time). Width 0
+/// allocates nothing.
+pub(crate) struct Rows {
+    width: usize,
+    chunks: [AtomicPtr<AtomicU64>; CHUNKS],
+}
+
+impl Rows {
+    /// Rows of `width` words.
+    pub const fn new(width: usize) -> Self {
+        Rows {
+            width,
+            chunks: [const { AtomicPtr::new(ptr::null_mut()) }; CHUNKS],
+        }
+    }
+
+    /// Words per row.
+    #[inline(always)]
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// The row at `index` if its chunk exists (and the width is not 0).
+    #[inline(always)]
+    pub fn get(&self, index: u32) -> Option<&[AtomicU64]> {
+        let (k, off) = locate(index);
+        let c = self.chunks.get(k)?.load(Ordering::Acquire);
+        // SAFETY: a non-null chunk refers to a live, zero-initialised
+        // allocation of `(BASE << k) * width` words that is never freed.
+        (!c.is_null())
+            .then(|| unsafe { std::slice::from_raw_parts(c.add(off * self.width), self.width) })
+    }
+
+    /// Allocates the chunk holding row `index` if needed (owner thread
+    /// only). Nothing to do for width 0.
+    pub fn ensure(&self, index: u32) {
+        if self.width == 0 {
+            return;
+        }
+        let (k, _) = locate(index);
+        let Some(cell) = self.chunks.get(k) else {
+            return;
+        };
+        if !cell.load(Ordering::Acquire).is_null() {
+            return;
+        }
+        let Ok(layout) = Layout::array::<AtomicU64>((BASE << k) * self.width) else {
+            return;
+        };
+        // SAFETY: non-zero size; zeroed memory is a valid `AtomicU64`.
+        let c = unsafe { alloc_zeroed(layout) } as *mut AtomicU64;
+        if c.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        cell.store(c, Ordering::Release);
+    }
+
+    /// Bytes allocated so far.
+    pub fn allocated_bytes(&self) -> usize {
+        (0..CHUNKS)
+            .filter(|&k| !self.chunks[k].load(Ordering::Relaxed).is_null())
+            .map(|k| (BASE << k) * self.width * 8)
+            .sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_have_their_width_and_never_move() {
+        let r = Rows::new(3);
+        assert!(r.get(0).is_none());
+        r.ensure(0);
+        r.ensure(200);
+        let a = r.get(5).unwrap().as_ptr();
+        r.get(5).unwrap()[2].store(7, Ordering::Relaxed);
+        r.ensure(5_000);
+        assert_eq!(r.get(5).unwrap().as_ptr(), a);
+        assert_eq!(r.get(5).unwrap()[2].load(Ordering::Relaxed), 7);
+        assert_eq!(r.get(200).unwrap().len(), 3);
+        assert!(r.get(100_000).is_none());
+        let none = Rows::new(0);
+        none.ensure(0);
+        assert_eq!(none.allocated_bytes(), 0);
+    }
 
     #[test]
     fn locate_covers_indices_contiguously() {

@@ -12,13 +12,14 @@ pub const CPU: u32 = 4;
 pub const SIZES: u32 = 8;
 /// The wall clock is `CLOCK_MONOTONIC` rather than the TSC.
 pub const WALL_MONO: u32 = 16;
-/// Counters per routine (`hpmprof`).
-pub const COUNTERS: u32 = 64;
+/// A metric is read at every enter and exit (`crate::metrics`: the
+/// counters of `hpmprof`).
+pub const METRICS: u32 = 64;
 /// Anything is read at enter and exit.
-pub const TIMED: u32 = WALL | CPU | COUNTERS;
+pub const TIMED: u32 = WALL | CPU | METRICS;
 /// Something read through a function call (CPU time, the monotonic wall
-/// clock, counters) rather than one instruction: the out-of-line path.
-pub const SYSCALL_CLOCKS: u32 = CPU | WALL_MONO | COUNTERS;
+/// clock, metrics) rather than one instruction: the out-of-line path.
+pub const SYSCALL_CLOCKS: u32 = CPU | WALL_MONO | METRICS;
 /// `DR_HOOK_STRICT_REGIONS`: foreign exits must name the routine they leave.
 pub const STRICT: u32 = 32;
 /// The environment has not been read yet.

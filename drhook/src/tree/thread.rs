@@ -10,13 +10,15 @@
 
 use std::cell::UnsafeCell;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use super::bits;
 use super::mismatch::{self, Mismatch};
 use super::node::{Node, NodeArena, ResumeStats, Segmented, SizeStats};
 use super::site::Site;
+use crate::metrics::PlacedStamper;
 use crate::sys::clock;
+use crate::sys::segmented::Rows;
 
 /// Lookup miss sentinel: its parent never equals a real node.
 static SENTINEL: Node = Node {
@@ -111,10 +113,13 @@ pub(crate) struct ThreadData {
     pub(crate) sizes: Segmented<SizeStats>,
     /// Resumed activations and suspended time per node (futures, spans).
     pub(crate) resumed: Segmented<ResumeStats>,
-    /// Counter values per node (`hpmprof`).
-    pub(crate) counter_slots: Segmented<crate::metrics::counters::CounterSlot>,
-    /// This thread's counter group (`hpmprof`; None when off or refused).
-    pub(crate) counters: Option<Box<crate::metrics::counters::ThreadCounters>>,
+    /// Per node, the words of the process's metrics (`crate::metrics`);
+    /// width 0 when none is installed. Rows exist from the node's creation,
+    /// so events never allocate.
+    pub(crate) rows: Rows,
+    /// This thread's stampers of metrics read at enter and exit, with
+    /// their place in the row (offset, length).
+    stampers: Box<[PlacedStamper]>,
     pub(crate) root: *const Node,
     /// Dr.Hook thread number (1 = main thread).
     pub(crate) tid: u32,
@@ -135,8 +140,19 @@ unsafe impl Sync for ThreadData {}
 unsafe impl Send for ThreadData {}
 
 impl ThreadData {
-    /// A fresh tree with only its root.
+    /// A fresh tree with only its root, without metrics (a private tree).
     pub(crate) fn new(tid: u32, unix_tid: i32, start_wall: u64) -> Box<ThreadData> {
+        Self::with_metrics(tid, unix_tid, start_wall, 0, Vec::new())
+    }
+
+    /// A fresh tree with rows of `width` metric words and these stampers.
+    pub(crate) fn with_metrics(
+        tid: u32,
+        unix_tid: i32,
+        start_wall: u64,
+        width: usize,
+        stampers: Vec<PlacedStamper>,
+    ) -> Box<ThreadData> {
         let mut td = Box::new(ThreadData {
             current: AtomicPtr::new(ptr::null_mut()),
             local: UnsafeCell::new(Local {
@@ -146,8 +162,8 @@ impl ThreadData {
             arena: NodeArena::new(),
             sizes: Segmented::new(),
             resumed: Segmented::new(),
-            counter_slots: Segmented::new(),
-            counters: None,
+            rows: Rows::new(width),
+            stampers: stampers.into_boxed_slice(),
             root: ptr::null(),
             tid,
             tid_bits: super::handle::encode64(tid, 0, 0),
@@ -156,6 +172,7 @@ impl ThreadData {
             next: AtomicPtr::new(ptr::null_mut()),
         });
         let root = td.arena.push(ptr::null(), ptr::null(), 0);
+        td.rows.ensure(0);
         td.root = root;
         td.current.store(root as *mut Node, Ordering::Relaxed);
         td
@@ -286,12 +303,12 @@ impl ThreadData {
         if mode & bits::CPU != 0 {
             n.cpu_enter.store(clock::thread_cpu_ns(), Ordering::Relaxed);
         }
-        if mode & bits::COUNTERS != 0
-            && let Some(c) = &self.counters
-            && let Some(slot) = self.counter_slots.slot(n.index)
+        if mode & bits::METRICS != 0
+            && let Some(row) = self.rows.get(n.index)
         {
-            // SAFETY: owner thread; slots are never freed.
-            unsafe { crate::metrics::counters::stamp_enter(c, &*slot) };
+            for s in &self.stampers {
+                s.enter(row);
+            }
         }
         if mode & bits::WALL != 0 {
             n.wall_enter
@@ -398,12 +415,13 @@ impl ThreadData {
         } else {
             0
         };
-        if mode & bits::COUNTERS != 0 && std::ptr::eq(token, self.current.load(Ordering::Relaxed)) {
+        if mode & bits::METRICS != 0 && std::ptr::eq(token, self.current.load(Ordering::Relaxed)) {
             // SAFETY: `token` is the top of this thread's stack.
             let index = unsafe { (*token).index };
-            if let (Some(c), Some(slot)) = (&self.counters, self.counter_slots.get(index)) {
-                // SAFETY: owner thread.
-                unsafe { crate::metrics::counters::stamp_exit(c, slot) };
+            if let Some(row) = self.rows.get(index) {
+                for s in &self.stampers {
+                    s.exit(row);
+                }
             }
         }
         let cpu = if mode & bits::CPU != 0 {
@@ -500,6 +518,8 @@ impl ThreadData {
             Some(n) => n,
             None => {
                 let n = self.arena.push(cur, site, cur_depth + 1);
+                // SAFETY: `n` was just published in this arena.
+                self.rows.ensure(unsafe { (*n).index });
                 local.map.insert(key, n);
                 n
             }
@@ -766,6 +786,17 @@ impl ThreadData {
         }
     }
 
+    /// The metric words of the top of this thread's stack (the root when
+    /// no routine is active), for event sources on the owning thread. None
+    /// when no metric is installed.
+    #[allow(dead_code, reason = "the entry point of event metrics (memory, I/O)")]
+    #[inline]
+    pub(crate) fn current_row(&self) -> Option<&[AtomicU64]> {
+        let top = self.current.load(Ordering::Relaxed);
+        // SAFETY: the top of the stack is a node of this arena.
+        self.rows.get(unsafe { (*top).index })
+    }
+
     /// Bytes this thread's tree has allocated.
     pub(crate) fn allocated_bytes(&self) -> usize {
         // SAFETY: read of capacities only, by the owner (reports call this for
@@ -776,7 +807,7 @@ impl ThreadData {
             + self.arena.allocated_bytes()
             + self.sizes.allocated_bytes()
             + self.resumed.allocated_bytes()
-            + self.counter_slots.allocated_bytes()
+            + self.rows.allocated_bytes()
             + local.by_site.capacity() * size_of::<*const Node>()
             + local.map.bytes()
     }
@@ -849,10 +880,13 @@ pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadDat
         return unsafe { &*existing };
     }
     let tid = choose_tid();
-    let mut boxed = ThreadData::new(tid, gettid(), start_wall);
-    if mode & bits::COUNTERS != 0 {
-        boxed.counters = crate::metrics::counters::open_for_thread();
-    }
+    let layout = crate::metrics::layout();
+    let stampers = if mode & bits::METRICS != 0 {
+        layout.stampers()
+    } else {
+        Vec::new()
+    };
+    let boxed = ThreadData::with_metrics(tid, gettid(), start_wall, layout.width, stampers);
     let td: &'static ThreadData = Box::leak(boxed);
     let mut head = HEAD.load(Ordering::Acquire);
     loop {
@@ -1073,14 +1107,20 @@ mod tests {
 
     #[test]
     fn counters_are_read_once_per_enter_and_exit_and_nest() {
-        use crate::tree::bits::COUNTERS;
+        use crate::tree::bits::METRICS;
         let fake = hpm::FakeBackend::new();
         fake.set_rate("instructions", 1.0);
-        let mut td = ThreadData::new(1, 0, 0);
-        td.counters = Some(Box::new(crate::metrics::counters::ThreadCounters::new(
+        let counters = crate::metrics::counters::ThreadCounters::new(
             crate::metrics::counters::tests::fake_group(&fake, &["instructions"]),
-        )));
-        let mode = ON | COUNTERS;
+        );
+        // One event: its inclusive count, its entry value, enabled, running.
+        let stamper = crate::metrics::PlacedStamper {
+            offset: 0,
+            len: 4,
+            stamper: Box::new(counters),
+        };
+        let td = ThreadData::with_metrics(1, 0, 0, 4, vec![stamper]);
+        let mode = ON | METRICS;
         // SAFETY: private instance.
         unsafe {
             fake.set_now_ns(1_000);
@@ -1093,7 +1133,7 @@ mod tests {
             td.exit(a, 0, mode);
         }
         assert_eq!(fake.reads(), 4, "one group read per enter and per exit");
-        let incl = |i: u32| td.counter_slots.get(i).unwrap().incl[0].load(Ordering::Relaxed);
+        let incl = |i: u32| td.rows.get(i).unwrap()[0].load(Ordering::Relaxed);
         assert_eq!((incl(1), incl(2)), (1_000, 300));
     }
 }
