@@ -26,6 +26,8 @@ mod init;
 mod names;
 #[path = "../src/omp.rs"]
 mod omp;
+#[path = "../src/switch.rs"]
+mod switch;
 
 use drhook::drhook;
 

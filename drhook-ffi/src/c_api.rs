@@ -4,33 +4,13 @@
 
 use std::ffi::{c_char, c_int, c_longlong, c_void};
 use std::io::Write;
-use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use drhook::Site;
 
 use crate::boundary::{Unimplemented, guard, warn_once};
+use crate::switch::{lhook, set_lhook};
 use crate::{hook, names};
-
-/// 1 until the first Dr.Hook call has read the environment, then 0 when
-/// Dr.Hook is off: the `DRHOOK_*` macros test it before calling in.
-/// `c_drhook_set_lhook_` changes it (and only it).
-///
-/// A plain (non-const) `int` for C; every access from Rust is atomic
-/// ([`lhook`]).
-#[allow(non_upper_case_globals)]
-#[unsafe(no_mangle)]
-pub static mut drhook_lhook: c_int = 1;
-
-/// `drhook_lhook`, accessed atomically.
-fn lhook() -> &'static AtomicI32 {
-    // SAFETY: `drhook_lhook` is a properly aligned `int` that lives for the
-    // whole program; Rust only ever accesses it through this atomic view.
-    unsafe { AtomicI32::from_ptr(&raw mut drhook_lhook) }
-}
-
-pub(crate) fn set_lhook(on: bool) {
-    lhook().store(c_int::from(on), Ordering::Relaxed);
-}
 
 /// Length of a C string argument: `len` if positive, else `strlen`.
 ///

@@ -4,6 +4,8 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use crate::switch::set_lhook;
+
 const UNKNOWN: u8 = 0;
 const ON: u8 = 1;
 const OFF: u8 = 2;
@@ -27,7 +29,7 @@ fn init_cold() -> bool {
     // Before the engine numbers any thread.
     crate::omp::install_thread_hint();
     let on = drhook::is_enabled();
-    crate::c_api::set_lhook(on);
+    set_lhook(on);
     STATE.store(if on { ON } else { OFF }, Ordering::Release);
     on
 }

@@ -18,7 +18,8 @@
 //! * [`hpm_api`] — `hpmInit`, ..., `f_hpminit`, ..., `hpm_error_count`.
 //! * [`names`] — name address → site cache (no hashing on the hot path).
 //! * [`hook`] — the shared enter/exit paths over engine handles.
-//! * [`init`], [`omp`] — first-call set-up, OpenMP thread numbers.
+//! * [`init`], [`omp`], [`switch`] — first-call set-up, OpenMP thread
+//!   numbers, the C macros' switch `drhook_lhook`.
 //! * [`boundary`] — the panic boundary and once-only warnings.
 
 pub mod boundary;
@@ -29,3 +30,4 @@ pub mod hpm_api;
 pub mod init;
 pub mod names;
 pub mod omp;
+pub mod switch;

@@ -49,7 +49,7 @@ fn drhook_h_is_current() {
     check(
         "drhook.h",
         "cbindgen-drhook.toml",
-        &["src/c_api.rs", "src/fortran.rs"],
+        &["src/c_api.rs", "src/fortran.rs", "src/switch.rs"],
     );
 }
 
