@@ -9,6 +9,10 @@
 use std::fmt;
 
 use crate::aggregator::Aggregator;
+use crate::derived_metric::MetricContext;
+// `Latencies` is the type of `EnvConfig::latencies`; it lives with the metrics
+// it enters and stays reachable here as `env_config::Latencies`.
+pub use crate::derived_metric::Latencies;
 
 /// Names of the environment variables understood by this crate.
 pub mod vars {
@@ -82,41 +86,6 @@ pub struct ConfigWarning(pub String);
 impl fmt::Display for ConfigWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-/// Miss latencies in cycles (seed §2.5.3), `None` when not set.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Latencies {
-    /// `HPM_MEM_LATENCY`.
-    pub mem: Option<f64>,
-    /// `HPM_AVG_L3_LATENCY`.
-    pub avg_l3: Option<f64>,
-    /// `HPM_L3_LATENCY`.
-    pub l3: Option<f64>,
-    /// `HPM_L35_LATENCY` (accepted, no Linux event to apply it to).
-    pub l35: Option<f64>,
-    /// `HPM_AVG_L2_LATENCY`.
-    pub avg_l2: Option<f64>,
-    /// `HPM_L2_LATENCY`.
-    pub l2: Option<f64>,
-    /// `HPM_L25_LATENCY` (accepted, no Linux event to apply it to).
-    pub l25: Option<f64>,
-    /// `HPM_L275_LATENCY` (accepted, no Linux event to apply it to).
-    pub l275: Option<f64>,
-    /// `HPM_TLB_LATENCY`.
-    pub tlb: Option<f64>,
-}
-
-impl Latencies {
-    /// L2 latency to use: `HPM_L2_LATENCY`, else the average (seed §2.5.3 rule).
-    pub fn effective_l2(&self) -> Option<f64> {
-        self.l2.or(self.avg_l2)
-    }
-
-    /// L3 latency to use: `HPM_L3_LATENCY`, else the average (seed §2.5.3 rule).
-    pub fn effective_l3(&self) -> Option<f64> {
-        self.l3.or(self.avg_l3)
     }
 }
 
@@ -304,6 +273,19 @@ impl EnvConfig {
             )));
         }
         (cfg, w)
+    }
+}
+
+/// The derived metrics take their settings from the environment here, so
+/// that the metrics know nothing of the configuration.
+impl MetricContext {
+    /// Takes weight and latencies from the environment configuration.
+    pub fn from_config(cfg: &EnvConfig, cpu_mhz: Option<f64>) -> MetricContext {
+        MetricContext {
+            div_weight: cfg.div_weight,
+            latencies: cfg.latencies.clone(),
+            cpu_mhz,
+        }
     }
 }
 
