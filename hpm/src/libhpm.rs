@@ -12,21 +12,21 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::aggregator::Aggregator;
-use crate::ascii_writer::RenderOptions;
-use crate::clock::MonotonicClock;
-use crate::counter_backend::Scope;
-use crate::counting_plan::CountingPlan;
-use crate::cpu_info::CpuInfo;
-use crate::derived_metric::MetricContext;
-use crate::env_config::EnvConfig;
-use crate::event_set::EventSelection;
-use crate::hpm_error::HpmError;
-use crate::output_plan::{CliOutput, OutputPlan, unique_suffix};
-use crate::perf_backend::PerfBackend;
+use crate::backend::Scope;
+use crate::backend::clock::MonotonicClock;
+use crate::backend::getrusage::{Rusage, RusageWho};
+use crate::backend::perf::PerfBackend;
+use crate::config::env::EnvConfig;
+use crate::config::output_plan::{CliOutput, OutputPlan, unique_suffix};
+use crate::counting::plan::CountingPlan;
+use crate::events::cpu::CpuInfo;
+use crate::events::set::EventSelection;
+use crate::metrics::MetricContext;
+use crate::output::aggregate::Aggregator;
+use crate::output::ascii::RenderOptions;
 use crate::report::{LocalDateTime, Report, Tool, host_name};
-use crate::rusage::{Rusage, RusageWho};
-use crate::session::Session;
+use crate::sections::error::HpmError;
+use crate::sections::session::Session;
 
 /// How many error messages are printed; later errors are only counted.
 pub const MAX_PRINTED_ERRORS: u64 = 100;

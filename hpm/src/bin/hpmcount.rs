@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use hpm::counter_backend::Scope;
-use hpm::output_plan::unique_suffix;
-use hpm::program_counter::run_counted;
+use hpm::backend::Scope;
+use hpm::config::output_plan::{unique_suffix, write_atomic};
 use hpm::report::{LocalDateTime, Report, SectionReport, Tool, host_name};
+use hpm::sections::program::run_counted;
 use hpm::{
     Aggregator, AsciiWriter, CliOutput, CounterBackend, CountingPlan, CpuInfo, CsvCodec, EnvConfig,
     EventSelection, EventSet, EventSpec, MetricContext, MonotonicClock, OutputPlan, PerfBackend,
@@ -213,9 +213,7 @@ fn merge(args: Vec<OsString>) -> ExitCode {
             ),
             (format!("{name}.hpm"), text),
         ] {
-            if let Err(e) =
-                hpm::output_plan::write_atomic(std::path::Path::new(&path), contents.as_bytes())
-            {
+            if let Err(e) = write_atomic(std::path::Path::new(&path), contents.as_bytes()) {
                 error(&format!("cannot write output file '{path}': {e}"));
                 failed = true;
             }

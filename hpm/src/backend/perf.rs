@@ -17,10 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Raw, Software};
 use perf_event::{Builder, Counter, Group, Sampler};
 
-use crate::counter_backend::{
-    CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope,
-};
-use crate::event_spec::{EventKind, EventSpec};
+use crate::backend::{CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope};
+use crate::events::spec::{EventKind, EventSpec};
 
 /// Largest number of events in one group (bounds the stack read buffer).
 pub const MAX_GROUP_EVENTS: usize = 30;
@@ -286,7 +284,7 @@ impl CounterGroup for PerfGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu_info::CpuInfo;
+    use crate::events::cpu::CpuInfo;
     use std::time::Duration;
 
     fn sw(names: &[&str]) -> Vec<EventSpec> {

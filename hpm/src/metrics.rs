@@ -2,7 +2,7 @@
 //! measurement provides. A metric whose ingredients are missing is not
 //! produced; one whose denominator is zero is produced as NaN (printed `n/a`).
 
-use crate::event_spec::{EventRole, names::*};
+use crate::events::spec::{EventRole, names::*};
 
 /// Miss latencies in cycles (seed §2.5.3, the `HPM_*_LATENCY` variables),
 /// `None` when not set.

@@ -8,11 +8,9 @@
 
 use std::fmt;
 
-use crate::aggregator::Aggregator;
-use crate::derived_metric::MetricContext;
-// `Latencies` is the type of `EnvConfig::latencies`; it lives with the metrics
-// it enters and stays reachable here as `env_config::Latencies`.
-pub use crate::derived_metric::Latencies;
+use crate::metrics::Latencies;
+use crate::metrics::MetricContext;
+use crate::output::aggregate::Aggregator;
 
 /// Names of the environment variables understood by this crate.
 pub mod vars {

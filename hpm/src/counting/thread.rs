@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::clock::Clock;
-use crate::counter_backend::{CounterGroup, GroupTimes, OpenError};
-use crate::counting_plan::{CounterLayout, CountingPlan};
+use crate::backend::clock::Clock;
+use crate::backend::{CounterGroup, GroupTimes, OpenError};
+use crate::counting::plan::{CounterLayout, CountingPlan};
 
 /// Cumulative counter values of one thread at one instant.
 #[derive(Clone, Debug, PartialEq)]
@@ -178,10 +178,10 @@ impl ThreadCounters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter_backend::Scope;
-    use crate::cpu_info::CpuInfo;
-    use crate::event_set::EventSet;
-    use crate::fake_backend::FakeBackend;
+    use crate::backend::Scope;
+    use crate::backend::fake::FakeBackend;
+    use crate::events::cpu::CpuInfo;
+    use crate::events::set::EventSet;
 
     #[test]
     fn accumulates_scaled_deltas() {

@@ -1,10 +1,26 @@
-//! The counter backend abstraction: everything above it (derived metrics,
-//! inclusive/exclusive values, reports) is tested with a fake backend.
+//! Where the numbers come from: the counter backend abstraction
+//! ([`CounterBackend`], [`CounterGroup`]) and its implementations, plus the
+//! wall clock. Everything above it (derived metrics, inclusive/exclusive
+//! values, reports) is tested with the [`fake`] backend.
+//!
+//! - [`perf`]: Linux `perf_event_open(2)` (read(2) or `rdpmc`).
+//! - [`rusage`]: `getrusage(2)` fields as counters, the last fallback.
+//! - [`getrusage`]: the `getrusage(2)` call and its result ([`getrusage::Rusage`]).
+//! - [`fake`]: a deterministic backend and clock for tests.
+//! - [`clock`]: the wall-clock source of section timing.
+//!
+//! Depends on [`crate::events`] only.
+
+pub mod clock;
+pub mod fake;
+pub mod getrusage;
+pub mod perf;
+pub mod rusage;
 
 use std::fmt;
 use std::io;
 
-use crate::event_spec::EventSpec;
+use crate::events::spec::EventSpec;
 
 /// What a counter group observes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
