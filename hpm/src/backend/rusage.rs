@@ -5,8 +5,9 @@ use std::io;
 use std::time::Instant;
 
 use crate::backend::getrusage::{Rusage, RusageWho};
-use crate::backend::perf::thread_serial;
-use crate::backend::{CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope};
+use crate::backend::{
+    CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope, thread_serial,
+};
 use crate::events::spec::{EventKind, EventSpec, RusageField};
 
 /// Counts `getrusage(2)` fields; never multiplexed.

@@ -29,9 +29,8 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::backend::OpenError;
 use crate::backend::clock::Clock;
-use crate::backend::perf::thread_serial;
+use crate::backend::{OpenError, thread_serial};
 use crate::counting::plan::{CounterLayout, CountingPlan};
 use crate::counting::thread::{Accumulator, Snapshot, ThreadCounters};
 use crate::report::{Measurement, SectionReport};
