@@ -20,7 +20,6 @@ use crate::config::env::EnvConfig;
 use crate::config::output_plan::{CliOutput, OutputPlan, unique_suffix};
 use crate::counting::plan::CountingPlan;
 use crate::events::cpu::CpuInfo;
-use crate::events::set::EventSelection;
 use crate::metrics::MetricContext;
 use crate::output::aggregate::Aggregator;
 use crate::output::ascii::RenderOptions;
@@ -127,30 +126,10 @@ pub fn init(task_id: i32, prog_name: &str) {
         }
         let (mut config, warnings) = EnvConfig::from_env();
         let mut notices: Vec<String> = warnings.into_iter().map(|w| w.0).collect();
-        if let Some(agg) = config.aggregate {
-            if let Some(set) = agg.distribute(config.event_set.as_deref(), config.mpi_rank) {
-                notices.push(format!(
-                    "{agg} distributor: rank {} counts event set '{set}'",
-                    config.mpi_rank.unwrap_or(0)
-                ));
-                config.event_set = Some(set);
-            }
-            if agg.is_cross_task() {
-                notices.push(format!(
-                    "HPM_AGGREGATE={agg}: each task writes its own CSV file; combine them with \
-                     `hpmcount merge -a {agg} <files>`"
-                ));
-            }
-        }
+        notices.extend(config.distribute_event_sets("HPM_AGGREGATE="));
         let cpu = CpuInfo::detect();
-        let selection = match config.event_set.as_deref() {
-            Some(text) => {
-                let (sel, w) = EventSelection::parse(text, &cpu);
-                notices.extend(w);
-                sel
-            }
-            None => EventSelection::default_for(&cpu),
-        };
+        let (selection, w) = config.event_selection(&cpu);
+        notices.extend(w);
         let plan = CountingPlan::build(
             &selection,
             Arc::new(PerfBackend::new()),

@@ -16,8 +16,7 @@ use hpm::report::{LocalDateTime, Report, SectionReport, Tool, host_name};
 use hpm::sections::program::run_counted;
 use hpm::{
     Aggregator, AsciiWriter, CliOutput, CounterBackend, CountingPlan, CpuInfo, CsvCodec, EnvConfig,
-    EventSelection, EventSet, EventSpec, MetricContext, MonotonicClock, OutputPlan, PerfBackend,
-    RenderOptions,
+    EventSet, EventSpec, MetricContext, MonotonicClock, OutputPlan, PerfBackend, RenderOptions,
 };
 
 /// Count hardware and software events of a program and everything it spawns.
@@ -266,28 +265,9 @@ fn main() -> ExitCode {
             Err(e) => notices.push(format!("-a: {e}; using mirror")),
         }
     }
-    if let Some(agg) = cfg.aggregate {
-        if let Some(set) = agg.distribute(cfg.event_set.as_deref(), cfg.mpi_rank) {
-            notices.push(format!(
-                "{agg} distributor: rank {} counts event set '{set}'",
-                cfg.mpi_rank.unwrap_or(0)
-            ));
-            cfg.event_set = Some(set);
-        }
-        if agg.is_cross_task() {
-            notices.push(format!(
-                "-a {agg}: each task writes its own CSV file; combine them with `hpmcount merge -a {agg} <files>`"
-            ));
-        }
-    }
-    let selection = match cfg.event_set.as_deref() {
-        Some(text) => {
-            let (sel, w) = EventSelection::parse(text, &cpu);
-            notices.extend(w);
-            sel
-        }
-        None => EventSelection::default_for(&cpu),
-    };
+    notices.extend(cfg.distribute_event_sets("-a "));
+    let (selection, w) = cfg.event_selection(&cpu);
+    notices.extend(w);
     let backend: Arc<dyn CounterBackend> = Arc::new(PerfBackend::without_rdpmc());
     let plan = CountingPlan::build(&selection, backend, Scope::ProcessTree, &cpu);
     notices.extend(plan.notice.iter().cloned());

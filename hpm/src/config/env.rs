@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use crate::events::cpu::CpuInfo;
+use crate::events::set::EventSelection;
 use crate::metrics::Latencies;
 use crate::metrics::MetricContext;
 use crate::output::aggregate::Aggregator;
@@ -272,6 +274,40 @@ impl EnvConfig {
         }
         (cfg, w)
     }
+
+    /// Runs the aggregator's distributor (seed §2.7.4): with `average`, `min`
+    /// or `max` and a comma list in `event_set`, this rank keeps one set of
+    /// the list. Returns the notices to print; `source` is how the aggregator
+    /// was chosen, as the notice names it (`"HPM_AGGREGATE="`, `"-a "`).
+    pub fn distribute_event_sets(&mut self, source: &str) -> Vec<String> {
+        let mut notices = Vec::new();
+        let Some(agg) = self.aggregate else {
+            return notices;
+        };
+        if let Some(set) = agg.distribute(self.event_set.as_deref(), self.mpi_rank) {
+            notices.push(format!(
+                "{agg} distributor: rank {} counts event set '{set}'",
+                self.mpi_rank.unwrap_or(0)
+            ));
+            self.event_set = Some(set);
+        }
+        if agg.is_cross_task() {
+            notices.push(format!(
+                "{source}{agg}: each task writes its own CSV file; combine them with \
+                 `hpmcount merge -a {agg} <files>`"
+            ));
+        }
+        notices
+    }
+
+    /// The event sets to count: `event_set` parsed for `cpu` (with the
+    /// parser's warnings), or the default selection.
+    pub fn event_selection(&self, cpu: &CpuInfo) -> (EventSelection, Vec<String>) {
+        match self.event_set.as_deref() {
+            Some(text) => EventSelection::parse(text, cpu),
+            None => (EventSelection::default_for(cpu), Vec::new()),
+        }
+    }
 }
 
 /// The derived metrics take their settings from the environment here, so
@@ -396,6 +432,43 @@ mod tests {
             w.iter()
                 .any(|m| m.0.contains("HPM_L25_LATENCY is accepted but not used"))
         );
+    }
+
+    #[test]
+    fn distributor_picks_this_ranks_set_and_says_so() {
+        let (mut c, _) = cfg(&[
+            ("HPM_EVENT_SET", "fp,cache,sw"),
+            ("HPM_AGGREGATE", "average"),
+            ("PMI_RANK", "4"),
+        ]);
+        let notices = c.distribute_event_sets("HPM_AGGREGATE=");
+        assert_eq!(c.event_set.as_deref(), Some("cache"));
+        assert_eq!(
+            notices,
+            [
+                "average distributor: rank 4 counts event set 'cache'",
+                "HPM_AGGREGATE=average: each task writes its own CSV file; combine them with \
+                 `hpmcount merge -a average <files>`",
+            ]
+        );
+        let (mut c, _) = cfg(&[("HPM_EVENT_SET", "fp,sw"), ("HPM_AGGREGATE", "loc_merge")]);
+        assert!(c.distribute_event_sets("-a ").is_empty());
+        assert_eq!(c.event_set.as_deref(), Some("fp,sw"));
+        let (mut c, _) = cfg(&[("HPM_EVENT_SET", "fp,sw")]);
+        assert!(c.distribute_event_sets("-a ").is_empty());
+    }
+
+    #[test]
+    fn event_selection_from_the_set_or_the_default() {
+        let cpu = CpuInfo::parse_cpuinfo("");
+        let (c, _) = cfg(&[]);
+        let (sel, w) = c.event_selection(&cpu);
+        assert_eq!(sel, EventSelection::default_for(&cpu));
+        assert!(w.is_empty());
+        let (c, _) = cfg(&[("HPM_EVENT_SET", "sw,nonsense")]);
+        let (sel, w) = c.event_selection(&cpu);
+        assert_eq!(sel.sets[0].name, "sw");
+        assert_eq!(w.len(), 1, "{w:?}");
     }
 
     #[test]
