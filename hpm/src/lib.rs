@@ -10,6 +10,35 @@
 //! events and then to `getrusage(2)`, printing one notice with the reason
 //! and the remedy; it never fails the measured program.
 //!
+//! ## Layout, in dependency order
+//!
+//! Each module uses only the modules above it in this list (checked by
+//! `tests/layering.rs`):
+//!
+//! 1. [`events`] — what can be counted: the CPU, one event (perf programming,
+//!    role in metrics), the event sets of `HPM_EVENT_SET`.
+//! 2. [`metrics`] — derived metrics (MIPS, IPC, MFlop/s, latency estimates)
+//!    from event values.
+//! 3. [`backend`] — where the numbers come from: the counter backend traits,
+//!    `perf_event`, `getrusage`, the fake backend for tests, the wall clock.
+//! 4. [`counting`] — the counting plan (probing, fallback, one notice), a
+//!    plan's groups on one thread with snapshots and accumulators, and the
+//!    per-routine group of a profiler.
+//! 5. [`report`] — the measured data of one task, independent of the format.
+//! 6. [`sections`] — what is measured: libhpm sessions of instrumented
+//!    sections (inclusive/exclusive values, interval arithmetic, API errors)
+//!    and `hpmcount`'s whole program.
+//! 7. [`output`] — reports as ASCII, XML and CSV (and CSV read back), and
+//!    the aggregators.
+//! 8. [`config`] — the `HPM_*` environment and the output plan resolved from
+//!    it and `hpmcount`'s options.
+//! 9. [`libhpm`] — the process-wide C-shaped API that wires them all.
+//!
+//! The most used types are re-exported at the root. The flat module paths of
+//! earlier versions (`hpm::derived_metric`, `hpm::session`,
+//! `hpm::counter_backend`, ...) still resolve, as hidden aliases of the
+//! modules above.
+//!
 //! ## libhpm (seed §3)
 //!
 //! The functions of [`libhpm`] map one-to-one to the C API, for a thin ABI
@@ -73,56 +102,102 @@
 //! wall time, getrusage, counters and derived metrics, writes the files and
 //! exits with the program's status; `hpmcount merge` combines per-task CSV
 //! files with an aggregator. See the crate README.
-//!
-//! ## Modules
 
-pub mod aggregator;
-pub mod ascii_writer;
-pub mod clock;
-pub mod counter_backend;
-pub mod counting_plan;
-pub mod cpu_info;
-pub mod csv_codec;
-pub mod derived_metric;
-pub mod env_config;
-pub mod event_set;
-pub mod event_spec;
-pub mod fake_backend;
-pub mod hpm_error;
-pub mod interval_set;
-pub mod libhpm;
-pub mod output_plan;
-pub mod perf_backend;
-pub mod program_counter;
+// In dependency order (the list above); the blank lines keep rustfmt from
+// sorting them.
+pub mod events;
+
+pub mod metrics;
+
+pub mod backend;
+
+pub mod counting;
+
 pub mod report;
-pub mod rusage;
-pub mod rusage_backend;
-pub mod session;
-pub mod thread_counter_group;
-pub mod thread_counters;
-pub mod viz_writer;
 
-pub use aggregator::Aggregator;
-pub use ascii_writer::{AsciiWriter, RenderOptions};
-pub use clock::{Clock, MonotonicClock};
-pub use counter_backend::{
-    CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope,
-};
-pub use counting_plan::{CounterLayout, CountingPlan};
-pub use cpu_info::{CpuInfo, CpuVendor};
-pub use csv_codec::CsvCodec;
-pub use derived_metric::{DerivedMetric, MetricContext, compute_metrics};
-pub use env_config::{ConfigWarning, EnvConfig};
-pub use event_set::{EventSelection, EventSet};
-pub use event_spec::{EventKind, EventRole, EventSpec};
-pub use fake_backend::FakeBackend;
-pub use hpm_error::HpmError;
-pub use interval_set::IntervalSet;
-pub use output_plan::{CliOutput, OutputPlan};
-pub use perf_backend::PerfBackend;
+pub mod sections;
+
+pub mod output;
+
+pub mod config;
+
+pub mod libhpm;
+
+pub use backend::clock::{Clock, MonotonicClock};
+pub use backend::fake::FakeBackend;
+pub use backend::getrusage::{Rusage, RusageWho};
+pub use backend::perf::PerfBackend;
+pub use backend::rusage::RusageBackend;
+pub use backend::{CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope};
+pub use config::env::{ConfigWarning, EnvConfig};
+pub use config::output_plan::{CliOutput, OutputPlan};
+pub use counting::plan::{CounterLayout, CountingPlan};
+pub use counting::routine::{DEFAULT_ROUTINE_EVENTS, ThreadCounterGroup};
+pub use events::cpu::{CpuInfo, CpuVendor};
+pub use events::set::{EventSelection, EventSet};
+pub use events::spec::{EventKind, EventRole, EventSpec};
+pub use metrics::{DerivedMetric, MetricContext, compute_metrics};
+pub use output::aggregate::Aggregator;
+pub use output::ascii::{AsciiWriter, RenderOptions};
+pub use output::csv::CsvCodec;
+pub use output::viz::VizWriter;
 pub use report::{ExitInfo, Measurement, Report, SectionReport, Tool};
-pub use rusage::{Rusage, RusageWho};
-pub use rusage_backend::RusageBackend;
-pub use session::{HPM_AUTO_PARENT, HPM_NO_PARENT, HPM_ONLY_EXCLUSIVE, Session, SessionResult};
-pub use thread_counter_group::{DEFAULT_ROUTINE_EVENTS, ThreadCounterGroup};
-pub use viz_writer::VizWriter;
+pub use sections::error::HpmError;
+pub use sections::intervals::IntervalSet;
+pub use sections::session::{
+    HPM_AUTO_PARENT, HPM_NO_PARENT, HPM_ONLY_EXCLUSIVE, Session, SessionResult,
+};
+
+// The flat module paths of earlier versions, kept for existing users.
+#[doc(hidden)]
+pub use backend as counter_backend;
+#[doc(hidden)]
+pub use backend::clock;
+#[doc(hidden)]
+pub use backend::fake as fake_backend;
+#[doc(hidden)]
+pub use backend::getrusage as rusage;
+#[doc(hidden)]
+pub use backend::perf as perf_backend;
+#[doc(hidden)]
+pub use backend::rusage as rusage_backend;
+#[doc(hidden)]
+pub use config::output_plan;
+#[doc(hidden)]
+pub use counting::plan as counting_plan;
+#[doc(hidden)]
+pub use counting::routine as thread_counter_group;
+#[doc(hidden)]
+pub use counting::thread as thread_counters;
+#[doc(hidden)]
+pub use events::cpu as cpu_info;
+#[doc(hidden)]
+pub use events::set as event_set;
+#[doc(hidden)]
+pub use events::spec as event_spec;
+#[doc(hidden)]
+pub use metrics as derived_metric;
+#[doc(hidden)]
+pub use output::aggregate as aggregator;
+#[doc(hidden)]
+pub use output::ascii as ascii_writer;
+#[doc(hidden)]
+pub use output::csv as csv_codec;
+#[doc(hidden)]
+pub use output::viz as viz_writer;
+#[doc(hidden)]
+pub use sections::error as hpm_error;
+#[doc(hidden)]
+pub use sections::intervals as interval_set;
+#[doc(hidden)]
+pub use sections::program as program_counter;
+#[doc(hidden)]
+pub use sections::session;
+
+/// `hpm::env_config`: the module [`config::env`], plus [`metrics::Latencies`]
+/// (the type of [`EnvConfig::latencies`], which lives with the metrics).
+#[doc(hidden)]
+pub mod env_config {
+    pub use crate::config::env::*;
+    pub use crate::metrics::Latencies;
+}

@@ -12,21 +12,20 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::aggregator::Aggregator;
-use crate::ascii_writer::RenderOptions;
-use crate::clock::MonotonicClock;
-use crate::counter_backend::Scope;
-use crate::counting_plan::CountingPlan;
-use crate::cpu_info::CpuInfo;
-use crate::derived_metric::MetricContext;
-use crate::env_config::EnvConfig;
-use crate::event_set::EventSelection;
-use crate::hpm_error::HpmError;
-use crate::output_plan::{CliOutput, OutputPlan, unique_suffix};
-use crate::perf_backend::PerfBackend;
+use crate::backend::Scope;
+use crate::backend::clock::MonotonicClock;
+use crate::backend::getrusage::{Rusage, RusageWho};
+use crate::backend::perf::PerfBackend;
+use crate::config::env::EnvConfig;
+use crate::config::output_plan::{CliOutput, OutputPlan, unique_suffix};
+use crate::counting::plan::CountingPlan;
+use crate::events::cpu::CpuInfo;
+use crate::metrics::MetricContext;
+use crate::output::aggregate::Aggregator;
+use crate::output::ascii::RenderOptions;
 use crate::report::{LocalDateTime, Report, Tool, host_name};
-use crate::rusage::{Rusage, RusageWho};
-use crate::session::Session;
+use crate::sections::error::HpmError;
+use crate::sections::session::Session;
 
 /// How many error messages are printed; later errors are only counted.
 pub const MAX_PRINTED_ERRORS: u64 = 100;
@@ -127,30 +126,10 @@ pub fn init(task_id: i32, prog_name: &str) {
         }
         let (mut config, warnings) = EnvConfig::from_env();
         let mut notices: Vec<String> = warnings.into_iter().map(|w| w.0).collect();
-        if let Some(agg) = config.aggregate {
-            if let Some(set) = agg.distribute(config.event_set.as_deref(), config.mpi_rank) {
-                notices.push(format!(
-                    "{agg} distributor: rank {} counts event set '{set}'",
-                    config.mpi_rank.unwrap_or(0)
-                ));
-                config.event_set = Some(set);
-            }
-            if agg.is_cross_task() {
-                notices.push(format!(
-                    "HPM_AGGREGATE={agg}: each task writes its own CSV file; combine them with \
-                     `hpmcount merge -a {agg} <files>`"
-                ));
-            }
-        }
+        notices.extend(config.distribute_event_sets("HPM_AGGREGATE="));
         let cpu = CpuInfo::detect();
-        let selection = match config.event_set.as_deref() {
-            Some(text) => {
-                let (sel, w) = EventSelection::parse(text, &cpu);
-                notices.extend(w);
-                sel
-            }
-            None => EventSelection::default_for(&cpu),
-        };
+        let (selection, w) = config.event_selection(&cpu);
+        notices.extend(w);
         let plan = CountingPlan::build(
             &selection,
             Arc::new(PerfBackend::new()),

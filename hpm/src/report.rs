@@ -1,11 +1,11 @@
 //! The measured data of one task, independent of the output format: what
 //! `hpmcount` and `hpmTerminate` produce and the writers print.
 
-use crate::counting_plan::CounterLayout;
-use crate::derived_metric::{MetricCounter, MetricInput};
-use crate::event_spec::{EventRole, names};
-use crate::rusage::Rusage;
-use crate::thread_counters::Accumulator;
+use crate::backend::getrusage::Rusage;
+use crate::counting::plan::CounterLayout;
+use crate::counting::thread::Accumulator;
+use crate::events::spec::{EventRole, names};
+use crate::metrics::{MetricCounter, MetricInput};
 
 /// Which tool produced the report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,9 +168,9 @@ impl Measurement {
                 .enumerate()
                 .map(|(k, e)| {
                     let raw = acc.values[gl.offset + k];
-                    let value = crate::counter_backend::scale(
+                    let value = crate::backend::scale(
                         raw,
-                        crate::counter_backend::GroupTimes {
+                        crate::backend::GroupTimes {
                             enabled_ns,
                             running_ns,
                         },

@@ -10,14 +10,13 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use hpm::counter_backend::Scope;
-use hpm::output_plan::unique_suffix;
-use hpm::program_counter::run_counted;
+use hpm::backend::Scope;
+use hpm::config::output_plan::{unique_suffix, write_atomic};
 use hpm::report::{LocalDateTime, Report, SectionReport, Tool, host_name};
+use hpm::sections::program::run_counted;
 use hpm::{
     Aggregator, AsciiWriter, CliOutput, CounterBackend, CountingPlan, CpuInfo, CsvCodec, EnvConfig,
-    EventSelection, EventSet, EventSpec, MetricContext, MonotonicClock, OutputPlan, PerfBackend,
-    RenderOptions,
+    EventSet, EventSpec, MetricContext, MonotonicClock, OutputPlan, PerfBackend, RenderOptions,
 };
 
 /// Count hardware and software events of a program and everything it spawns.
@@ -213,9 +212,7 @@ fn merge(args: Vec<OsString>) -> ExitCode {
             ),
             (format!("{name}.hpm"), text),
         ] {
-            if let Err(e) =
-                hpm::output_plan::write_atomic(std::path::Path::new(&path), contents.as_bytes())
-            {
+            if let Err(e) = write_atomic(std::path::Path::new(&path), contents.as_bytes()) {
                 error(&format!("cannot write output file '{path}': {e}"));
                 failed = true;
             }
@@ -268,28 +265,9 @@ fn main() -> ExitCode {
             Err(e) => notices.push(format!("-a: {e}; using mirror")),
         }
     }
-    if let Some(agg) = cfg.aggregate {
-        if let Some(set) = agg.distribute(cfg.event_set.as_deref(), cfg.mpi_rank) {
-            notices.push(format!(
-                "{agg} distributor: rank {} counts event set '{set}'",
-                cfg.mpi_rank.unwrap_or(0)
-            ));
-            cfg.event_set = Some(set);
-        }
-        if agg.is_cross_task() {
-            notices.push(format!(
-                "-a {agg}: each task writes its own CSV file; combine them with `hpmcount merge -a {agg} <files>`"
-            ));
-        }
-    }
-    let selection = match cfg.event_set.as_deref() {
-        Some(text) => {
-            let (sel, w) = EventSelection::parse(text, &cpu);
-            notices.extend(w);
-            sel
-        }
-        None => EventSelection::default_for(&cpu),
-    };
+    notices.extend(cfg.distribute_event_sets("-a "));
+    let (selection, w) = cfg.event_selection(&cpu);
+    notices.extend(w);
     let backend: Arc<dyn CounterBackend> = Arc::new(PerfBackend::without_rdpmc());
     let plan = CountingPlan::build(&selection, backend, Scope::ProcessTree, &cpu);
     notices.extend(plan.notice.iter().cloned());

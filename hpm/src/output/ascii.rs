@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::derived_metric::{MetricContext, compute_metrics};
+use crate::metrics::{MetricContext, compute_metrics};
 use crate::report::{ExitInfo, Measurement, Report, SectionReport, Tool};
 
 /// Options shared by the writers.

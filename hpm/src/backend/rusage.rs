@@ -4,12 +4,11 @@
 use std::io;
 use std::time::Instant;
 
-use crate::counter_backend::{
-    CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope,
+use crate::backend::getrusage::{Rusage, RusageWho};
+use crate::backend::{
+    CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope, thread_serial,
 };
-use crate::event_spec::{EventKind, EventSpec, RusageField};
-use crate::perf_backend::thread_serial;
-use crate::rusage::{Rusage, RusageWho};
+use crate::events::spec::{EventKind, EventSpec, RusageField};
 
 /// Counts `getrusage(2)` fields; never multiplexed.
 #[derive(Debug, Default)]
@@ -143,7 +142,10 @@ mod tests {
         assert!(
             RusageBackend
                 .open_group(
-                    &[EventSpec::parse("cycles", &crate::CpuInfo::parse_cpuinfo("")).unwrap()],
+                    &[
+                        EventSpec::parse("cycles", &crate::events::cpu::CpuInfo::parse_cpuinfo(""))
+                            .unwrap()
+                    ],
                     Scope::CallingThread
                 )
                 .is_err()

@@ -6,8 +6,8 @@
 
 use std::fmt;
 
+use crate::backend::getrusage::Rusage;
 use crate::report::{CounterValue, GroupValues, Measurement, Report, SectionReport, SetValues};
-use crate::rusage::Rusage;
 
 /// An aggregation strategy (`HPM_AGGREGATE`, `-a`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -307,7 +307,7 @@ fn signature(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event_spec::EventRole;
+    use crate::events::spec::EventRole;
     use crate::report::{LocalDateTime, Tool};
 
     #[test]

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::clock::Clock;
-use crate::counter_backend::{CounterGroup, GroupTimes, OpenError};
-use crate::counting_plan::{CounterLayout, CountingPlan};
+use crate::backend::clock::Clock;
+use crate::backend::{CounterGroup, GroupTimes, OpenError};
+use crate::counting::plan::{CounterLayout, CountingPlan};
 
 /// Cumulative counter values of one thread at one instant.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +32,35 @@ impl Snapshot {
             values: vec![0; layout.n_values].into_boxed_slice(),
             times: vec![GroupTimes::default(); layout.groups.len()].into_boxed_slice(),
             valid: vec![false; layout.groups.len()].into_boxed_slice(),
+        }
+    }
+
+    /// Reads each of `groups` (one read per group, laid out as `layout`)
+    /// into its range of values and its times; a missing or failing group is
+    /// marked invalid, and `on_error` is called for each failed read. Does
+    /// not stamp the time and never allocates.
+    #[inline]
+    pub(crate) fn read_groups(
+        &mut self,
+        groups: &[Option<Box<dyn CounterGroup>>],
+        layout: &CounterLayout,
+        mut on_error: impl FnMut(),
+    ) {
+        for (g, (group, gl)) in groups.iter().zip(&layout.groups).enumerate() {
+            let r = gl.offset..gl.offset + gl.events.len();
+            self.valid[g] = match group {
+                Some(group) => match group.read(&mut self.values[r]) {
+                    Ok(t) => {
+                        self.times[g] = t;
+                        true
+                    }
+                    Err(_) => {
+                        on_error();
+                        false
+                    }
+                },
+                None => false,
+            };
         }
     }
 
@@ -154,23 +183,9 @@ impl ThreadCounters {
     /// with `clock`. Failed groups are marked invalid; never allocates.
     #[inline]
     pub fn read(&self, snap: &mut Snapshot, clock: &dyn Clock) {
-        for (g, (group, gl)) in self.groups.iter().zip(&self.layout.groups).enumerate() {
-            let r = gl.offset..gl.offset + gl.events.len();
-            let ok = match group {
-                Some(group) => match group.read(&mut snap.values[r]) {
-                    Ok(t) => {
-                        snap.times[g] = t;
-                        true
-                    }
-                    Err(_) => {
-                        self.read_errors.fetch_add(1, Ordering::Relaxed);
-                        false
-                    }
-                },
-                None => false,
-            };
-            snap.valid[g] = ok;
-        }
+        snap.read_groups(&self.groups, &self.layout, || {
+            self.read_errors.fetch_add(1, Ordering::Relaxed);
+        });
         snap.t_ns = clock.now_ns();
     }
 }
@@ -178,10 +193,10 @@ impl ThreadCounters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter_backend::Scope;
-    use crate::cpu_info::CpuInfo;
-    use crate::event_set::EventSet;
-    use crate::fake_backend::FakeBackend;
+    use crate::backend::Scope;
+    use crate::backend::fake::FakeBackend;
+    use crate::events::cpu::CpuInfo;
+    use crate::events::set::EventSet;
 
     #[test]
     fn accumulates_scaled_deltas() {

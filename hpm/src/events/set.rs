@@ -7,8 +7,8 @@
 //! selected sets do not fit the PMU together the kernel multiplexes them and
 //! the reports show the scaling.
 
-use crate::cpu_info::{CpuInfo, CpuVendor};
-use crate::event_spec::{EventSpec, names};
+use crate::events::cpu::{CpuInfo, CpuVendor};
+use crate::events::spec::{EventSpec, names};
 
 /// A named, numbered set of events.
 #[derive(Clone, Debug, PartialEq)]
@@ -239,7 +239,7 @@ impl EventSelection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu_info::CpuVendor;
+    use crate::events::cpu::CpuVendor;
 
     fn intel() -> CpuInfo {
         let mut c = CpuInfo::parse_cpuinfo("");

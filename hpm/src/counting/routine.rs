@@ -11,17 +11,15 @@
 use std::io;
 use std::sync::Arc;
 
-use crate::counter_backend::{
+use crate::backend::perf::PerfBackend;
+use crate::backend::{
     CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope, scale,
 };
-use crate::counting_plan::CountingPlan;
-use crate::cpu_info::CpuInfo;
-use crate::derived_metric::{
-    DerivedMetric, MetricContext, MetricCounter, MetricInput, compute_metrics,
-};
-use crate::event_set::EventSelection;
-use crate::event_spec::{EventSpec, names};
-use crate::perf_backend::PerfBackend;
+use crate::counting::plan::CountingPlan;
+use crate::events::cpu::CpuInfo;
+use crate::events::set::EventSelection;
+use crate::events::spec::{EventSpec, names};
+use crate::metrics::{DerivedMetric, MetricContext, MetricCounter, MetricInput, compute_metrics};
 
 /// Default events of per-routine counters: one hardware-only group.
 pub const DEFAULT_ROUTINE_EVENTS: &str = "cycles,instructions,branches,branch-misses";
@@ -199,7 +197,7 @@ impl ThreadCounterGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fake_backend::FakeBackend;
+    use crate::backend::fake::FakeBackend;
 
     #[test]
     fn reads_and_derives_with_fake_backend() {

@@ -8,19 +8,18 @@
 //! it (`cap_user_rdpmc`); any read that cannot be served that way (counter
 //! multiplexed out, other thread, no permission) falls back to `read(2)`.
 
-use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Raw, Software};
 use perf_event::{Builder, Counter, Group, Sampler};
 
-use crate::counter_backend::{
-    CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope,
+use crate::backend::{
+    CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope, thread_serial,
 };
-use crate::event_spec::{EventKind, EventSpec};
+use crate::events::spec::{EventKind, EventSpec};
 
 /// Largest number of events in one group (bounds the stack read buffer).
 pub const MAX_GROUP_EVENTS: usize = 30;
@@ -59,24 +58,6 @@ fn builder_for(kind: EventKind) -> Option<Builder<'static>> {
         }),
         EventKind::Raw(c) => Builder::new(Raw::new(c)),
         EventKind::Rusage(_) => return None,
-    })
-}
-
-thread_local! {
-    static THREAD_SERIAL: Cell<u64> = const { Cell::new(0) };
-}
-static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
-
-/// A cheap process-unique id of the calling thread (no syscall after the first call).
-pub(crate) fn thread_serial() -> u64 {
-    THREAD_SERIAL.with(|s| {
-        let v = s.get();
-        if v != 0 {
-            return v;
-        }
-        let v = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
-        s.set(v);
-        v
     })
 }
 
@@ -286,7 +267,7 @@ impl CounterGroup for PerfGroup {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu_info::CpuInfo;
+    use crate::events::cpu::CpuInfo;
     use std::time::Duration;
 
     fn sw(names: &[&str]) -> Vec<EventSpec> {

@@ -10,8 +10,8 @@ use std::io;
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesText, Event};
 
-use crate::ascii_writer::RenderOptions;
-use crate::derived_metric::compute_metrics;
+use crate::metrics::compute_metrics;
+use crate::output::ascii::RenderOptions;
 use crate::report::{ExitInfo, Measurement, Report};
 
 /// Renders reports as XML.

@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
-use crate::counter_backend::{CounterBackend, CounterGroup, OpenError, OpenErrorKind, Scope};
-use crate::cpu_info::CpuInfo;
-use crate::event_set::{EventSelection, EventSet};
-use crate::event_spec::{EventKind, EventSpec, names};
-use crate::rusage_backend::RusageBackend;
+use crate::backend::rusage::RusageBackend;
+use crate::backend::{CounterBackend, CounterGroup, OpenError, OpenErrorKind, Scope};
+use crate::events::cpu::CpuInfo;
+use crate::events::set::{EventSelection, EventSet};
+use crate::events::spec::{EventKind, EventSpec, names};
 
 /// One perf group of the plan.
 #[derive(Clone, Debug, PartialEq)]
@@ -340,7 +340,7 @@ impl CountingPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fake_backend::FakeBackend;
+    use crate::backend::fake::FakeBackend;
 
     fn vm_cpu() -> CpuInfo {
         let mut c = CpuInfo::parse_cpuinfo(

@@ -11,11 +11,9 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::clock::Clock;
-use crate::counter_backend::{
-    CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope,
-};
-use crate::event_spec::{EventKind, EventSpec};
+use crate::backend::clock::Clock;
+use crate::backend::{CounterBackend, CounterGroup, GroupTimes, OpenError, OpenErrorKind, Scope};
+use crate::events::spec::{EventKind, EventSpec};
 
 #[derive(Default)]
 struct Config {

@@ -10,12 +10,12 @@ use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
-use crate::clock::Clock;
-use crate::counter_backend::OpenError;
-use crate::counting_plan::CountingPlan;
+use crate::backend::clock::Clock;
+use crate::backend::getrusage::{Rusage, RusageWho};
+use crate::backend::{CounterGroup, OpenError};
+use crate::counting::plan::CountingPlan;
+use crate::counting::thread::{Accumulator, Snapshot};
 use crate::report::{ExitInfo, Measurement};
-use crate::rusage::{Rusage, RusageWho};
-use crate::thread_counters::{Accumulator, Snapshot};
 
 /// What a counted run produced.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,20 +99,8 @@ pub fn run_counted(
     let (mut groups, open_errors) = plan.open_groups();
     let mut before = Snapshot::new(layout);
     let mut after = Snapshot::new(layout);
-    let read = |groups: &[Option<Box<dyn crate::CounterGroup>>], snap: &mut Snapshot| {
-        for (g, (grp, gl)) in groups.iter().zip(&layout.groups).enumerate() {
-            let r = gl.offset..gl.offset + gl.events.len();
-            snap.valid[g] = match grp {
-                Some(grp) => match grp.read(&mut snap.values[r]) {
-                    Ok(t) => {
-                        snap.times[g] = t;
-                        true
-                    }
-                    Err(_) => false,
-                },
-                None => false,
-            };
-        }
+    let read = |groups: &[Option<Box<dyn CounterGroup>>], snap: &mut Snapshot| {
+        snap.read_groups(groups, layout, || {});
         snap.t_ns = clock.now_ns();
     };
     read(&groups, &mut before);

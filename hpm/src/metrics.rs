@@ -2,10 +2,46 @@
 //! measurement provides. A metric whose ingredients are missing is not
 //! produced; one whose denominator is zero is produced as NaN (printed `n/a`).
 
-use crate::env_config::{EnvConfig, Latencies};
-use crate::event_spec::{EventRole, names::*};
+use crate::events::spec::{EventRole, names::*};
 
-/// Settings that enter derived metrics.
+/// Miss latencies in cycles (seed §2.5.3, the `HPM_*_LATENCY` variables),
+/// `None` when not set.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Latencies {
+    /// `HPM_MEM_LATENCY`.
+    pub mem: Option<f64>,
+    /// `HPM_AVG_L3_LATENCY`.
+    pub avg_l3: Option<f64>,
+    /// `HPM_L3_LATENCY`.
+    pub l3: Option<f64>,
+    /// `HPM_L35_LATENCY` (accepted, no Linux event to apply it to).
+    pub l35: Option<f64>,
+    /// `HPM_AVG_L2_LATENCY`.
+    pub avg_l2: Option<f64>,
+    /// `HPM_L2_LATENCY`.
+    pub l2: Option<f64>,
+    /// `HPM_L25_LATENCY` (accepted, no Linux event to apply it to).
+    pub l25: Option<f64>,
+    /// `HPM_L275_LATENCY` (accepted, no Linux event to apply it to).
+    pub l275: Option<f64>,
+    /// `HPM_TLB_LATENCY`.
+    pub tlb: Option<f64>,
+}
+
+impl Latencies {
+    /// L2 latency to use: `HPM_L2_LATENCY`, else the average (seed §2.5.3 rule).
+    pub fn effective_l2(&self) -> Option<f64> {
+        self.l2.or(self.avg_l2)
+    }
+
+    /// L3 latency to use: `HPM_L3_LATENCY`, else the average (seed §2.5.3 rule).
+    pub fn effective_l3(&self) -> Option<f64> {
+        self.l3.or(self.avg_l3)
+    }
+}
+
+/// Settings that enter derived metrics ([`MetricContext::from_config`] takes
+/// them from the `HPM_*` environment).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricContext {
     /// `HPM_DIV_WEIGHT`: weighted flops are computed only when set.
@@ -14,17 +50,6 @@ pub struct MetricContext {
     pub latencies: Latencies,
     /// Nominal clock in MHz (cycle time of the latency estimates).
     pub cpu_mhz: Option<f64>,
-}
-
-impl MetricContext {
-    /// Takes weight and latencies from the environment configuration.
-    pub fn from_config(cfg: &EnvConfig, cpu_mhz: Option<f64>) -> MetricContext {
-        MetricContext {
-            div_weight: cfg.div_weight,
-            latencies: cfg.latencies.clone(),
-            cpu_mhz,
-        }
-    }
 }
 
 /// One event value entering the metrics (already scaled for multiplexing).

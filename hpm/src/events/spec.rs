@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::cpu_info::{CpuInfo, CpuVendor};
+use crate::events::cpu::{CpuInfo, CpuVendor};
 
 /// How an event is programmed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

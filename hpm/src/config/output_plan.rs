@@ -4,12 +4,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::aggregator::Aggregator;
-use crate::ascii_writer::{AsciiWriter, RenderOptions};
-use crate::csv_codec::CsvCodec;
-use crate::env_config::EnvConfig;
+use crate::config::env::EnvConfig;
+use crate::output::aggregate::Aggregator;
+use crate::output::ascii::{AsciiWriter, RenderOptions};
+use crate::output::csv::CsvCodec;
+use crate::output::viz::VizWriter;
 use crate::report::{LocalDateTime, Report, Tool};
-use crate::viz_writer::VizWriter;
 
 /// Command-line settings of `hpmcount` that override the environment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

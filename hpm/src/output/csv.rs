@@ -8,14 +8,14 @@
 //! `counter` (one event: scaled `value`, `raw`, group `enabled_ns` /
 //! `running_ns`), `derived` (a derived metric; recomputed, never read back).
 
-use crate::ascii_writer::RenderOptions;
-use crate::derived_metric::compute_metrics;
-use crate::event_spec::EventRole;
+use crate::backend::getrusage::Rusage;
+use crate::events::spec::EventRole;
+use crate::metrics::compute_metrics;
+use crate::output::ascii::RenderOptions;
 use crate::report::{
     CounterValue, ExitInfo, GroupValues, LocalDateTime, Measurement, Report, SectionReport,
     SetValues, Tool,
 };
-use crate::rusage::Rusage;
 
 /// The header.
 pub const COLUMNS: [&str; 22] = [

@@ -1,10 +1,28 @@
-//! The counter backend abstraction: everything above it (derived metrics,
-//! inclusive/exclusive values, reports) is tested with a fake backend.
+//! Where the numbers come from: the counter backend abstraction
+//! ([`CounterBackend`], [`CounterGroup`]) and its implementations, plus the
+//! wall clock. Everything above it (derived metrics, inclusive/exclusive
+//! values, reports) is tested with the [`fake`] backend.
+//!
+//! - [`perf`]: Linux `perf_event_open(2)` (read(2) or `rdpmc`).
+//! - [`rusage`]: `getrusage(2)` fields as counters, the last fallback.
+//! - [`getrusage`]: the `getrusage(2)` call and its result ([`getrusage::Rusage`]).
+//! - [`fake`]: a deterministic backend and clock for tests.
+//! - [`clock`]: the wall-clock source of section timing.
+//!
+//! Depends on [`crate::events`] only.
 
+pub mod clock;
+pub mod fake;
+pub mod getrusage;
+pub mod perf;
+pub mod rusage;
+
+use std::cell::Cell;
 use std::fmt;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::event_spec::EventSpec;
+use crate::events::spec::EventSpec;
 
 /// What a counter group observes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,6 +170,26 @@ pub fn scale(raw: u64, times: GroupTimes) -> Option<f64> {
         };
     }
     Some(raw as f64 * (times.enabled_ns as f64 / times.running_ns as f64))
+}
+
+thread_local! {
+    static THREAD_SERIAL: Cell<u64> = const { Cell::new(0) };
+}
+static NEXT_SERIAL: AtomicU64 = AtomicU64::new(1);
+
+/// A cheap process-unique id of the calling thread (no syscall after the
+/// first call): backends check it before a read that only the owning thread
+/// can do, the sessions to tell a section's owner.
+pub(crate) fn thread_serial() -> u64 {
+    THREAD_SERIAL.with(|s| {
+        let v = s.get();
+        if v != 0 {
+            return v;
+        }
+        let v = NEXT_SERIAL.fetch_add(1, Ordering::Relaxed);
+        s.set(v);
+        v
+    })
 }
 
 #[cfg(test)]

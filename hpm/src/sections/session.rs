@@ -29,13 +29,12 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::clock::Clock;
-use crate::counter_backend::OpenError;
-use crate::counting_plan::{CounterLayout, CountingPlan};
-use crate::hpm_error::HpmError;
-use crate::perf_backend::thread_serial;
+use crate::backend::clock::Clock;
+use crate::backend::{OpenError, thread_serial};
+use crate::counting::plan::{CounterLayout, CountingPlan};
+use crate::counting::thread::{Accumulator, Snapshot, ThreadCounters};
 use crate::report::{Measurement, SectionReport};
-use crate::thread_counters::{Accumulator, Snapshot, ThreadCounters};
+use crate::sections::error::HpmError;
 
 /// Parent id for `hpmStartx`: find the parent automatically (seed §3.6.2).
 pub const HPM_AUTO_PARENT: i32 = 0;
@@ -207,7 +206,7 @@ impl Session {
         let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         lock(&self.notices).push(format!(
             "thread {}: could not open counters ({}); its sections show them as not counted",
-            crate::thread_counters::gettid(),
+            crate::counting::thread::gettid(),
             list.join("; ")
         ));
     }
@@ -459,11 +458,11 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter_backend::Scope;
-    use crate::cpu_info::CpuInfo;
-    use crate::event_set::EventSet;
-    use crate::fake_backend::FakeBackend;
-    use crate::interval_set::IntervalSet;
+    use crate::backend::Scope;
+    use crate::backend::fake::FakeBackend;
+    use crate::events::cpu::CpuInfo;
+    use crate::events::set::EventSet;
+    use crate::sections::intervals::IntervalSet;
 
     /// A session on the fake backend counting the sw set; `instructions`
     /// (in a user set) counts 3 per ns, everything else 1 per ns.
@@ -475,8 +474,8 @@ mod tests {
         let set = EventSet::from_events(
             "user",
             vec![
-                crate::EventSpec::parse("task-clock", &cpu).unwrap(),
-                crate::EventSpec::parse("instructions", &cpu).unwrap(),
+                crate::events::spec::EventSpec::parse("task-clock", &cpu).unwrap(),
+                crate::events::spec::EventSpec::parse("instructions", &cpu).unwrap(),
             ],
         );
         let plan = CountingPlan::unprobed(&[set], Arc::new(fake.clone()), Scope::CallingThread);

@@ -8,7 +8,11 @@
 
 use std::fmt;
 
-use crate::aggregator::Aggregator;
+use crate::events::cpu::CpuInfo;
+use crate::events::set::EventSelection;
+use crate::metrics::Latencies;
+use crate::metrics::MetricContext;
+use crate::output::aggregate::Aggregator;
 
 /// Names of the environment variables understood by this crate.
 pub mod vars {
@@ -82,41 +86,6 @@ pub struct ConfigWarning(pub String);
 impl fmt::Display for ConfigWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-/// Miss latencies in cycles (seed §2.5.3), `None` when not set.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Latencies {
-    /// `HPM_MEM_LATENCY`.
-    pub mem: Option<f64>,
-    /// `HPM_AVG_L3_LATENCY`.
-    pub avg_l3: Option<f64>,
-    /// `HPM_L3_LATENCY`.
-    pub l3: Option<f64>,
-    /// `HPM_L35_LATENCY` (accepted, no Linux event to apply it to).
-    pub l35: Option<f64>,
-    /// `HPM_AVG_L2_LATENCY`.
-    pub avg_l2: Option<f64>,
-    /// `HPM_L2_LATENCY`.
-    pub l2: Option<f64>,
-    /// `HPM_L25_LATENCY` (accepted, no Linux event to apply it to).
-    pub l25: Option<f64>,
-    /// `HPM_L275_LATENCY` (accepted, no Linux event to apply it to).
-    pub l275: Option<f64>,
-    /// `HPM_TLB_LATENCY`.
-    pub tlb: Option<f64>,
-}
-
-impl Latencies {
-    /// L2 latency to use: `HPM_L2_LATENCY`, else the average (seed §2.5.3 rule).
-    pub fn effective_l2(&self) -> Option<f64> {
-        self.l2.or(self.avg_l2)
-    }
-
-    /// L3 latency to use: `HPM_L3_LATENCY`, else the average (seed §2.5.3 rule).
-    pub fn effective_l3(&self) -> Option<f64> {
-        self.l3.or(self.avg_l3)
     }
 }
 
@@ -305,6 +274,53 @@ impl EnvConfig {
         }
         (cfg, w)
     }
+
+    /// Runs the aggregator's distributor (seed §2.7.4): with `average`, `min`
+    /// or `max` and a comma list in `event_set`, this rank keeps one set of
+    /// the list. Returns the notices to print; `source` is how the aggregator
+    /// was chosen, as the notice names it (`"HPM_AGGREGATE="`, `"-a "`).
+    pub fn distribute_event_sets(&mut self, source: &str) -> Vec<String> {
+        let mut notices = Vec::new();
+        let Some(agg) = self.aggregate else {
+            return notices;
+        };
+        if let Some(set) = agg.distribute(self.event_set.as_deref(), self.mpi_rank) {
+            notices.push(format!(
+                "{agg} distributor: rank {} counts event set '{set}'",
+                self.mpi_rank.unwrap_or(0)
+            ));
+            self.event_set = Some(set);
+        }
+        if agg.is_cross_task() {
+            notices.push(format!(
+                "{source}{agg}: each task writes its own CSV file; combine them with \
+                 `hpmcount merge -a {agg} <files>`"
+            ));
+        }
+        notices
+    }
+
+    /// The event sets to count: `event_set` parsed for `cpu` (with the
+    /// parser's warnings), or the default selection.
+    pub fn event_selection(&self, cpu: &CpuInfo) -> (EventSelection, Vec<String>) {
+        match self.event_set.as_deref() {
+            Some(text) => EventSelection::parse(text, cpu),
+            None => (EventSelection::default_for(cpu), Vec::new()),
+        }
+    }
+}
+
+/// The derived metrics take their settings from the environment here, so
+/// that the metrics know nothing of the configuration.
+impl MetricContext {
+    /// Takes weight and latencies from the environment configuration.
+    pub fn from_config(cfg: &EnvConfig, cpu_mhz: Option<f64>) -> MetricContext {
+        MetricContext {
+            div_weight: cfg.div_weight,
+            latencies: cfg.latencies.clone(),
+            cpu_mhz,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -416,6 +432,43 @@ mod tests {
             w.iter()
                 .any(|m| m.0.contains("HPM_L25_LATENCY is accepted but not used"))
         );
+    }
+
+    #[test]
+    fn distributor_picks_this_ranks_set_and_says_so() {
+        let (mut c, _) = cfg(&[
+            ("HPM_EVENT_SET", "fp,cache,sw"),
+            ("HPM_AGGREGATE", "average"),
+            ("PMI_RANK", "4"),
+        ]);
+        let notices = c.distribute_event_sets("HPM_AGGREGATE=");
+        assert_eq!(c.event_set.as_deref(), Some("cache"));
+        assert_eq!(
+            notices,
+            [
+                "average distributor: rank 4 counts event set 'cache'",
+                "HPM_AGGREGATE=average: each task writes its own CSV file; combine them with \
+                 `hpmcount merge -a average <files>`",
+            ]
+        );
+        let (mut c, _) = cfg(&[("HPM_EVENT_SET", "fp,sw"), ("HPM_AGGREGATE", "loc_merge")]);
+        assert!(c.distribute_event_sets("-a ").is_empty());
+        assert_eq!(c.event_set.as_deref(), Some("fp,sw"));
+        let (mut c, _) = cfg(&[("HPM_EVENT_SET", "fp,sw")]);
+        assert!(c.distribute_event_sets("-a ").is_empty());
+    }
+
+    #[test]
+    fn event_selection_from_the_set_or_the_default() {
+        let cpu = CpuInfo::parse_cpuinfo("");
+        let (c, _) = cfg(&[]);
+        let (sel, w) = c.event_selection(&cpu);
+        assert_eq!(sel, EventSelection::default_for(&cpu));
+        assert!(w.is_empty());
+        let (c, _) = cfg(&[("HPM_EVENT_SET", "sw,nonsense")]);
+        let (sel, w) = c.event_selection(&cpu);
+        assert_eq!(sel.sets[0].name, "sw");
+        assert_eq!(w.len(), 1, "{w:?}");
     }
 
     #[test]

@@ -1,0 +1,11 @@
+//! A [`crate::report::Report`] turned into text and back: the [`ascii`]
+//! report (`.hpm` and stdout), the XML [`viz`] file, the [`csv`] table (which
+//! `hpmcount merge` reads back), and the [`aggregate`] strategies applied to
+//! one task or across tasks.
+//!
+//! Depends on the report and the metrics; knows nothing of the environment.
+
+pub mod aggregate;
+pub mod ascii;
+pub mod csv;
+pub mod viz;
