@@ -89,15 +89,8 @@ pub const UNSUPPORTED: &[&str] = &[
 ];
 
 /// Launcher variables holding this process's 0-based MPI rank, in the order
-/// they are consulted.
-pub const RANK_VARS: &[&str] = &[
-    "OMPI_COMM_WORLD_RANK",
-    "PMI_RANK",
-    "PMIX_RANK",
-    "SLURM_PROCID",
-    "MV2_COMM_WORLD_RANK",
-    "ALPS_APP_PE",
-];
+/// they are consulted (the same list as `hpm`'s task numbering).
+pub const RANK_VARS: &[&str] = &hpm::env_config::vars::RANK_VARS;
 
 /// Launcher variables holding the number of MPI tasks, in the order they are
 /// consulted.
