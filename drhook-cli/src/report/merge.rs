@@ -176,6 +176,8 @@ pub struct Merger {
     cur: HashMap<(u32, u32), ThreadVals>,
     cur_proc: u32,
     cur_kind: Option<Kind>,
+    /// The first file merged (named in errors about mixed kinds).
+    first: Option<PathBuf>,
 }
 
 impl Merger {
@@ -217,6 +219,9 @@ impl Merger {
             ));
         }
         self.kind = Some(kind);
+        if self.first.is_none() {
+            self.first = Some(what.to_path_buf());
+        }
         self.cur_kind = Some(kind);
         self.cur_proc = proc;
         self.cur.clear();
@@ -338,13 +343,20 @@ impl Merger {
         if let (Some(a), Some(b)) = (self.kind, other.kind)
             && a != b
         {
-            return Err(Error::msg(format!(
-                "cannot merge {} profiles with {} profiles",
-                kind_name(a),
-                kind_name(b)
-            )));
+            let what = other.first.clone().unwrap_or_default();
+            return Err(Error::file(
+                &what,
+                format!(
+                    "a {} profile cannot be merged with {} profiles",
+                    kind_name(b),
+                    kind_name(a)
+                ),
+            ));
         }
         self.kind = self.kind.or(other.kind);
+        if self.first.is_none() {
+            self.first = other.first.clone();
+        }
         let shift = self.order;
         for (name, acc) in other.names.iter().zip(other.accs) {
             let id = self.id(name);
@@ -411,37 +423,75 @@ fn kind_name(k: Kind) -> &'static str {
     }
 }
 
-/// Merges files with up to `jobs` threads (contiguous groups of files,
-/// combined in input order, so the result does not depend on timing).
+/// Files per block: each block is merged in order by one thread, and
+/// blocks are combined in input order, so the floating-point sums (and the
+/// table) are the same whatever the number of threads.
+pub const BLOCK: usize = 32;
+
+/// Merges files with up to `jobs` threads.
 pub fn merge_files(files: &[PathBuf], options: ReadOptions, jobs: usize) -> Result<Table> {
-    let jobs = jobs.clamp(1, files.len().max(1));
-    let chunk = files.len().div_ceil(jobs).max(1);
-    let parts: Vec<Result<Merger>> = std::thread::scope(|s| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|group| {
-                s.spawn(move || {
-                    let mut m = Merger::new();
-                    for f in group {
-                        m.add_file(f, options)?;
-                    }
-                    Ok(m)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::msg("internal error: a merge thread panicked")))
-            })
-            .collect()
-    });
-    let mut all = Merger::new();
-    for p in parts {
-        all.combine(p?)?;
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    struct Combined {
+        next: usize,
+        waiting: BTreeMap<usize, Merger>,
+        all: Merger,
+        /// The error of the earliest block that failed.
+        error: Option<(usize, Error)>,
     }
-    Ok(all.finish())
+    let blocks: Vec<&[PathBuf]> = files.chunks(BLOCK).collect();
+    let jobs = jobs.clamp(1, blocks.len().max(1));
+    let next_block = AtomicUsize::new(0);
+    let state = Mutex::new(Combined {
+        next: 0,
+        waiting: BTreeMap::new(),
+        all: Merger::new(),
+        error: None,
+    });
+    let work = || {
+        loop {
+            let i = next_block.fetch_add(1, Ordering::Relaxed);
+            if i >= blocks.len() {
+                return;
+            }
+            let mut m = Merger::new();
+            let r = blocks[i].iter().try_for_each(|f| m.add_file(f, options));
+            let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = r {
+                if st.error.as_ref().is_none_or(|(k, _)| i < *k) {
+                    st.error = Some((i, e));
+                }
+                next_block.store(blocks.len(), Ordering::Relaxed);
+                return;
+            }
+            st.waiting.insert(i, m);
+            while let Some(m) = {
+                let k = st.next;
+                st.waiting.remove(&k)
+            } {
+                let k = st.next;
+                st.next += 1;
+                if let Err(e) = st.all.combine(m)
+                    && st.error.as_ref().is_none_or(|(j, _)| k < *j)
+                {
+                    st.error = Some((k, e));
+                }
+            }
+        }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..jobs {
+            s.spawn(work);
+        }
+        work();
+    });
+    let st = state.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, e)) = st.error {
+        return Err(e);
+    }
+    Ok(st.all.finish())
 }
 
 /// Warnings about the set of tasks: a `proc#` seen more than once.

@@ -25,18 +25,70 @@ pub struct TopOptions {
     pub flat: bool,
 }
 
-struct Paint {
-    on: bool,
+/// How a line is styled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    Plain,
+    Bold,
+    Dim,
+    /// A flat-table row: its bar is coloured.
+    Bar,
 }
 
-impl Paint {
-    fn s(&self, style: Style, text: &str) -> String {
-        if self.on {
-            format!("{}{text}{}", style.render(), style.render_reset())
-        } else {
-            text.to_string()
-        }
+/// Lines drawn plain, then cut to the width, then styled.
+struct Screen {
+    lines: Vec<(String, LineKind)>,
+}
+
+impl Screen {
+    fn push(&mut self, k: LineKind, line: String) {
+        self.lines.push((line, k));
     }
+
+    fn finish(self, o: &TopOptions) -> String {
+        let mut out = String::new();
+        for (l, k) in self.lines {
+            let l = fit(l.trim_end(), o.width);
+            let styled = if !o.color || l.is_empty() {
+                l
+            } else {
+                match k {
+                    LineKind::Plain => l,
+                    LineKind::Bold => paint(bold(), &l),
+                    LineKind::Dim => paint(dim(), &l),
+                    LineKind::Bar => paint_bar(&l),
+                }
+            };
+            out.push_str(&styled);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn paint(style: Style, text: &str) -> String {
+    format!("{}{text}{}", style.render(), style.render_reset())
+}
+
+const BAR_CHARS: &str = "█▏▎▍▌▋▊▉";
+
+/// Colours the run of bar characters in a line.
+fn paint_bar(l: &str) -> String {
+    let Some(start) = l.find(|c| BAR_CHARS.contains(c)) else {
+        return l.to_string();
+    };
+    let len: usize = l[start..]
+        .chars()
+        .take_while(|c| BAR_CHARS.contains(*c))
+        .map(char::len_utf8)
+        .sum();
+    let end = start + len;
+    format!(
+        "{}{}{}",
+        &l[..start],
+        paint(bar_style(), &l[start..end]),
+        &l[end..]
+    )
 }
 
 fn bold() -> Style {
@@ -96,24 +148,21 @@ fn title(p: &Profile) -> String {
     s
 }
 
-/// The whole screen.
+/// The whole screen: every line at most `o.width` characters.
 pub fn render(p: &Profile, o: &TopOptions) -> String {
-    let paint = Paint { on: o.color };
-    let mut out = String::new();
+    let mut sc = Screen { lines: Vec::new() };
     if let Some(src) = &p.source {
-        out.push_str(&paint.s(bold(), &fit(src, o.width)));
-        out.push('\n');
+        sc.push(LineKind::Bold, src.clone());
     }
-    out.push_str(&fit(&title(p), o.width));
-    out.push('\n');
+    sc.push(LineKind::Plain, title(p));
     match &p.tree {
-        Some(_) if !o.flat => tree(p, o, &paint, &mut out),
-        _ => flat(p, o, &paint, &mut out),
+        Some(_) if !o.flat => tree(p, o, &mut sc),
+        _ => flat(p, o, &mut sc),
     }
-    out
+    sc.finish(o)
 }
 
-fn flat(p: &Profile, o: &TopOptions, paint: &Paint, out: &mut String) {
+fn flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
     let rows: Vec<_> = p
         .rows
         .iter()
@@ -145,15 +194,13 @@ fn flat(p: &Profile, o: &TopOptions, paint: &Paint, out: &mut String) {
         "{:>rank_w$} {:>7} {:bar_w$} {:>10} {:>10} {:>11}    {}",
         "#", "Self%", "", "Self(s)", "Total(s)", "Calls", "Routine@thread"
     );
-    out.push('\n');
-    out.push_str(&paint.s(bold(), head.trim_end()));
-    out.push('\n');
+    sc.push(LineKind::Plain, String::new());
+    sc.push(LineKind::Bold, head);
     for (i, r) in rows.iter().enumerate() {
         let pct = r.pct;
         let name = format!("{}@{}", r.routine, r.thread);
         let star = if r.star { "*" } else { " " };
         let line_start = format!("{:>rank_w$} {:>6.2}% ", i + 1, pct);
-        let b = paint.s(bar_style(), &bar(pct / 100.0, bar_w));
         let rest = format!(
             " {:>10.3} {:>10.3} {:>11}   {star}{}",
             r.self_s,
@@ -161,21 +208,20 @@ fn flat(p: &Profile, o: &TopOptions, paint: &Paint, out: &mut String) {
             r.calls,
             fit(&name, name_room.max(8))
         );
-        out.push_str(&line_start);
-        out.push_str(&b);
-        out.push_str(rest.trim_end());
-        out.push('\n');
+        sc.push(
+            LineKind::Bar,
+            format!("{line_start}{}{rest}", bar(pct / 100.0, bar_w)),
+        );
     }
     if n < p.rows.len() && o.limit != 0 {
-        out.push_str(&paint.s(
-            dim(),
-            &format!("({} more rows; --limit 0 shows all)", p.rows.len() - n),
-        ));
-        out.push('\n');
+        sc.push(
+            LineKind::Dim,
+            format!("({} more rows; --limit 0 shows all)", p.rows.len() - n),
+        );
     }
 }
 
-fn tree(p: &Profile, o: &TopOptions, paint: &Paint, out: &mut String) {
+fn tree(p: &Profile, o: &TopOptions, sc: &mut Screen) {
     let nodes = p.tree.as_deref().unwrap_or_default();
     let pos: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
     let mut kids: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
@@ -195,24 +241,28 @@ fn tree(p: &Profile, o: &TopOptions, paint: &Paint, out: &mut String) {
         if o.thread.is_some_and(|x| x != t) {
             continue;
         }
-        let busy: f64 = nodes
-            .iter()
-            .filter(|n| n.thread == t)
-            .map(|n| n.self_s)
-            .sum::<f64>();
+        let roots: Vec<usize> = kids
+            .get(&None)
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|&i| nodes[i].thread == t)
+                    .collect()
+            })
+            .unwrap_or_default();
+        // The thread's time in instrumented routines: Σ totals of its roots.
+        let busy: f64 = roots.iter().map(|&i| nodes[i].total_s).sum();
         let denom = if busy > 0.0 { busy } else { 1.0 };
-        out.push('\n');
-        out.push_str(&paint.s(
-            bold(),
-            &format!("Thread {t}: {busy:.3} s of self time in instrumented routines"),
-        ));
-        out.push('\n');
+        sc.push(LineKind::Plain, String::new());
+        sc.push(
+            LineKind::Bold,
+            format!("Thread {t}: {busy:.3} s in instrumented routines (the % base)"),
+        );
         let head = format!(
             "{:>10} {:>7} {:>10} {:>7} {:>11}  {}",
             "Total(s)", "Total%", "Self(s)", "Self%", "Calls", "Routine"
         );
-        out.push_str(&paint.s(bold(), &head));
-        out.push('\n');
+        sc.push(LineKind::Bold, head);
         let fixed = 10 + 1 + 7 + 1 + 10 + 1 + 7 + 1 + 11 + 2;
         let room = o.width.saturating_sub(fixed).max(12);
         // Depth-first, with the tree drawn in the name column.
@@ -249,12 +299,14 @@ fn tree(p: &Profile, o: &TopOptions, paint: &Paint, out: &mut String) {
                 n.calls,
                 fit(&name, room)
             );
-            if n.inferred {
-                out.push_str(&paint.s(dim(), &line));
-            } else {
-                out.push_str(&line);
-            }
-            out.push('\n');
+            sc.push(
+                if n.inferred {
+                    LineKind::Dim
+                } else {
+                    LineKind::Plain
+                },
+                line,
+            );
             shown += 1;
             let ch = kids.get(&Some(i)).cloned().unwrap_or_default();
             if o.depth != 0 && depth >= o.depth {
@@ -278,11 +330,10 @@ fn tree(p: &Profile, o: &TopOptions, paint: &Paint, out: &mut String) {
             }
         }
         if hidden > 0 {
-            out.push_str(&paint.s(
-                dim(),
-                &format!("({hidden} more nodes; --limit 0 --depth 0 show all)"),
-            ));
-            out.push('\n');
+            sc.push(
+                LineKind::Dim,
+                format!("({hidden} more nodes; --limit 0 --depth 0 show all)"),
+            );
         }
     }
 }

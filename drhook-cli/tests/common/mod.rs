@@ -307,3 +307,82 @@ pub fn profile() -> impl Strategy<Value = Profile> {
             },
         )
 }
+
+/// `target/<profile>` of this test build.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Builds other workspace targets (`cargo build <args>`) into this test
+/// build's target directory and profile; a no-op when up to date.
+pub fn cargo_build(args: &[&str]) {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.arg("build")
+        .args(args)
+        .arg("--manifest-path")
+        .arg(workspace().join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir().parent().unwrap());
+    if target_dir().file_name().is_some_and(|n| n == "release") {
+        cmd.arg("--release");
+    }
+    let out = cmd.output().expect("cargo");
+    assert!(
+        out.status.success(),
+        "cargo build {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `program` in `dir` with a clean Dr.Hook environment plus `env`.
+pub fn run_with_env(dir: &Path, program: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(dir);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("DR_HOOK") || k.starts_with("DRHOOK_") {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output()
+        .unwrap_or_else(|e| panic!("{}: {e}", program.display()))
+}
+
+/// The `weather` example (built on first use).
+pub fn weather() -> PathBuf {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| cargo_build(&["-p", "drhook-examples", "--bin", "weather"]));
+    target_dir().join("weather")
+}
+
+/// Runs the weather model as MPI task `rank` of `nranks` (the launcher's
+/// variables, no MPI library) with `steps` time steps on 2 threads, in
+/// `dir`, under `DR_HOOK_OPT=opt`; returns the profile's path.
+pub fn weather_run(dir: &Path, rank: u32, nranks: u32, steps: u32, opt: &str) -> PathBuf {
+    let r = rank.to_string();
+    let n = nranks.to_string();
+    let s = steps.to_string();
+    let o = run_with_env(
+        dir,
+        &weather(),
+        &[&s, "2"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", opt),
+            ("OMPI_COMM_WORLD_RANK", &r),
+            ("OMPI_COMM_WORLD_SIZE", &n),
+        ],
+    );
+    ok(&o);
+    let p = dir.join(format!("drhook.prof.{}", rank + 1));
+    assert!(p.exists(), "{} not written:\n{}", p.display(), stderr(&o));
+    p
+}
