@@ -29,17 +29,20 @@ pub struct Args {
 /// Runs the command.
 pub fn run(a: &Args, g: &Global) -> Result<u8> {
     let profiles = load_all(&a.files, g)?;
-    let value = if a.hatchet {
-        hatchet::literal(&profiles)
-    } else {
-        serde_json::to_value(json::document(&profiles)).map_err(|e| Error::msg(e.to_string()))?
-    };
-    let mut s = if a.pretty {
-        serde_json::to_string_pretty(&value)
-    } else {
-        serde_json::to_string(&value)
+    fn to_text<T: serde::Serialize>(v: &T, pretty: bool) -> Result<String> {
+        if pretty {
+            serde_json::to_string_pretty(v)
+        } else {
+            serde_json::to_string(v)
+        }
+        .map_err(|e| Error::msg(e.to_string()))
     }
-    .map_err(|e| Error::msg(e.to_string()))?;
+    // The document in the schema's member order ("format" first).
+    let mut s = if a.hatchet {
+        to_text(&hatchet::literal(&profiles), a.pretty)?
+    } else {
+        to_text(&json::document(&profiles), a.pretty)?
+    };
     s.push('\n');
     emit(a.output.as_deref(), s.as_bytes())?;
     Ok(EXIT_OK)
