@@ -351,6 +351,72 @@ fn top_draws_the_tree_or_the_table_to_the_width() {
     assert!(!limited.contains("Thread 2:"));
 }
 
+/// Every layout our engine writes is read, and written back byte for byte.
+#[test]
+fn engine_profile_variants_read_and_write_back() {
+    use drhook_cli::profile::{Columns, Kind, PerCall};
+    let dir = tempfile::tempdir().unwrap();
+    let read = |opt: &str, extra: &[(&str, &str)], packed: bool| {
+        let sub = dir
+            .path()
+            .join(opt.replace(',', "_") + &extra.len().to_string());
+        std::fs::create_dir_all(&sub).unwrap();
+        let p = weather_run_env(&sub, 0, 1, 3, opt, extra);
+        let prof = text::read(
+            &p,
+            ReadOptions {
+                packed_callpath: packed,
+            },
+        )
+        .unwrap();
+        if !packed {
+            let original = std::fs::read_to_string(&p).unwrap();
+            assert_eq!(to_text(&prof), original, "{opt}");
+        }
+        prof
+    };
+    let p = read("prof,callpath,clusterinfo,self", &[], false);
+    assert!(p.header.clusterinfo && p.header.sizeinfo);
+    assert!(p.rows.iter().all(|r| r.cluster.is_some()));
+    assert!(p.rows.iter().any(|r| r.routine == "$drhook"));
+    assert!(
+        p.rows.iter().any(|r| r.sizes.is_some()),
+        "IO:ENCODE has sizes"
+    );
+    let tree = p.tree.as_ref().unwrap();
+    let paths = drhook_cli::profile::tree::paths(tree);
+    assert!(
+        paths
+            .iter()
+            .any(|v| v.ends_with(&["DYN:MG_VCYCLE", "DYN:MG_VCYCLE", "DYN:MG_VCYCLE"])),
+        "recursive paths"
+    );
+    assert!(tree.iter().all(|n| !n.inferred), "every caller has its row");
+    let c = read("cpuprof", &[], false);
+    assert_eq!(c.header.kind, Kind::Cpu);
+    let h = read("hpmprof", &[], false);
+    assert_eq!(h.header.columns, Columns::Counters);
+    assert!(
+        h.rows
+            .iter()
+            .all(|r| matches!(r.per_call, PerCall::Counters { .. }))
+    );
+    // Packed call paths give the same tree shape as indented ones.
+    let packed = read("prof,callpath", &[("DR_HOOK_CALLPATH_PACKED", "1")], true);
+    let indented = read("prof,callpath", &[], false);
+    let shape = |p: &drhook_cli::profile::Profile| {
+        let t = p.tree.as_ref().unwrap();
+        let mut v: Vec<(u32, String, u64)> = drhook_cli::profile::tree::paths(t)
+            .iter()
+            .zip(t)
+            .map(|(path, n)| (n.thread, path.join("/"), n.calls))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(shape(&packed), shape(&indented));
+}
+
 /// Deterministic outputs on the reference's example files.
 #[test]
 fn snapshots_of_the_reference_examples() {

@@ -182,6 +182,20 @@ fn bad_input_gets_an_error_naming_file_and_line() {
         format!("{}:2: not UTF-8 text: not a Dr.Hook profile", bin.display())
     );
 
+    // A huge binary file without newlines is not read whole.
+    let big = dir.path().join("big.bin");
+    std::fs::write(&big, vec![b'x'; 3 << 20]).unwrap();
+    let e = text::read(&big, ReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{}:1: a line longer than 1048576 bytes: not a Dr.Hook profile",
+            big.display()
+        )
+    );
+
     // Truncated inside the header, at a line boundary.
     let e = error_of(&join(&lines[..4]));
     assert!(

@@ -9,7 +9,7 @@
 //!
 //! Every error names the file and the line, and says what was expected.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use super::number::{decimal, grouped, signed, unsigned};
@@ -36,6 +36,8 @@ const MEM_PROFILING: &str = "Memory-profiling information for program='";
 const COLS_TIME: &str = "    #  % Time";
 const COLS_MEM: &str = "    #  Memory-%";
 const SIZE_HEADER: &str = "(Size; Size/sec; Size/call; MinSize; MaxSize)";
+/// Longest line read (a binary file without newlines is not read whole).
+pub const MAX_LINE: u64 = 1 << 20;
 
 /// Reads a profile's rows one at a time.
 pub struct RowReader<R> {
@@ -137,14 +139,19 @@ impl<R: BufRead> RowReader<R> {
     /// file was cut while being written or copied.
     fn next_line(&mut self) -> Result<bool> {
         self.buf.clear();
-        let n = self
-            .src
+        let n = (&mut self.src)
+            .take(MAX_LINE)
             .read_until(b'\n', &mut self.buf)
             .map_err(|e| err(&self.path, self.line_no + 1, e.to_string()))?;
         if n == 0 {
             return Ok(false);
         }
         self.line_no += 1;
+        if n as u64 == MAX_LINE && self.buf.last() != Some(&b'\n') {
+            return Err(self.err(format!(
+                "a line longer than {MAX_LINE} bytes: not a Dr.Hook profile"
+            )));
+        }
         if self.buf.last() != Some(&b'\n') {
             return Err(self.err(
                 "the file ends in the middle of a line: truncated profile (the last line has no newline)",

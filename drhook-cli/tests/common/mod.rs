@@ -367,20 +367,29 @@ pub fn weather() -> PathBuf {
 /// variables, no MPI library) with `steps` time steps on 2 threads, in
 /// `dir`, under `DR_HOOK_OPT=opt`; returns the profile's path.
 pub fn weather_run(dir: &Path, rank: u32, nranks: u32, steps: u32, opt: &str) -> PathBuf {
+    weather_run_env(dir, rank, nranks, steps, opt, &[])
+}
+
+/// [`weather_run`] with more environment variables.
+pub fn weather_run_env(
+    dir: &Path,
+    rank: u32,
+    nranks: u32,
+    steps: u32,
+    opt: &str,
+    extra: &[(&str, &str)],
+) -> PathBuf {
     let r = rank.to_string();
     let n = nranks.to_string();
     let s = steps.to_string();
-    let o = run_with_env(
-        dir,
-        &weather(),
-        &[&s, "2"],
-        &[
-            ("DR_HOOK", "1"),
-            ("DR_HOOK_OPT", opt),
-            ("OMPI_COMM_WORLD_RANK", &r),
-            ("OMPI_COMM_WORLD_SIZE", &n),
-        ],
-    );
+    let mut env = vec![
+        ("DR_HOOK", "1"),
+        ("DR_HOOK_OPT", opt),
+        ("OMPI_COMM_WORLD_RANK", r.as_str()),
+        ("OMPI_COMM_WORLD_SIZE", n.as_str()),
+    ];
+    env.extend_from_slice(extra);
+    let o = run_with_env(dir, &weather(), &[&s, "2"], &env);
     ok(&o);
     let p = dir.join(format!("drhook.prof.{}", rank + 1));
     assert!(p.exists(), "{} not written:\n{}", p.display(), stderr(&o));
