@@ -1,0 +1,68 @@
+//! `drhook`: reports from Dr.Hook profiles (merge, flamegraph, json, diff,
+//! top). The work is done by the `drhook_cli` library; this is the command
+//! line and the exit status.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use drhook_cli::cmd::{self, EXIT_ERROR, Global};
+
+/// Reports from Dr.Hook profiles (drhook.prof.N text files, ours or the
+/// reference Dr.Hook's, and drhook-profile JSON).
+///
+/// Exit status: 0 success; 1 `diff --threshold` found a regression;
+/// 2 bad arguments, unreadable or malformed input, failed output.
+#[derive(Debug, Parser)]
+#[command(name = "drhook", version, about, long_about)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// One table over all tasks: per routine calls, self and total time
+    /// min/mean/max/stddev across tasks, where the max is, imbalance.
+    Merge(cmd::merge::Args),
+    /// A flame graph (SVG, inferno) of self times, from call paths when the
+    /// profile has them.
+    Flamegraph(cmd::flamegraph::Args),
+    /// The profiles as JSON: the drhook-profile schema, or Hatchet's literal
+    /// format.
+    Json(cmd::json::Args),
+    /// Two runs routine by routine, sorted by change of self time; an exit
+    /// status for CI with --threshold.
+    Diff(cmd::diff::Args),
+    /// A profile as a readable tree (or table) in the terminal.
+    Top(cmd::top::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let g = &cli.global;
+    let result = match &cli.command {
+        Command::Merge(a) => cmd::merge::run(a, g),
+        Command::Flamegraph(a) => cmd::flamegraph::run(a, g),
+        Command::Json(a) => cmd::json::run(a, g),
+        Command::Diff(a) => cmd::diff::run(a, g),
+        Command::Top(a) => cmd::top::run(a, g),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("drhook: error: {e}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,237 @@
+//! Plain-text tables with columns sized to their contents, and the merge
+//! table in text, CSV and JSON.
+
+use super::merge::{Merged, Stats, Table};
+use crate::error::{Error, Result};
+use crate::profile::Kind;
+
+/// Alignment of a column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// Numbers.
+    Right,
+    /// Names.
+    Left,
+}
+
+/// Lays out `rows` under `headers`, two spaces between columns, each
+/// column as wide as its widest cell; the last column is not padded.
+pub fn render(headers: &[(&str, Align)], rows: &[Vec<String>]) -> String {
+    let n = headers.len();
+    let mut w: Vec<usize> = headers.iter().map(|(h, _)| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut o = String::new();
+    let mut line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut l = String::new();
+        for (i, c) in cells.enumerate() {
+            if i > 0 {
+                l.push_str("  ");
+            }
+            let pad = w[i].saturating_sub(c.chars().count());
+            let last = i + 1 == n;
+            match headers[i].1 {
+                Align::Right => {
+                    l.extend(std::iter::repeat_n(' ', pad));
+                    l.push_str(c);
+                }
+                Align::Left => {
+                    l.push_str(c);
+                    if !last {
+                        l.extend(std::iter::repeat_n(' ', pad));
+                    }
+                }
+            }
+        }
+        o.push_str(l.trim_end());
+        o.push('\n');
+    };
+    line(&mut headers.iter().map(|(h, _)| *h));
+    for r in rows {
+        line(&mut r.iter().map(String::as_str));
+    }
+    o
+}
+
+fn secs(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+fn calls(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// The merge table as text.
+pub fn merge_text(t: &Table, limit: Option<usize>) -> String {
+    let kind = match t.kind {
+        Kind::Wall => "wall-clock",
+        Kind::Cpu => "CPU-time",
+        Kind::Memory => "memory",
+    };
+    let per_task = match t.kind {
+        Kind::Cpu => "threads added up",
+        _ => "busiest thread",
+    };
+    let mut o = format!(
+        "{} task{} merged ({kind} profiles, {}), {} routines; seconds per task ({per_task}); a routine missing on a task counts 0 there\n\n",
+        t.ntasks,
+        if t.ntasks == 1 { "" } else { "s" },
+        proc_range(&t.procs),
+        t.routines.len()
+    );
+    use Align::*;
+    let headers = [
+        ("#", Right),
+        ("Self max", Right),
+        ("task:thr", Right),
+        ("Self mean", Right),
+        ("Self min", Right),
+        ("Self sdev", Right),
+        ("Imbal", Right),
+        ("Total max", Right),
+        ("task:thr", Right),
+        ("Total mean", Right),
+        ("Total min", Right),
+        ("Total sdev", Right),
+        ("Calls max", Right),
+        ("Calls mean", Right),
+        ("Calls min", Right),
+        ("Calls sdev", Right),
+        ("Tasks", Right),
+        ("Routine", Left),
+    ];
+    let n = limit.unwrap_or(usize::MAX).min(t.routines.len());
+    let rows: Vec<Vec<String>> = t.routines[..n]
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            vec![
+                (i + 1).to_string(),
+                secs(m.self_s.max),
+                format!("{}:{}", m.self_s.max_task, m.self_s.max_thread),
+                secs(m.self_s.mean),
+                secs(m.self_s.min),
+                secs(m.self_s.stddev),
+                m.imbalance.map_or("-".into(), |v| format!("{v:.2}")),
+                secs(m.total_s.max),
+                format!("{}:{}", m.total_s.max_task, m.total_s.max_thread),
+                secs(m.total_s.mean),
+                secs(m.total_s.min),
+                secs(m.total_s.stddev),
+                calls(m.calls.max),
+                calls(m.calls.mean),
+                calls(m.calls.min),
+                format!("{:.1}", m.calls.stddev),
+                format!("{}/{}", m.tasks, m.ntasks),
+                m.routine.clone(),
+            ]
+        })
+        .collect();
+    o.push_str(&render(&headers, &rows));
+    if n < t.routines.len() {
+        o.push_str(&format!(
+            "({} more routines; --limit 0 shows all)\n",
+            t.routines.len() - n
+        ));
+    }
+    o
+}
+
+/// `1-4`, `1,3,7-9`.
+pub fn proc_range(procs: &[u32]) -> String {
+    let mut v = procs.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            format!("proc#{}", v[i])
+        } else {
+            format!("proc#{}-{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// The merge table as CSV (one line per routine, every statistic).
+pub fn merge_csv(t: &Table) -> Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut head = vec!["routine".to_string(), "tasks".into(), "ntasks".into()];
+    for m in ["calls", "self_s", "total_s"] {
+        for s in ["min", "mean", "max", "stddev", "max_task", "max_thread"] {
+            head.push(format!("{m}_{s}"));
+        }
+    }
+    head.push("imbalance".into());
+    let e = |e: csv::Error| Error::msg(format!("writing CSV: {e}"));
+    w.write_record(&head).map_err(e)?;
+    for m in &t.routines {
+        let mut r = vec![m.routine.clone(), m.tasks.to_string(), m.ntasks.to_string()];
+        for s in [&m.calls, &m.self_s, &m.total_s] {
+            push_stats(&mut r, s);
+        }
+        r.push(m.imbalance.map_or(String::new(), |v| v.to_string()));
+        w.write_record(&r).map_err(e)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| Error::msg(format!("writing CSV: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| Error::msg(e.to_string()))
+}
+
+fn push_stats(r: &mut Vec<String>, s: &Stats) {
+    r.push(s.min.to_string());
+    r.push(s.mean.to_string());
+    r.push(s.max.to_string());
+    r.push(s.stddev.to_string());
+    r.push(s.max_task.to_string());
+    r.push(s.max_thread.to_string());
+}
+
+/// The merge table as JSON.
+pub fn merge_json(t: &Table) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(t).map_err(|e| Error::msg(e.to_string()))?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// Looks a routine up in a merged table.
+pub fn find<'a>(t: &'a Table, routine: &str) -> Option<&'a Merged> {
+    t.routines.iter().find(|m| m.routine == routine)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_fit_their_cells() {
+        let s = render(
+            &[("#", Align::Right), ("Name", Align::Left)],
+            &[
+                vec!["1".into(), "A".into()],
+                vec!["10".into(), "LONGER".into()],
+            ],
+        );
+        assert_eq!(s, " #  Name\n 1  A\n10  LONGER\n");
+    }
+
+    #[test]
+    fn ranges() {
+        assert_eq!(proc_range(&[1, 2, 3, 4]), "proc#1-4");
+        assert_eq!(proc_range(&[3, 1, 7, 8, 9]), "proc#1,proc#3,proc#7-9");
+    }
+}

@@ -1,0 +1,365 @@
+//! A profile for the terminal: the call-path tree, indented, when the
+//! profile has one, else the flat table with a bar per row; sized to a
+//! width, styled only when asked.
+
+use std::collections::HashMap;
+
+use anstyle::{AnsiColor, Style};
+
+use crate::profile::{Kind, Profile};
+
+/// How to draw.
+#[derive(Clone, Debug)]
+pub struct TopOptions {
+    /// Characters per line.
+    pub width: usize,
+    /// ANSI styles (colours, bold).
+    pub color: bool,
+    /// Only this thread.
+    pub thread: Option<u32>,
+    /// At most this many rows (flat) or lines per thread (tree); 0 = all.
+    pub limit: usize,
+    /// Tree depth shown; 0 = all.
+    pub depth: usize,
+    /// Flat table even when there is a tree.
+    pub flat: bool,
+}
+
+/// How a line is styled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    Plain,
+    Bold,
+    Dim,
+    /// A flat-table row: its bar is coloured.
+    Bar,
+}
+
+/// Lines drawn plain, then cut to the width, then styled.
+struct Screen {
+    lines: Vec<(String, LineKind)>,
+}
+
+impl Screen {
+    fn push(&mut self, k: LineKind, line: String) {
+        self.lines.push((line, k));
+    }
+
+    fn finish(self, o: &TopOptions) -> String {
+        let mut out = String::new();
+        for (l, k) in self.lines {
+            let l = fit(l.trim_end(), o.width);
+            let styled = if !o.color || l.is_empty() {
+                l
+            } else {
+                match k {
+                    LineKind::Plain => l,
+                    LineKind::Bold => paint(bold(), &l),
+                    LineKind::Dim => paint(dim(), &l),
+                    LineKind::Bar => paint_bar(&l),
+                }
+            };
+            out.push_str(&styled);
+            out.push('\n');
+        }
+        out
+    }
+}
+
+fn paint(style: Style, text: &str) -> String {
+    format!("{}{text}{}", style.render(), style.render_reset())
+}
+
+const BAR_CHARS: &str = "█▏▎▍▌▋▊▉";
+
+/// Colours the run of bar characters in a line.
+fn paint_bar(l: &str) -> String {
+    let Some(start) = l.find(|c| BAR_CHARS.contains(c)) else {
+        return l.to_string();
+    };
+    let len: usize = l[start..]
+        .chars()
+        .take_while(|c| BAR_CHARS.contains(*c))
+        .map(char::len_utf8)
+        .sum();
+    let end = start + len;
+    format!(
+        "{}{}{}",
+        &l[..start],
+        paint(bar_style(), &l[start..end]),
+        &l[end..]
+    )
+}
+
+fn bold() -> Style {
+    Style::new().bold()
+}
+
+fn bar_style() -> Style {
+    Style::new().fg_color(Some(AnsiColor::Cyan.into()))
+}
+
+fn dim() -> Style {
+    Style::new().dimmed()
+}
+
+/// Fits `s` in `w` characters, ending with `…` when cut.
+fn fit(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        return s.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let mut t: String = s.chars().take(w - 1).collect();
+    t.push('…');
+    t
+}
+
+/// A bar of `frac` (0..=1) of `w` cells, in eighths.
+fn bar(frac: f64, w: usize) -> String {
+    const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let eighths = (frac.clamp(0.0, 1.0) * (w * 8) as f64).round() as usize;
+    let mut s: String = std::iter::repeat_n('█', eighths / 8).collect();
+    if eighths % 8 > 0 {
+        s.push(PARTS[eighths % 8]);
+    }
+    let n = s.chars().count();
+    s.extend(std::iter::repeat_n(' ', w.saturating_sub(n)));
+    s
+}
+
+fn title(p: &Profile) -> String {
+    let h = &p.header;
+    let what = match h.kind {
+        Kind::Wall => "wall-clock",
+        Kind::Cpu => "CPU-time",
+        Kind::Memory => "memory",
+    };
+    let mut s = format!(
+        "program '{}', proc#{} of {}, {what} profile",
+        h.program, h.proc, h.nprocs
+    );
+    if let Some(t) = h.total_s {
+        s.push_str(&format!(", {t:.2} s"));
+    }
+    s.push_str(&format!(", {} threads", h.nthreads));
+    s
+}
+
+/// The whole screen: every line at most `o.width` characters.
+pub fn render(p: &Profile, o: &TopOptions) -> String {
+    let mut sc = Screen { lines: Vec::new() };
+    if let Some(src) = &p.source {
+        sc.push(LineKind::Bold, src.clone());
+    }
+    sc.push(LineKind::Plain, title(p));
+    match &p.tree {
+        Some(_) if !o.flat => tree(p, o, &mut sc),
+        _ => flat(p, o, &mut sc),
+    }
+    sc.finish(o)
+}
+
+fn flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
+    let rows: Vec<_> = p
+        .rows
+        .iter()
+        .filter(|r| o.thread.is_none_or(|t| r.thread == t))
+        .collect();
+    let n = if o.limit == 0 {
+        rows.len()
+    } else {
+        o.limit.min(rows.len())
+    };
+    let rows = &rows[..n];
+    // Fixed columns: "    # " + "  Self%" + " bar " + "   Self(s)" + "  Total(s)" + "       Calls" + "  "
+    let rank_w = n.to_string().len().max(1);
+    let name_w = rows
+        .iter()
+        .map(|r| r.routine.chars().count() + 1 + r.thread.to_string().len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let fixed = rank_w + 8 + 11 + 11 + 12 + 4;
+    let avail = o.width.saturating_sub(fixed);
+    // The bar takes what the names leave, between 10 and 30 cells.
+    let bar_w = avail
+        .saturating_sub(name_w)
+        .clamp(10, 30)
+        .min(avail.saturating_sub(8));
+    let name_room = o.width.saturating_sub(fixed + bar_w + 1);
+    let head = format!(
+        "{:>rank_w$} {:>7} {:bar_w$} {:>10} {:>10} {:>11}    {}",
+        "#", "Self%", "", "Self(s)", "Total(s)", "Calls", "Routine@thread"
+    );
+    sc.push(LineKind::Plain, String::new());
+    sc.push(LineKind::Bold, head);
+    for (i, r) in rows.iter().enumerate() {
+        let pct = r.pct;
+        let name = format!("{}@{}", r.routine, r.thread);
+        let star = if r.star { "*" } else { " " };
+        let line_start = format!("{:>rank_w$} {:>6.2}% ", i + 1, pct);
+        let rest = format!(
+            " {:>10.3} {:>10.3} {:>11}   {star}{}",
+            r.self_s,
+            r.total_s,
+            r.calls,
+            fit(&name, name_room.max(8))
+        );
+        sc.push(
+            LineKind::Bar,
+            format!("{line_start}{}{rest}", bar(pct / 100.0, bar_w)),
+        );
+    }
+    if n < p.rows.len() && o.limit != 0 {
+        sc.push(
+            LineKind::Dim,
+            format!("({} more rows; --limit 0 shows all)", p.rows.len() - n),
+        );
+    }
+}
+
+fn tree(p: &Profile, o: &TopOptions, sc: &mut Screen) {
+    let nodes = p.tree.as_deref().unwrap_or_default();
+    let pos: HashMap<u64, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    let mut kids: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let par = n.parent.and_then(|id| pos.get(&id).copied());
+        kids.entry(par).or_default().push(i);
+    }
+    for v in kids.values_mut() {
+        v.sort_by(|a, b| {
+            nodes[*b]
+                .total_s
+                .total_cmp(&nodes[*a].total_s)
+                .then_with(|| nodes[*a].routine.cmp(&nodes[*b].routine))
+        });
+    }
+    for t in p.thread_ids() {
+        if o.thread.is_some_and(|x| x != t) {
+            continue;
+        }
+        let roots: Vec<usize> = kids
+            .get(&None)
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|&i| nodes[i].thread == t)
+                    .collect()
+            })
+            .unwrap_or_default();
+        // The thread's time in instrumented routines: Σ totals of its roots.
+        let busy: f64 = roots.iter().map(|&i| nodes[i].total_s).sum();
+        let denom = if busy > 0.0 { busy } else { 1.0 };
+        sc.push(LineKind::Plain, String::new());
+        sc.push(
+            LineKind::Bold,
+            format!("Thread {t}: {busy:.3} s in instrumented routines (the % base)"),
+        );
+        let head = format!(
+            "{:>10} {:>7} {:>10} {:>7} {:>11}  {}",
+            "Total(s)", "Total%", "Self(s)", "Self%", "Calls", "Routine"
+        );
+        sc.push(LineKind::Bold, head);
+        let fixed = 10 + 1 + 7 + 1 + 10 + 1 + 7 + 1 + 11 + 2;
+        let room = o.width.saturating_sub(fixed).max(12);
+        // Depth-first, with the tree drawn in the name column.
+        let roots: Vec<usize> = kids
+            .get(&None)
+            .map(|v| {
+                v.iter()
+                    .copied()
+                    .filter(|&i| nodes[i].thread == t)
+                    .collect()
+            })
+            .unwrap_or_default();
+        // (node, prefix for its children, its own connector)
+        let mut stack: Vec<(usize, String, String, usize)> = roots
+            .iter()
+            .rev()
+            .map(|&i| (i, String::new(), String::new(), 1))
+            .collect();
+        let mut shown = 0usize;
+        let mut hidden = 0usize;
+        while let Some((i, prefix, connector, depth)) = stack.pop() {
+            if o.limit != 0 && shown >= o.limit {
+                hidden += 1 + count_below(&kids, i);
+                continue;
+            }
+            let n = &nodes[i];
+            let name = format!("{prefix}{connector}{}", n.routine);
+            let line = format!(
+                "{:>10.3} {:>6.1}% {:>10.3} {:>6.1}% {:>11}  {}",
+                n.total_s,
+                100.0 * n.total_s / denom,
+                n.self_s,
+                100.0 * n.self_s / denom,
+                n.calls,
+                fit(&name, room)
+            );
+            sc.push(
+                if n.inferred {
+                    LineKind::Dim
+                } else {
+                    LineKind::Plain
+                },
+                line,
+            );
+            shown += 1;
+            let ch = kids.get(&Some(i)).cloned().unwrap_or_default();
+            if o.depth != 0 && depth >= o.depth {
+                hidden += count_below(&kids, i);
+                continue;
+            }
+            let child_prefix = if connector.is_empty() {
+                prefix.clone()
+            } else if connector.starts_with('├') {
+                format!("{prefix}│  ")
+            } else {
+                format!("{prefix}   ")
+            };
+            for (k, &c) in ch.iter().enumerate().rev() {
+                let conn = if k + 1 == ch.len() {
+                    "└─ "
+                } else {
+                    "├─ "
+                };
+                stack.push((c, child_prefix.clone(), conn.to_string(), depth + 1));
+            }
+        }
+        if hidden > 0 {
+            sc.push(
+                LineKind::Dim,
+                format!("({hidden} more nodes; --limit 0 --depth 0 show all)"),
+            );
+        }
+    }
+}
+
+fn count_below(kids: &HashMap<Option<usize>, Vec<usize>>, i: usize) -> usize {
+    let mut n = 0;
+    let mut stack = vec![i];
+    while let Some(x) = stack.pop() {
+        if let Some(ch) = kids.get(&Some(x)) {
+            n += ch.len();
+            stack.extend(ch);
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_and_fitting() {
+        assert_eq!(bar(0.5, 4), "██  ");
+        assert_eq!(bar(1.0 / 16.0, 2), "▏ ");
+        assert_eq!(bar(2.0, 3), "███");
+        assert_eq!(fit("ABCDEF", 4), "ABC…");
+        assert_eq!(fit("AB", 4), "AB");
+    }
+}
