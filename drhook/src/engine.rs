@@ -32,6 +32,19 @@ impl Token {
     pub fn is_active(self) -> bool {
         !self.0.is_null()
     }
+
+    /// The token as a number (to keep it where a pointer cannot be kept,
+    /// e.g. across a C interface). Only ever compared, never dereferenced.
+    #[inline]
+    pub fn to_bits(self) -> u64 {
+        self.0 as usize as u64
+    }
+
+    /// The token [`Token::to_bits`] gave.
+    #[inline]
+    pub fn from_bits(bits: u64) -> Token {
+        Token(std::ptr::without_provenance(bits as usize))
+    }
 }
 
 /// Enters the routine of `site` on the calling thread.

@@ -44,6 +44,7 @@
 //! | `crash/` | [`signals`] (tracebacks), call-tree printing, maps, [`abort`], the default mismatch report |
 //! | `runtime` | start-up: configuration → state, and the wiring of all of the above |
 //! | [`engine`] | the operations every front door calls ([`engine::enter`], [`engine::exit`], [`engine::resume`], handles) |
+//! | [`lifecycle`] | a process's life seen from outside the program (the preload layer): root regions `main` and per thread, the profile exactly once at the end, MPI rank, `exec` |
 //! | `front/` | Rust front doors: [`Guard`], [`Instrumented`] futures, [`Settings`], `DrHookLayer` (feature `tracing`) |
 
 mod crash;
@@ -51,6 +52,7 @@ mod crash;
 pub mod diag;
 pub mod engine;
 mod front;
+pub mod lifecycle;
 mod metrics;
 mod profile;
 mod runtime;

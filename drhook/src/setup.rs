@@ -41,3 +41,82 @@ pub(crate) fn engine_if_ready() -> Option<&'static Engine> {
         ENGINE.get()
     }
 }
+
+// --- this process among the processes of a run ----------------------------
+//
+// Decided by `runtime` at start-up (see `config::process::decide`), changed
+// by `fork` (a child), `exec` (the role passes to the new program) and
+// `MPI_Init` (the rank becomes known); read by the profile writer.
+
+use crate::config::process::TreeMarker;
+use crate::config::task::Task;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
+
+/// The task once MPI has told it (`myproc << 32 | nproc`); 0: the
+/// configuration's.
+static TASK: AtomicU64 = AtomicU64::new(0);
+/// Whether this process writes its task's plain profile name.
+static MAIN: AtomicBool = AtomicBool::new(true);
+/// Unix time at which this process's profile starts when it is not the
+/// engine's start-up (a `fork` child: the fork); 0 otherwise.
+static START_UNIX: AtomicI64 = AtomicI64::new(0);
+/// What this process passes to its children (`root, claimed, heir`).
+static MARKER: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
+
+/// This process's task.
+pub(crate) fn task(e: &Engine) -> Task {
+    match TASK.load(Ordering::Acquire) {
+        0 => e.config.task,
+        v => Task {
+            myproc: (v >> 32) as u32,
+            nproc: v as u32,
+        },
+    }
+}
+
+/// Records the task MPI reported.
+pub(crate) fn set_task(t: Task) {
+    TASK.store(
+        (t.myproc as u64) << 32 | t.nproc.max(t.myproc) as u64,
+        Ordering::Release,
+    );
+}
+
+/// Whether this process writes its task's plain profile name.
+pub(crate) fn is_main() -> bool {
+    MAIN.load(Ordering::Acquire)
+}
+
+/// Sets whether this process writes its task's plain profile name.
+pub(crate) fn set_main(main: bool) {
+    MAIN.store(main, Ordering::Release);
+}
+
+/// Unix time at which this process's profile starts.
+pub(crate) fn start_unix(e: &Engine) -> i64 {
+    match START_UNIX.load(Ordering::Acquire) {
+        0 => e.start_unix,
+        t => t,
+    }
+}
+
+/// Makes this process's profile start at Unix time `t` (a `fork` child).
+pub(crate) fn set_start_unix(t: i64) {
+    START_UNIX.store(t, Ordering::Release);
+}
+
+/// What this process passes to its children.
+pub(crate) fn marker() -> TreeMarker {
+    TreeMarker {
+        root: MARKER[0].load(Ordering::Acquire) as u32,
+        claimed: MARKER[1].load(Ordering::Acquire) as u32,
+        heir: MARKER[2].load(Ordering::Acquire) as u32,
+    }
+}
+
+/// Sets what this process passes to its children.
+pub(crate) fn set_marker(m: TreeMarker) {
+    MARKER[0].store(m.root as u64, Ordering::Release);
+    MARKER[1].store(m.claimed as u64, Ordering::Release);
+    MARKER[2].store(m.heir as u64, Ordering::Release);
+}

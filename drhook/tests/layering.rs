@@ -7,7 +7,17 @@ use std::path::{Path, PathBuf};
 
 /// Subsystems (folders or single-file modules of `src/`), lowest first.
 const ORDER: &[&str] = &[
-    "sys", "config", "metrics", "tree", "setup", "diag", "profile", "crash", "runtime", "engine",
+    "sys",
+    "config",
+    "metrics",
+    "tree",
+    "setup",
+    "diag",
+    "profile",
+    "crash",
+    "runtime",
+    "engine",
+    "lifecycle",
     "front",
 ];
 

@@ -435,6 +435,53 @@ fn tracing_scenario() {
     println!("tracing done {}", acc % 7);
 }
 
+// ----------------------------------------------------------------- fork ---
+
+#[drhook(name = "FORK:BEFORE")]
+fn fork_before() -> u64 {
+    spin(10_000)
+}
+
+#[drhook(name = "FORK:CHILD")]
+fn fork_child_work() -> u64 {
+    spin(10_000)
+}
+
+#[drhook(name = "FORK:PARENT")]
+fn fork_parent_work() -> u64 {
+    spin(10_000)
+}
+
+#[drhook(name = "FORK:THREAD")]
+fn fork_thread_work() -> u64 {
+    spin(10_000)
+}
+
+/// Calls before a fork (on two threads), then the child and the parent
+/// each call their own routine inside the still open FORK:OUTER. The child
+/// prints its pid and exits with 0 (`exit`, so at-exit handlers run).
+#[drhook(name = "FORK:OUTER")]
+fn fork_outer() {
+    black_box(fork_before() ^ fork_before());
+    std::thread::spawn(fork_thread_work).join().unwrap();
+    // SAFETY: the child only computes, prints and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        for _ in 0..3 {
+            black_box(fork_child_work());
+        }
+        // SAFETY: getpid has no preconditions.
+        println!("child {}", unsafe { libc::getpid() });
+        std::process::exit(0);
+    }
+    assert!(pid > 0, "fork failed");
+    black_box(fork_parent_work());
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    println!("parent waited for {pid}: status {status}");
+}
+
 fn main() {
     let scenario = std::env::args().nth(1).unwrap_or_default();
     match scenario.as_str() {
@@ -542,6 +589,7 @@ fn main() {
             println!("forget done");
         }
         "ondemand" => ondemand(),
+        "fork" => fork_outer(),
         "alloc" => alloc(),
         "tracing" => tracing_scenario(),
         "trim" => {

@@ -59,6 +59,23 @@ pub const DRHOOK_BACKTRACE: &str = "DRHOOK_BACKTRACE";
 /// Project extension: `tsc` (default where the TSC is invariant) or `monotonic`.
 pub const DRHOOK_CLOCK: &str = "DRHOOK_CLOCK";
 
+/// Project extension: which child processes of a run write a profile —
+/// `all` (default), `none`, or a regular expression on the command name
+/// (the file name of `argv[0]`). The first process always does.
+pub const DRHOOK_FOLLOW: &str = "DRHOOK_FOLLOW";
+/// Project extension: `0` writes no profile for a process that ends with a
+/// non-zero exit status, `abort` or a fatal signal (default `1`: every
+/// ending writes the profile).
+pub const DRHOOK_PROFILE_ON_FAILURE: &str = "DRHOOK_PROFILE_ON_FAILURE";
+/// Project extension: every process of the run writes
+/// `<prefix><command>.<pid>.<profile file name>`; a prefix ending in `/` is
+/// a directory (created when missing).
+pub const DRHOOK_PROFILE_PREFIX: &str = "DRHOOK_PROFILE_PREFIX";
+/// Set by drhook for the child processes of a run (`<root pid>,<claimed
+/// task>,<heir pid>`): which process writes the plain profile name. Not
+/// meant to be set by hand.
+pub const DRHOOK_PROCESS_TREE: &str = "DRHOOK_PROCESS_TREE";
+
 /// Variables of the reference implementation that drhook-rs does not
 /// support; each one that is set is reported once at start-up.
 pub const UNSUPPORTED: &[&str] = &[

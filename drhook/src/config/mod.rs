@@ -6,9 +6,11 @@
 
 pub mod env;
 pub mod options;
+pub mod process;
 pub mod task;
 
 use self::options::{Options, Warning};
+use self::process::{Follow, TreeMarker};
 use self::task::Task;
 
 /// Default profile file template.
@@ -188,6 +190,17 @@ pub struct Config {
     pub counter_events: Option<String>,
     /// MPI task from the launcher.
     pub task: Task,
+    /// Whether a launcher variable gave this process its rank (`task` is
+    /// otherwise the default 1 of 1).
+    pub launcher_rank: bool,
+    /// `DRHOOK_FOLLOW`: which child processes write a profile.
+    pub follow: Follow,
+    /// `DRHOOK_PROFILE_ON_FAILURE`: a failing process writes its profile too.
+    pub profile_on_failure: bool,
+    /// `DRHOOK_PROFILE_PREFIX`: prefix of every process's profile file.
+    pub profile_prefix: Option<String>,
+    /// `DRHOOK_PROCESS_TREE`: what the parent process passed down.
+    pub tree: Option<TreeMarker>,
     /// Problems found; printed once at start-up (unless silent).
     pub warnings: Vec<Warning>,
 }
@@ -357,7 +370,26 @@ impl Config {
             }
         }
         let counter_events = get(env::DR_HOOK_PAPI_COUNTERS).filter(|v| !v.trim().is_empty());
+        let launcher_rank = env::RANK_VARS
+            .iter()
+            .any(|v| get(v).is_some_and(|x| x.trim().parse::<u32>().is_ok()));
+        let follow = Follow::parse(get(env::DRHOOK_FOLLOW).as_deref(), &mut warnings);
+        let profile_on_failure = parse_int(
+            env::DRHOOK_PROFILE_ON_FAILURE,
+            get(env::DRHOOK_PROFILE_ON_FAILURE).as_deref(),
+            1,
+            &mut warnings,
+        ) != 0;
+        let profile_prefix = get(env::DRHOOK_PROFILE_PREFIX)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty());
+        let tree = process::parse_marker(get(env::DRHOOK_PROCESS_TREE).as_deref(), &mut warnings);
         Config {
+            launcher_rank,
+            follow,
+            profile_on_failure,
+            profile_prefix,
+            tree,
             counter_events,
             signals,
             strict_regions,
@@ -553,6 +585,36 @@ mod tests {
                 .0
                 .contains("DR_HOOK_TIMELINE is not supported")
         );
+    }
+
+    #[test]
+    fn process_tree_variables() {
+        let c = cfg(&[]);
+        assert_eq!(c.follow, process::Follow::All);
+        assert!(c.profile_on_failure && c.profile_prefix.is_none() && c.tree.is_none());
+        assert!(!c.launcher_rank);
+        let c = cfg(&[
+            ("DRHOOK_FOLLOW", "none"),
+            ("DRHOOK_PROFILE_ON_FAILURE", "0"),
+            ("DRHOOK_PROFILE_PREFIX", " out/ "),
+            ("DRHOOK_PROCESS_TREE", "10,2,0"),
+            ("OMPI_COMM_WORLD_RANK", "1"),
+        ]);
+        assert_eq!(c.follow, process::Follow::None);
+        assert!(!c.profile_on_failure);
+        assert_eq!(c.profile_prefix.as_deref(), Some("out/"));
+        assert_eq!(
+            c.tree,
+            Some(TreeMarker {
+                root: 10,
+                claimed: 2,
+                heir: 0
+            })
+        );
+        assert!(c.launcher_rank);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        let c = cfg(&[("DRHOOK_PROCESS_TREE", "junk"), ("DRHOOK_FOLLOW", "[")]);
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
     }
 
     #[test]

@@ -132,7 +132,7 @@ pub(crate) fn write_tree(
         }
     }
     let mut line = LineBuf::new();
-    prefix(&mut line, td.tid, td.unix_tid);
+    prefix(&mut line, td.tid, td.unix_tid());
     line.str(" [DrHookCallTree] DR_HOOK call tree : ")
         .u64(max_rss_mb())
         .str(" MB (maxrss)");
@@ -150,7 +150,7 @@ pub(crate) fn write_tree(
         };
         if k == outer && depth > shown {
             line.clear();
-            prefix(&mut line, td.tid, td.unix_tid);
+            prefix(&mut line, td.tid, td.unix_tid());
             line.str(" [DrHookCallTree] : ")
                 .repeat(b' ', outer + 1)
                 .str("... ")
@@ -159,7 +159,7 @@ pub(crate) fn write_tree(
             sink(&mut line);
         }
         line.clear();
-        prefix(&mut line, td.tid, td.unix_tid);
+        prefix(&mut line, td.tid, td.unix_tid());
         line.str(" [DrHookCallTree] : ")
             .repeat(b' ', level)
             .str(name)
@@ -233,7 +233,7 @@ pub(crate) fn opts_for(td: &ThreadData) -> TreeOpts {
     } else if std::ptr::eq(thread::current(), td) {
         Some(clock::thread_cpu_ns())
     } else {
-        clock::thread_cpu_ns_of(td.unix_tid)
+        clock::thread_cpu_ns_of(td.unix_tid())
     };
     TreeOpts {
         calls,

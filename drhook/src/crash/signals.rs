@@ -211,7 +211,10 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
             .is_some_and(|c| c == -1 || c == cfg.task.myproc as i64),
         Ordering::Relaxed,
     );
-    PROFILE_ON_CRASH.store(cfg.enabled && cfg.writes_profile(), Ordering::Relaxed);
+    PROFILE_ON_CRASH.store(
+        cfg.enabled && cfg.options.profile.is_some() && cfg.profile_on_failure,
+        Ordering::Relaxed,
+    );
     NATIVE_BACKTRACE.store(sc.native_backtrace, Ordering::Relaxed);
     let program: &'static [u8] = Box::leak(
         crate::sys::sysinfo::program_name()
@@ -783,7 +786,11 @@ fn report(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void, nsigs: u3
 
 /// Native backtrace and profile in a forked helper, bounded by a timeout.
 fn crash_helper(sig: i32, pc: u64) {
-    let want_profile = PROFILE_ON_CRASH.load(Ordering::Relaxed) && sig != libc::SIGXCPU;
+    // The profile, unless this process's profile was already ended (an
+    // `abort` after `exit` began, a signal after MPI_Finalize): exactly once.
+    let want_profile = PROFILE_ON_CRASH.load(Ordering::Relaxed)
+        && sig != libc::SIGXCPU
+        && crate::profile::write::claim_end();
     if !want_profile && !NATIVE_BACKTRACE.load(Ordering::Relaxed) {
         return;
     }

@@ -270,6 +270,11 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
         overheads.push(overhead_s);
         let mut self_ticks = 0f64;
         for a in &accs {
+            if a.calls == 0 && a.self_m == 0.0 && a.total_m == 0.0 {
+                // Nothing since counting started again (a fork child's
+                // nodes from before the fork): not this process's routine.
+                continue;
+            }
             let path = match p.callpath {
                 None => Vec::new(),
                 Some(depth) => {

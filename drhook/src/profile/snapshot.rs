@@ -135,7 +135,7 @@ pub(crate) fn snapshot(
     } else if own_thread {
         Some(crate::sys::clock::thread_cpu_ns())
     } else {
-        crate::sys::clock::thread_cpu_ns_of(td.unix_tid)
+        crate::sys::clock::thread_cpu_ns_of(td.unix_tid())
     };
     let mut p: *const Node = td.current();
     while !p.is_null() && p != td.root {
@@ -154,7 +154,7 @@ pub(crate) fn snapshot(
     ThreadSnap {
         tid: td.tid,
         nodes,
-        lifetime_ticks: now_wall.saturating_sub(td.start_wall),
+        lifetime_ticks: now_wall.saturating_sub(td.start_wall()),
         width,
         words,
     }

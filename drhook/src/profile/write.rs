@@ -4,6 +4,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::compute::Summary;
 use super::compute::{self, Params};
@@ -45,9 +46,9 @@ fn collect(e: &Engine) -> (Header, Summary) {
     let summary = compute::compute(&snaps, &params);
     let header = Header {
         program: e.program.clone(),
-        myproc: e.config.task.myproc,
-        nproc: e.config.task.nproc,
-        started: LocalTime::from_unix(e.start_unix).stamp(),
+        myproc: crate::setup::task(e).myproc,
+        nproc: crate::setup::task(e).nproc,
+        started: LocalTime::from_unix(crate::setup::start_unix(e)).stamp(),
         ended: LocalTime::from_unix(clock::realtime().0).stamp(),
         mem: mem_usage(),
         kind,
@@ -118,6 +119,12 @@ pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<
 
 static WRITE_LOCK: Mutex<()> = Mutex::new(());
 
+/// Holds the profile writer's lock across a `fork`, so that the child does
+/// not inherit it locked by a thread it does not have.
+pub(crate) fn lock_for_fork() -> std::sync::MutexGuard<'static, ()> {
+    WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Writes this task's profile now (`DR_HOOK_OPT=prof` or `cpuprof`), with
 /// the numbers so far; the write at process exit still happens, with the
 /// final numbers. Returns the path written, or `None` when Dr.Hook is off,
@@ -127,11 +134,19 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     let Some(e) = crate::setup::engine_if_ready() else {
         return Ok(None);
     };
-    if !e.config.writes_profile() {
+    if !super::name::writes_profile(e) {
         return Ok(None);
     }
     let _serial = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let path = PathBuf::from(e.config.profile_path());
+    let path = super::name::profile_path(e);
+    if let Some(dir) = e
+        .config
+        .profile_prefix
+        .as_deref()
+        .filter(|p| p.ends_with('/'))
+    {
+        let _ = std::fs::create_dir_all(dir);
+    }
     let (header, summary) = collect(e);
     let text = format_profile(&header, &summary);
     let f = "write_profile";
@@ -165,19 +180,74 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     }
 }
 
-extern "C" fn write_profile_at_exit() {
+/// 0 while the process runs; 1 once its profile has been written or
+/// given up for good (see [`claim_end`]).
+static ENDED: AtomicU8 = AtomicU8::new(0);
+
+/// Claims the end of this process's profile: true for the first caller
+/// only, so that of the paths that end a process (return from `main`,
+/// `exit`, `_exit`, `abort`, a fatal signal, `exec`, `MPI_Finalize`) exactly
+/// one writes it. Async-signal-safe.
+pub(crate) fn claim_end() -> bool {
+    ENDED
+        .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+}
+
+/// Makes the profile open again: after an `exec` that failed (the process
+/// goes on, its profile will be written when it really ends), in a `fork`
+/// child (a new process).
+pub(crate) fn reopen() {
+    ENDED.store(0, Ordering::Release);
+}
+
+/// Ends this process's profile: writes it unless it was already ended, or
+/// `failure` (non-zero exit status, abort) and `DRHOOK_PROFILE_ON_FAILURE=0`.
+/// Returns the path written.
+pub(crate) fn end_profile(failure: bool) -> Option<PathBuf> {
+    let e = crate::setup::engine_if_ready()?;
+    if !claim_end() || (failure && !e.config.profile_on_failure) {
+        return None;
+    }
+    write_profile().ok().flatten()
+}
+
+extern "C" fn write_profile_at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
     // Never unwind into libc.
-    let _ = std::panic::catch_unwind(|| {
-        let _ = write_profile();
-    });
+    let _ = std::panic::catch_unwind(|| end_profile(status != 0));
+}
+
+#[cfg(target_env = "gnu")]
+unsafe extern "C" {
+    fn on_exit(
+        f: extern "C" fn(libc::c_int, *mut libc::c_void),
+        arg: *mut libc::c_void,
+    ) -> libc::c_int;
+}
+
+/// `atexit` with the exit status (glibc's `on_exit`), elsewhere `atexit`
+/// with status 0.
+fn register_exit_handler() -> libc::c_int {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: registering a plain `extern "C"` function is always valid.
+    unsafe {
+        on_exit(write_profile_at_exit, std::ptr::null_mut())
+    }
+    #[cfg(not(target_env = "gnu"))]
+    {
+        extern "C" fn plain() {
+            write_profile_at_exit(0, std::ptr::null_mut())
+        }
+        // SAFETY: as above.
+        unsafe { libc::atexit(plain) }
+    }
 }
 
 /// Registers the at-exit profile writer (once).
 pub(crate) fn register_at_exit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        // SAFETY: registering a plain `extern "C"` function is always valid.
-        if unsafe { libc::atexit(write_profile_at_exit) } != 0 {
+        if register_exit_handler() != 0 {
             crate::diag!(
                 "drhook_init",
                 "Warning - atexit() failed: the profile will only be written by write_profile()"

@@ -162,6 +162,15 @@ fn tables() -> MutexGuard<'static, Tables> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The site tables' lock, held across a `fork` so that the child does not
+/// inherit it locked by a thread it does not have.
+pub(crate) struct ForkLock(#[allow(dead_code)] MutexGuard<'static, Tables>);
+
+/// Takes the site tables' lock for a `fork` (see [`ForkLock`]).
+pub(crate) fn lock_for_fork() -> ForkLock {
+    ForkLock(tables())
+}
+
 /// Routine identity: trailing blanks trimmed; upper-cased with `trim`.
 pub(crate) fn routine_key(name: &str, case_insensitive: bool) -> String {
     let t = name.trim_end_matches(' ');

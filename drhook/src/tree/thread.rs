@@ -10,7 +10,7 @@
 
 use std::cell::UnsafeCell;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use super::bits;
 use super::mismatch::{self, Mismatch};
@@ -125,10 +125,11 @@ pub(crate) struct ThreadData {
     pub(crate) tid: u32,
     /// The thread's part of a 64-bit handle (see `handle.rs`).
     tid_bits: u64,
-    /// Kernel thread id.
-    pub(crate) unix_tid: i32,
-    /// Wall ticks at the thread's first instrumented call.
-    pub(crate) start_wall: u64,
+    /// Kernel thread id (changes in a `fork` child).
+    unix_tid: AtomicI32,
+    /// Wall ticks at the thread's first instrumented call (or at the `fork`
+    /// that made this thread a child process's).
+    start_wall: AtomicU64,
     next: AtomicPtr<ThreadData>,
 }
 
@@ -167,8 +168,8 @@ impl ThreadData {
             root: ptr::null(),
             tid,
             tid_bits: super::handle::encode64(tid, 0, 0),
-            unix_tid,
-            start_wall,
+            unix_tid: AtomicI32::new(unix_tid),
+            start_wall: AtomicU64::new(start_wall),
             next: AtomicPtr::new(ptr::null_mut()),
         });
         let root = td.arena.push(ptr::null(), ptr::null(), 0);
@@ -176,6 +177,82 @@ impl ThreadData {
         td.root = root;
         td.current.store(root as *mut Node, Ordering::Relaxed);
         td
+    }
+
+    /// Kernel thread id.
+    #[inline]
+    pub(crate) fn unix_tid(&self) -> i32 {
+        self.unix_tid.load(Ordering::Relaxed)
+    }
+
+    /// Wall ticks at the thread's first instrumented call (or at the `fork`
+    /// that made it a child process's thread).
+    #[inline]
+    pub(crate) fn start_wall(&self) -> u64 {
+        self.start_wall.load(Ordering::Relaxed)
+    }
+
+    /// In a `fork` child, on the thread that forked: every count starts
+    /// again at the fork, while the routines the thread is inside stay open
+    /// (each counted as one call, entered at the fork).
+    ///
+    /// # Safety
+    /// Owner thread only, with no other thread running (a `fork` child).
+    unsafe fn restart_counts(&self, wall: u64, cpu: u64) {
+        let zero = |a: &AtomicU64| a.store(0, Ordering::Relaxed);
+        for i in 0..self.arena.len() {
+            if let Some(n) = self.arena.get(i) {
+                zero(&n.calls);
+                zero(&n.wall_incl);
+                zero(&n.cpu_incl);
+            }
+            if let Some(s) = self.sizes.get(i) {
+                zero(&s.count);
+                zero(&s.sum);
+                zero(&s.min);
+                zero(&s.max);
+            }
+            if let Some(r) = self.resumed.get(i) {
+                zero(&r.resumes);
+                zero(&r.suspended);
+            }
+            if let Some(row) = self.rows.get(i) {
+                row.iter().for_each(zero);
+            }
+        }
+        let mut p = self.current.load(Ordering::Relaxed) as *const Node;
+        while !p.is_null() && p != self.root {
+            // SAFETY: nodes on this thread's stack belong to its arena.
+            let n = unsafe { &*p };
+            n.calls.store(1, Ordering::Relaxed);
+            n.wall_enter.store(wall, Ordering::Relaxed);
+            n.cpu_enter.store(cpu, Ordering::Relaxed);
+            p = n.parent;
+        }
+        self.start_wall.store(wall, Ordering::Relaxed);
+        self.unix_tid.store(gettid(), Ordering::Relaxed);
+    }
+
+    /// Whether every call counted is one of the activations still open
+    /// with one call each: true right after [`restart_after_fork`], until
+    /// the thread calls anything.
+    pub(crate) fn calls_are_only_open_activations(&self) -> bool {
+        let mut open = 0u64;
+        let mut p = self.current();
+        while !p.is_null() && p != self.root {
+            // SAFETY: nodes on a thread's stack belong to its arena.
+            let n = unsafe { &*p };
+            if n.calls.load(Ordering::Relaxed) != 1 {
+                return false;
+            }
+            open += 1;
+            p = n.parent;
+        }
+        let total: u64 = (0..self.arena.len())
+            .filter_map(|i| self.arena.get(i))
+            .map(|n| n.calls.load(Ordering::Relaxed))
+            .sum();
+        total == open
     }
 
     /// The top of this thread's stack (for readers on any thread).
@@ -918,6 +995,34 @@ static ON_NEW_THREAD: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
 /// subsystems (signal stack, floating-point traps), wired by `runtime`.
 pub(crate) fn set_new_thread_hook(hook: fn()) {
     ON_NEW_THREAD.store(hook as *mut (), Ordering::Release);
+}
+
+/// Holds the thread numbering's lock across a `fork`, so that the child
+/// does not inherit it locked by a thread it does not have.
+pub(crate) fn lock_for_fork() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    USED_TIDS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// In a `fork` child: only the forking thread exists, so only its tree
+/// stays registered (the others hold the parent's numbers, which are not
+/// the child's), with its counts started again at the fork (`wall`, `cpu`
+/// stamps of now) and its open routines kept open.
+///
+/// # Safety
+/// Only in a `fork` child, before any other thread exists.
+pub(crate) unsafe fn restart_after_fork(wall: u64, cpu: u64) {
+    let me = current();
+    if me.is_null() {
+        HEAD.store(ptr::null_mut(), Ordering::Release);
+        return;
+    }
+    // SAFETY: registered trees are never freed; this is the calling
+    // thread's own, and it is the only thread (caller contract).
+    let td = unsafe { &*me };
+    td.next.store(ptr::null_mut(), Ordering::Release);
+    // SAFETY: as above.
+    unsafe { td.restart_counts(wall, cpu) };
+    HEAD.store(me as *mut ThreadData, Ordering::Release);
 }
 
 /// Every registered thread, in no particular order. Lock-free and

@@ -4,8 +4,13 @@
 //! signal handlers. The only module that knows them all; the hot path
 //! (`engine`) reaches it only on its cold first-call path.
 
+mod fork;
+
+pub(crate) use fork::is_fresh_child;
+
 use std::sync::atomic::Ordering;
 
+use crate::config::process::{command_name, decide};
 use crate::config::{ClockChoice, Config, env};
 use crate::setup::{ENGINE, Engine, MODE};
 use crate::sys::clock::{self, ClockPair, WallSource};
@@ -60,17 +65,33 @@ fn wire(config: &Config) {
     crate::tree::thread::set_new_thread_hook(crate::crash::signals::on_new_thread);
 }
 
+/// Decides this process's place among the processes of a run (which
+/// profile name it writes, what it passes to its children) and whether it
+/// is followed at all (`DRHOOK_FOLLOW`).
+fn place(config: &Config, program: &str) -> bool {
+    let command = command_name(program);
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() } as u32;
+    let rank_task = config.launcher_rank.then_some(config.task.myproc);
+    let p = decide(config.tree, pid, rank_task, &command);
+    crate::setup::set_main(p.main);
+    crate::setup::set_marker(p.marker);
+    p.root || config.follow.follows(&command)
+}
+
 fn build(config: Config) -> Engine {
     wire(&config);
     let start_ns = clock::monotonic_ns();
     crate::diag::set_label(config.task.myproc, start_ns);
+    let program = sysinfo::program_name();
+    let followed = place(&config, &program);
     let wall_source = match config.clock {
         ClockChoice::Auto if clock::tsc_is_invariant() => WallSource::Tsc,
         _ => WallSource::Monotonic,
     };
     let o = &config.options;
     let mut mode = 0;
-    if config.enabled {
+    if config.enabled && followed {
         mode = bits::ON;
         if o.walltime {
             mode |= bits::WALL;
@@ -112,7 +133,7 @@ fn build(config: Config) -> Engine {
         start,
         start_unix: clock::realtime().0,
         overhead,
-        program: sysinfo::program_name(),
+        program,
         config,
     };
     if mode != 0 {
@@ -133,10 +154,13 @@ fn build(config: Config) -> Engine {
                 );
             }
         }
-        if engine.config.writes_profile() {
+        // Whether this task writes is decided at the end (MPI may still
+        // tell the rank); whether a profile is asked for at all, now.
+        if engine.config.options.profile.is_some() {
             crate::profile::write::register_at_exit();
         }
         crate::crash::signals::install(&engine.config, true);
+        fork::register();
     }
     engine
 }
@@ -159,13 +183,13 @@ fn announce(e: &Engine) {
     for w in &c.warnings {
         crate::diag!(f, "{w}");
     }
-    if c.writes_profile() {
+    if crate::profile::name::writes_profile(e) {
         crate::diag!(
             f,
             "DR_HOOK_PROFILE=\"{}\" : profile of proc#{} goes to '{}'",
             c.profile_template,
             c.task.myproc,
-            c.profile_path()
+            crate::profile::name::profile_path(e).display()
         );
     }
     if e.mode & (bits::WALL | bits::CPU) != 0 {

@@ -1,0 +1,222 @@
+//! The engine's side of a process's life, for a layer that sees it from
+//! outside the program (the preload library `libdrhook_preload.so` and its
+//! link-time `--wrap` twin, crate `drhook-attach`): the root region `main`
+//! (time = the whole run), a root region per thread, the profile written
+//! exactly once whichever way the process ends, the MPI rank once MPI knows
+//! it, and `exec`.
+//!
+//! Without such a layer none of this is called, and the engine behaves as
+//! it always did (profile at `exit`, tracebacks on fatal signals); `fork`
+//! is handled in any case (`pthread_atfork`, see the README).
+//!
+//! A process has one engine. A program that carries its own copy of the
+//! engine (a Rust binary with `#[drhook]` code, a C or Fortran program
+//! linked statically with `libdrhook.a`) announces it to the layer when it
+//! starts: a constructor of this module calls the layer's
+//! `drhook_attach_register_engine_v1` (a weak reference, so nothing happens
+//! without the layer), which then sends every event to the program's
+//! engine through [`HOOKS`] instead of its own.
+
+mod register;
+mod threads;
+
+use std::ffi::c_int;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::engine::{self, Token};
+use crate::setup;
+use crate::sys::clock;
+use crate::tree::bits;
+use crate::tree::node::Node;
+use crate::tree::site::Site;
+
+/// The root region of the program.
+static MAIN_SITE: Site = Site::new("main", "", 0);
+/// The open activation of `main` (0: none).
+static MAIN_TOKEN: AtomicU64 = AtomicU64::new(0);
+/// [`process_begin`] ran.
+static BEGUN: AtomicBool = AtomicBool::new(false);
+
+/// Clock stamps of the moment a process started, taken by the layer as
+/// early as it can (when the library is loaded), so that `main` covers the
+/// whole run whichever engine gets it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct Start {
+    /// Time-stamp counter (0 where there is none).
+    pub cycles: u64,
+    /// `CLOCK_MONOTONIC` in nanoseconds.
+    pub monotonic_ns: u64,
+}
+
+impl Start {
+    /// Both clocks now.
+    pub fn now() -> Start {
+        Start {
+            cycles: clock::cycles(),
+            monotonic_ns: clock::monotonic_ns(),
+        }
+    }
+}
+
+/// Just before `main`: starts the engine (reads the environment), enters
+/// the root region `main` on the calling thread with its start at `start`,
+/// and leaves this process's place in the run (`DRHOOK_PROCESS_TREE`) in
+/// the environment for its children. Returns whether Dr.Hook is on (off
+/// also for a child that `DRHOOK_FOLLOW` does not select). Runs once; later
+/// calls only return the state.
+pub fn process_begin(start: Start) -> bool {
+    let on = crate::runtime::is_enabled();
+    if !on || BEGUN.swap(true, Ordering::AcqRel) {
+        return on;
+    }
+    // Children find their place from this (before main: one thread only).
+    let m = setup::marker();
+    // SAFETY: called before `main`, when no other thread reads the
+    // environment; name and value are valid C strings.
+    unsafe {
+        let value = std::ffi::CString::new(m.format()).unwrap_or_default();
+        libc::setenv(c"DRHOOK_PROCESS_TREE".as_ptr(), value.as_ptr(), 1);
+    }
+    let token = engine::enter(&MAIN_SITE);
+    if token.is_active() {
+        let mode = setup::MODE.load(Ordering::Relaxed);
+        let now_wall = clock::wall(mode & bits::WALL_MONO != 0);
+        let stamp = if mode & bits::WALL_MONO != 0 {
+            start.monotonic_ns
+        } else {
+            start.cycles
+        };
+        let node = token.to_bits() as usize as *const Node;
+        // SAFETY: the token was just returned by this thread's enter: it
+        // is the top of this thread's stack, a node of its arena.
+        let n = unsafe { &*node };
+        if mode & bits::WALL != 0 && stamp != 0 && stamp <= now_wall {
+            n.wall_enter.store(stamp, Ordering::Relaxed);
+        }
+        if mode & bits::CPU != 0 {
+            // The main thread's CPU time since it started.
+            n.cpu_enter.store(0, Ordering::Relaxed);
+        }
+        MAIN_TOKEN.store(token.to_bits(), Ordering::Release);
+    }
+    on
+}
+
+/// `main` returned `status`: leaves `main` (and anything left open under
+/// it) and ends the profile (a failure when `status` is not 0).
+pub fn main_return(status: c_int) {
+    let t = MAIN_TOKEN.swap(0, Ordering::AcqRel);
+    if t != 0 {
+        engine::exit_lenient(Token::from_bits(t));
+    }
+    process_end(status != 0);
+}
+
+/// The process ends (`exit`, `_exit`, `abort`, `MPI_Finalize`, a signal
+/// the layer saw): writes the profile unless it was already written — of
+/// all the paths that end a process exactly one writes it. `failure`: a
+/// non-zero exit status or an abort (no profile then with
+/// `DRHOOK_PROFILE_ON_FAILURE=0`). Routines still open, `main` included,
+/// are counted up to now. Returns whether a profile was written.
+pub fn process_end(failure: bool) -> bool {
+    crate::profile::write::end_profile(failure).is_some()
+}
+
+/// Start of a thread (before its start routine runs, on the new thread):
+/// enters the thread's root region, named after the start routine
+/// (`thread:<symbol>`, or `thread:<library>+0x<offset>` when the routine
+/// has no exported name). Returns what [`thread_end`] takes (0: Dr.Hook is
+/// off).
+pub fn thread_begin(start_routine: usize) -> u64 {
+    if !crate::runtime::is_enabled() {
+        return 0;
+    }
+    engine::enter(threads::site_of(start_routine)).to_bits()
+}
+
+/// End of a thread (its start routine returned, or `pthread_exit`): leaves
+/// its root region and anything left open under it. A thread that never
+/// ends (a worker pool, a thread still running at exit) is counted up to
+/// the moment the profile is written.
+pub fn thread_end(token: u64) {
+    if token != 0 {
+        engine::exit_lenient(Token::from_bits(token));
+    }
+}
+
+/// MPI initialised: this process is task `rank + 1` of `size`. The
+/// profile is then named after the rank even when the launcher set no
+/// rank variable; a process that was not its task's main process becomes
+/// it unless an ancestor already is (see the README).
+pub fn mpi_init(rank: u32, size: u32) {
+    let Some(e) = setup::engine_if_ready() else {
+        return;
+    };
+    let task = crate::config::task::Task {
+        myproc: rank.saturating_add(1),
+        nproc: size.max(rank.saturating_add(1)),
+    };
+    setup::set_task(task);
+    if !e.config.launcher_rank {
+        // The rank was not known at start-up: the place in the run is
+        // decided again, as it would have been with it.
+        let mut m = setup::marker();
+        if setup::is_main() || m.claimed != task.myproc {
+            setup::set_main(true);
+            m.claimed = task.myproc;
+            setup::set_marker(m);
+        }
+    }
+    crate::diag::set_label(task.myproc, e.start.ns);
+}
+
+/// Before an `exec`: whether this process was its task's main process,
+/// and the profile written for the `exec` (removed again if it fails: the
+/// process goes on and writes it at its real end, under its own name).
+static EXEC_STATE: Mutex<Option<(bool, Option<PathBuf>)>> = Mutex::new(None);
+
+/// Just before an `exec` that may succeed: the program this process is
+/// becoming takes over its role (its main process's profile name), so the
+/// profile so far is written under this process's child name — or not at
+/// all for a `fork` child that has run nothing since the fork. Returns the
+/// environment entry (`DRHOOK_PROCESS_TREE=...`) the new program must get,
+/// or `None` when Dr.Hook is off.
+pub fn exec_begin() -> Option<String> {
+    setup::engine_if_ready()?;
+    let was_main = setup::is_main();
+    let mut m = setup::marker();
+    if was_main {
+        // SAFETY: getpid has no preconditions.
+        m.heir = unsafe { libc::getpid() } as u32;
+        setup::set_main(false);
+    }
+    let written = if crate::runtime::is_fresh_child() {
+        crate::profile::write::claim_end();
+        None
+    } else {
+        crate::profile::write::end_profile(false)
+    };
+    if let Ok(mut s) = EXEC_STATE.lock() {
+        *s = Some((was_main, written));
+    }
+    Some(format!("DRHOOK_PROCESS_TREE={}", m.format()))
+}
+
+/// The `exec` announced by [`exec_begin`] failed: nothing changes — the
+/// process keeps its role, its profile stays open, and a profile written
+/// for the `exec` under another name is removed.
+pub fn exec_failed() {
+    let Some((was_main, written)) = EXEC_STATE.lock().ok().and_then(|mut s| s.take()) else {
+        return;
+    };
+    crate::profile::write::reopen();
+    setup::set_main(was_main);
+    if was_main && let Some(p) = written {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+pub use register::{ABI_VERSION, HOOKS, Hooks};

@@ -1,0 +1,171 @@
+//! The engine's lifecycle entry points as a C table ([`HOOKS`]), and the
+//! constructor that hands it to the attach layer when one is loaded.
+//!
+//! The layer (`drhook-attach`, in `libdrhook_preload.so` or linked with
+//! `--wrap`) exports `drhook_attach_register_engine_v1`. Every copy of the
+//! engine refers to that symbol weakly: without the layer the reference is
+//! null and the constructor does nothing (one load); with it, the engine
+//! offers its table, and the layer decides which engine of the process
+//! gets the events (the program's own, see `drhook-attach`).
+
+use std::ffi::{c_char, c_int};
+
+use super::Start;
+
+/// Version of [`Hooks`]; a layer accepts only tables of its own version.
+pub const ABI_VERSION: u32 = 1;
+
+/// The lifecycle operations of one copy of the engine, callable from
+/// another copy's layer. Every entry catches panics.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Hooks {
+    /// [`ABI_VERSION`].
+    pub abi: u32,
+    /// `size_of::<Hooks>()`.
+    pub size: u32,
+    /// The engine's crate version, NUL-terminated.
+    pub version: *const c_char,
+    /// [`super::process_begin`]; returns 1 when Dr.Hook is on.
+    pub process_begin: extern "C" fn(cycles: u64, monotonic_ns: u64) -> c_int,
+    /// [`super::main_return`].
+    pub main_return: extern "C" fn(status: c_int),
+    /// [`super::process_end`]; returns 1 when a profile was written.
+    pub process_end: extern "C" fn(failure: c_int) -> c_int,
+    /// [`super::thread_begin`].
+    pub thread_begin: extern "C" fn(start_routine: usize) -> u64,
+    /// [`super::thread_end`].
+    pub thread_end: extern "C" fn(token: u64),
+    /// [`super::mpi_init`].
+    pub mpi_init: extern "C" fn(rank: c_int, size: c_int),
+    /// [`super::exec_begin`]: writes the environment entry into `buf`
+    /// (not NUL-terminated) and returns its length; 0 when Dr.Hook is off
+    /// or `buf` is too small.
+    pub exec_begin: extern "C" fn(buf: *mut u8, cap: usize) -> usize,
+    /// [`super::exec_failed`].
+    pub exec_failed: extern "C" fn(),
+}
+
+// SAFETY: the table is immutable; `version` points to a static string.
+unsafe impl Sync for Hooks {}
+
+fn guard<R>(fallback: R, f: impl FnOnce() -> R) -> R {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(fallback)
+}
+
+extern "C" fn h_process_begin(cycles: u64, monotonic_ns: u64) -> c_int {
+    guard(0, || {
+        super::process_begin(Start {
+            cycles,
+            monotonic_ns,
+        }) as c_int
+    })
+}
+
+extern "C" fn h_main_return(status: c_int) {
+    guard((), || super::main_return(status))
+}
+
+extern "C" fn h_process_end(failure: c_int) -> c_int {
+    guard(0, || super::process_end(failure != 0) as c_int)
+}
+
+extern "C" fn h_thread_begin(start: usize) -> u64 {
+    guard(0, || super::thread_begin(start))
+}
+
+extern "C" fn h_thread_end(token: u64) {
+    guard((), || super::thread_end(token))
+}
+
+extern "C" fn h_mpi_init(rank: c_int, size: c_int) {
+    guard((), || {
+        if rank >= 0 && size > 0 {
+            super::mpi_init(rank as u32, size as u32)
+        }
+    })
+}
+
+extern "C" fn h_exec_begin(buf: *mut u8, cap: usize) -> usize {
+    guard(0, || {
+        let Some(entry) = super::exec_begin() else {
+            return 0;
+        };
+        if buf.is_null() || entry.len() > cap {
+            return 0;
+        }
+        // SAFETY: the caller provides `cap` writable bytes at `buf`.
+        unsafe { std::ptr::copy_nonoverlapping(entry.as_ptr(), buf, entry.len()) };
+        entry.len()
+    })
+}
+
+extern "C" fn h_exec_failed() {
+    guard((), super::exec_failed)
+}
+
+/// This copy of the engine's table.
+pub static HOOKS: Hooks = Hooks {
+    abi: ABI_VERSION,
+    size: size_of::<Hooks>() as u32,
+    version: concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char,
+    process_begin: h_process_begin,
+    main_return: h_main_return,
+    process_end: h_process_end,
+    thread_begin: h_thread_begin,
+    thread_end: h_thread_end,
+    mpi_init: h_mpi_init,
+    exec_begin: h_exec_begin,
+    exec_failed: h_exec_failed,
+};
+
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod announce {
+    use super::{HOOKS, Hooks};
+
+    // A weak reference: null unless the attach layer is in the process.
+    std::arch::global_asm!(".weak drhook_attach_register_engine_v1");
+
+    fn layer() -> usize {
+        let p: usize;
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: loads the GOT entry of a (weak) symbol; reads nothing else.
+        unsafe {
+            std::arch::asm!(
+                "mov {p}, qword ptr [rip + drhook_attach_register_engine_v1@GOTPCREL]",
+                p = out(reg) p,
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above, with the aarch64 GOT sequence.
+        unsafe {
+            std::arch::asm!(
+                "adrp {p}, :got:drhook_attach_register_engine_v1",
+                "ldr {p}, [{p}, #:got_lo12:drhook_attach_register_engine_v1]",
+                p = out(reg) p,
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        p
+    }
+
+    extern "C" fn offer() {
+        let f = layer();
+        if f != 0 {
+            // SAFETY: the layer defines the symbol with this signature.
+            let register: extern "C" fn(*const Hooks) -> i32 =
+                unsafe { std::mem::transmute::<usize, extern "C" fn(*const Hooks) -> i32>(f) };
+            register(&HOOKS);
+        }
+    }
+
+    /// Runs when the object holding this engine is loaded (before `main`
+    /// for a program and the libraries it is linked with).
+    #[used]
+    #[unsafe(link_section = ".init_array")]
+    static OFFER: extern "C" fn() = offer;
+}
