@@ -31,3 +31,11 @@ pub mod init;
 pub mod names;
 pub mod omp;
 pub mod switch;
+
+// The preload and wrap libraries (packages drhook-preload, drhook-wrap) are
+// built from these sources with the lifecycle layer's wrappers exported;
+// libdrhook itself exports none (see drhook-attach).
+#[cfg(drhook_attach = "preload")]
+drhook_attach::interpose!(preload);
+#[cfg(drhook_attach = "wrap")]
+drhook_attach::interpose!(wrap);

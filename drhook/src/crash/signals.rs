@@ -484,11 +484,9 @@ extern "C" fn on_harakiri(_sig: i32, _info: *mut libc::siginfo_t, _uc: *mut libc
             .u64(HARAKIRI.load(Ordering::Relaxed) as u64)
             .str("s; killing the process");
     });
-    // SAFETY: kill and _exit are async-signal-safe.
-    unsafe {
-        libc::kill(libc::getpid(), libc::SIGKILL);
-        libc::_exit(137);
-    }
+    // SAFETY: kill is async-signal-safe.
+    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    crate::sys::exit_now(137);
 }
 
 extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
@@ -504,8 +502,8 @@ extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_v
                 .u64(first as u64)
                 .str("; ending the process");
         });
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(128 + first) };
+        // The system call, async-signal-safe.
+        crate::sys::exit_now(128 + first);
     }
     IN_HANDLER.with(|c| c.set(sig));
     let me = gettid();
@@ -524,7 +522,7 @@ extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_v
         // SAFETY: async-signal-safe calls.
         unsafe {
             libc::kill(libc::getpid(), libc::SIGKILL);
-            libc::_exit(128 + sig);
+            crate::sys::exit_now(128 + sig);
         }
     }
     let nsigs = NSIGS.fetch_add(1, Ordering::Relaxed) + 1;
@@ -858,8 +856,8 @@ fn helper_child(want_profile: bool, pc: u64) -> ! {
         let _ = crate::profile::write::write_profile();
     }
     if !NATIVE_BACKTRACE.load(Ordering::Relaxed) {
-        // SAFETY: ends the helper without running atexit handlers.
-        unsafe { libc::_exit(0) }
+        // Ends the helper without running atexit handlers.
+        crate::sys::exit_now(0)
     }
     let mut ips = [0usize; 128];
     let mut n = 0;
@@ -929,8 +927,8 @@ fn helper_child(want_profile: bool, pc: u64) -> ! {
     msg(&mut l, f, |l| {
         l.str("End of backtrace");
     });
-    // SAFETY: ends the helper without running atexit handlers.
-    unsafe { libc::_exit(0) }
+    // Ends the helper without running atexit handlers.
+    crate::sys::exit_now(0)
 }
 
 fn restore_defaults() {
@@ -998,7 +996,7 @@ fn terminate(sig: i32) -> ! {
         libc::sigaddset(&mut set, sig);
         libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         libc::syscall(libc::SYS_tgkill, libc::getpid(), libc::gettid(), sig);
-        libc::_exit(128 + sig);
+        crate::sys::exit_now(128 + sig);
     }
 }
 

@@ -150,14 +150,18 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     let (header, summary) = collect(e);
     let text = format_profile(&header, &summary);
     let f = "write_profile";
-    crate::diag!(
-        f,
-        "Writing profiling information of proc#{} into file '{}'",
-        header.myproc,
-        path.display()
-    );
-    if header.myproc == 1 {
-        crate::diag::raw_line(format_header(&header, &summary, false).trim_end_matches('\n'));
+    // The other processes of a run (fork children, programs started by the
+    // instrumented one) write their profiles without a word.
+    if crate::setup::is_main() {
+        crate::diag!(
+            f,
+            "Writing profiling information of proc#{} into file '{}'",
+            header.myproc,
+            path.display()
+        );
+        if header.myproc == 1 {
+            crate::diag::raw_line(format_header(&header, &summary, false).trim_end_matches('\n'));
+        }
     }
     let written = write_atomically(&path, text.as_bytes()).and_then(|()| {
         if header.counters.is_empty() {

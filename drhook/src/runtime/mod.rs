@@ -66,9 +66,11 @@ fn wire(config: &Config) {
 }
 
 /// Decides this process's place among the processes of a run (which
-/// profile name it writes, what it passes to its children) and whether it
-/// is followed at all (`DRHOOK_FOLLOW`).
-fn place(config: &Config, program: &str) -> bool {
+/// profile name it writes, what it passes to its children). Returns
+/// whether it is followed at all (`DRHOOK_FOLLOW`) and whether it is the
+/// first process of the run (only that one echoes the options: a run of
+/// hundreds of processes prints them once).
+fn place(config: &Config, program: &str) -> (bool, bool) {
     let command = command_name(program);
     // SAFETY: getpid has no preconditions.
     let pid = unsafe { libc::getpid() } as u32;
@@ -76,7 +78,7 @@ fn place(config: &Config, program: &str) -> bool {
     let p = decide(config.tree, pid, rank_task, &command);
     crate::setup::set_main(p.main);
     crate::setup::set_marker(p.marker);
-    p.root || config.follow.follows(&command)
+    (p.root || config.follow.follows(&command), p.root)
 }
 
 fn build(config: Config) -> Engine {
@@ -84,7 +86,7 @@ fn build(config: Config) -> Engine {
     let start_ns = clock::monotonic_ns();
     crate::diag::set_label(config.task.myproc, start_ns);
     let program = sysinfo::program_name();
-    let followed = place(&config, &program);
+    let (followed, root) = place(&config, &program);
     let wall_source = match config.clock {
         ClockChoice::Auto if clock::tsc_is_invariant() => WallSource::Tsc,
         _ => WallSource::Monotonic,
@@ -137,7 +139,9 @@ fn build(config: Config) -> Engine {
         config,
     };
     if mode != 0 {
-        announce(&engine);
+        if root {
+            announce(&engine);
+        }
         if !engine.config.silent {
             for n in &counter_notices {
                 crate::diag!("drhook_init", "hpmprof: {n}");

@@ -1,0 +1,203 @@
+//! The built-in monitor: the Dr.Hook engine of the process.
+//!
+//! A process has one engine. By default it is the one linked into the
+//! layer's library; a program that carries its own (a Rust binary with
+//! `#[drhook]` code, a program linked statically with `libdrhook.a`)
+//! offers it from a constructor through `drhook_attach_register_engine_v1`
+//! (see `drhook::lifecycle`), and every event then goes to the program's
+//! engine. A program linked with `libdrhook.so` needs nothing of the sort:
+//! the preload library exports the same entry points, so the program's
+//! calls bind to the preload's engine, and the engine inside
+//! `libdrhook.so` is never used (its offer is declined).
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+use drhook::lifecycle::{ABI_VERSION, HOOKS, Hooks};
+
+use crate::tls;
+
+static REGISTERED: AtomicPtr<Hooks> = AtomicPtr::new(std::ptr::null_mut());
+static BEGUN: AtomicBool = AtomicBool::new(false);
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// The engine that gets the events.
+pub fn hooks() -> &'static Hooks {
+    let p = REGISTERED.load(Ordering::Acquire);
+    if p.is_null() {
+        &HOOKS
+    } else {
+        // SAFETY: only accepted, 'static tables are stored.
+        unsafe { &*p }
+    }
+}
+
+/// Whether the process's engine is the program's own (not the layer's).
+pub fn is_programs_engine() -> bool {
+    !REGISTERED.load(Ordering::Acquire).is_null()
+}
+
+/// Whether Dr.Hook is on in this process (known from process start).
+#[inline]
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// The base address of the object holding `p` (0 if none).
+fn object_base(p: *const c_void) -> usize {
+    // SAFETY: plain data that dladdr fills in.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address.
+    if unsafe { libc::dladdr(p, &mut info) } == 0 {
+        return 0;
+    }
+    info.dli_fbase as usize
+}
+
+/// Whether the object holding `h` is a shared library whose Dr.Hook entry
+/// points this layer's library also exports — calls to them bind to ours,
+/// so that object's engine never runs (`libdrhook.so` under the preload).
+fn entry_points_are_ours(h: *const Hooks) -> bool {
+    if crate::real::link_mode() {
+        return false;
+    }
+    // SAFETY: plain data that dladdr fills in.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address.
+    if unsafe { libc::dladdr(h.cast(), &mut info) } == 0 || info.dli_fname.is_null() {
+        return false;
+    }
+    // SAFETY: getauxval has no preconditions.
+    let main_phdr = unsafe { libc::getauxval(libc::AT_PHDR) } as *const c_void;
+    if object_base(main_phdr) == info.dli_fbase as usize {
+        // The executable's own calls always bind to its own definitions.
+        return false;
+    }
+    // SAFETY: a NOLOAD dlopen of an object already loaded (its own name).
+    let handle = unsafe { libc::dlopen(info.dli_fname, libc::RTLD_NOLOAD | libc::RTLD_LAZY) };
+    if handle.is_null() {
+        return false;
+    }
+    // SAFETY: lookup in a valid handle.
+    let sym = unsafe { libc::dlsym(handle, c"c_drhook_start_".as_ptr()) };
+    // SAFETY: releases the reference the NOLOAD dlopen took.
+    unsafe { libc::dlclose(handle) };
+    // SAFETY: global lookup of a NUL-terminated name.
+    let ours = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"c_drhook_start_".as_ptr()) };
+    !sym.is_null()
+        && object_base(sym) == info.dli_fbase as usize
+        && !ours.is_null()
+        && object_base(ours) != info.dli_fbase as usize
+}
+
+/// A copy of the engine offers its table (see the module documentation).
+/// Returns 1 if it becomes the process's engine.
+///
+/// # Safety
+/// `h` is null or a table from `drhook::lifecycle` that lives forever.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_attach_register_engine_v1(h: *const Hooks) -> c_int {
+    let r = std::panic::catch_unwind(|| {
+        if h.is_null() || std::ptr::eq(h, &HOOKS) {
+            return 0;
+        }
+        // SAFETY: caller contract.
+        let t = unsafe { &*h };
+        if t.abi != ABI_VERSION || (t.size as usize) < size_of::<Hooks>() {
+            crate::diag(
+                "a copy of the Dr.Hook engine of another version offered itself; it is not used by the preload layer (two engines: two profiles)",
+            );
+            return 0;
+        }
+        if entry_points_are_ours(h) {
+            return 0;
+        }
+        if BEGUN.load(Ordering::Acquire) {
+            crate::diag(
+                "a copy of the Dr.Hook engine was loaded after the program started (dlopen); it keeps its own profile",
+            );
+            return 0;
+        }
+        match REGISTERED.compare_exchange(
+            std::ptr::null_mut(),
+            h as *mut Hooks,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => 1,
+            Err(_) => {
+                crate::diag(
+                    "the program holds two copies of the Dr.Hook engine; the first one gets the process events",
+                );
+                0
+            }
+        }
+    });
+    r.unwrap_or(0)
+}
+
+/// Process start: the engine starts and enters `main`.
+pub(crate) fn process_begin(start: drhook::lifecycle::Start) {
+    BEGUN.store(true, Ordering::Release);
+    let on = (hooks().process_begin)(start.cycles, start.monotonic_ns) != 0;
+    ON.store(on, Ordering::Release);
+}
+
+/// Thread start (on the new thread). The thread's word (`tls::THREAD`):
+/// bit 0 begun, bit 1 ended, the engine's token above.
+pub(crate) fn thread_begin(start: usize) {
+    if !on() || tls::get(tls::THREAD) != 0 {
+        return;
+    }
+    let token = (hooks().thread_begin)(start);
+    tls::set(tls::THREAD, token << 2 | 1);
+}
+
+/// Thread end, given the thread's word before it was marked ended.
+pub(crate) fn thread_end(word: u64) {
+    let token = word >> 2;
+    if word & 1 != 0 && token != 0 {
+        (hooks().thread_end)(token);
+    }
+}
+
+/// The process ends.
+pub(crate) fn process_end(how: crate::Ending) {
+    if !on() {
+        return;
+    }
+    match how {
+        crate::Ending::Return(status) => (hooks().main_return)(status),
+        crate::Ending::Exec => {}
+        other => {
+            (hooks().process_end)(other.is_failure() as c_int);
+        }
+    }
+}
+
+/// Before an `exec`: writes the environment entry the new program gets
+/// into `buf`, NUL-terminated; returns its length (0: none).
+pub(crate) fn exec_begin(buf: &mut [u8]) -> usize {
+    if !on() || buf.len() < 2 {
+        return 0;
+    }
+    let n = (hooks().exec_begin)(buf.as_mut_ptr(), buf.len() - 1);
+    if n != 0 {
+        buf[n] = 0;
+    }
+    n
+}
+
+/// The `exec` failed.
+pub(crate) fn exec_failed() {
+    if on() {
+        (hooks().exec_failed)();
+    }
+}
+
+/// MPI told this process's rank.
+pub(crate) fn mpi_init(rank: c_int, size: c_int) {
+    if on() {
+        (hooks().mpi_init)(rank, size);
+    }
+}

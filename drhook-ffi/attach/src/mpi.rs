@@ -1,0 +1,94 @@
+//! MPI start and end, from the C and the Fortran bindings alike, once per
+//! process. The rank and size come from MPI itself
+//! (`PMPI_Comm_rank/size(MPI_COMM_WORLD)`, found with `dlsym`: the layer
+//! has no link-time MPI dependency), so a launcher that sets no rank
+//! variable still gets one profile per rank. `MPI_COMM_WORLD` is
+//! `&ompi_mpi_comm_world` in Open MPI and `0x44000000` in the MPICH family
+//! (MPICH, Intel MPI, MVAPICH, Cray MPICH).
+
+use std::ffi::{CStr, c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+use crate::events::{self, Ending, Events};
+
+static INITIALISED: AtomicBool = AtomicBool::new(false);
+static FINALISED: AtomicBool = AtomicBool::new(false);
+static RANK: AtomicI32 = AtomicI32::new(-1);
+static SIZE: AtomicI32 = AtomicI32::new(-1);
+
+/// The MPICH family's `MPI_COMM_WORLD`.
+const MPICH_COMM_WORLD: usize = 0x4400_0000;
+
+fn symbol(name: &CStr) -> *mut c_void {
+    if crate::real::link_mode() {
+        return crate::wrap::weak_mpi_symbol(name);
+    }
+    // SAFETY: global lookup of a NUL-terminated name.
+    unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }
+}
+
+/// `(rank, size)` of `MPI_COMM_WORLD`, asked of MPI.
+fn world() -> Option<(c_int, c_int)> {
+    let rank_f = symbol(c"PMPI_Comm_rank");
+    let size_f = symbol(c"PMPI_Comm_size");
+    if rank_f.is_null() || size_f.is_null() {
+        return None;
+    }
+    let ompi = symbol(c"ompi_mpi_comm_world");
+    let comm = if ompi.is_null() {
+        MPICH_COMM_WORLD
+    } else {
+        ompi as usize
+    };
+    type Query = unsafe extern "C" fn(usize, *mut c_int) -> c_int;
+    // SAFETY: `int PMPI_Comm_rank(MPI_Comm, int *)`; MPI_Comm is a pointer
+    // (Open MPI) or an int (MPICH), both passed in one register.
+    let (rank_f, size_f): (Query, Query) = unsafe {
+        (
+            std::mem::transmute::<*mut c_void, Query>(rank_f),
+            std::mem::transmute::<*mut c_void, Query>(size_f),
+        )
+    };
+    let (mut rank, mut size) = (-1, -1);
+    // SAFETY: MPI is initialised (called after a successful MPI_Init).
+    let ok = unsafe { rank_f(comm, &mut rank) == 0 && size_f(comm, &mut size) == 0 };
+    (ok && rank >= 0 && size > 0).then_some((rank, size))
+}
+
+/// After a successful `MPI_Init*` (any binding).
+pub(crate) fn after_init() {
+    if INITIALISED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let Some((rank, size)) = world() else {
+        crate::diag("MPI is initialised but its rank could not be read (PMPI_Comm_rank)");
+        return;
+    };
+    RANK.store(rank, Ordering::Release);
+    SIZE.store(size, Ordering::Release);
+    let _ = std::panic::catch_unwind(|| crate::engine::mpi_init(rank, size));
+    events::each(Events::MPI, |m| m.init_mpi(rank, size));
+}
+
+/// Just before `MPI_Finalize` (any binding): the MPI monitors' `fini_mpi`,
+/// then the process ends (its profile is written now, while MPI and the
+/// rank are known).
+pub(crate) fn before_finalize() {
+    if !INITIALISED.load(Ordering::Acquire) || FINALISED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    events::each(Events::MPI, |m| m.fini_mpi());
+    crate::process::fini_process(Ending::MpiFinalize);
+}
+
+/// This process's rank in `MPI_COMM_WORLD`, once MPI is initialised.
+pub fn rank() -> Option<c_int> {
+    let r = RANK.load(Ordering::Acquire);
+    (r >= 0).then_some(r)
+}
+
+/// The size of `MPI_COMM_WORLD`, once MPI is initialised.
+pub fn size() -> Option<c_int> {
+    let s = SIZE.load(Ordering::Acquire);
+    (s > 0).then_some(s)
+}

@@ -1,0 +1,172 @@
+//! The process's events, each delivered once: to the engine (built-in
+//! monitor) first at start, last at the end, and to the registered
+//! monitors.
+
+use std::ffi::{c_char, c_int};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+use crate::engine;
+use crate::events::{self, Ending, Events, ForkSide, Process};
+
+/// 0 before `main`, 1 running, 2 ended.
+static STATE: AtomicU8 = AtomicU8::new(0);
+static START_CYCLES: AtomicU64 = AtomicU64::new(0);
+static START_NS: AtomicU64 = AtomicU64::new(0);
+
+/// When the library is loaded: the process's start stamps (so `main`
+/// covers the whole run), and the real `dlopen` for its fast path.
+extern "C" fn library_init() {
+    let s = drhook::lifecycle::Start::now();
+    START_CYCLES.store(s.cycles, Ordering::Relaxed);
+    START_NS.store(s.monotonic_ns, Ordering::Relaxed);
+    crate::wrap::resolve_early();
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static LIBRARY_INIT: extern "C" fn() = library_init;
+
+fn start() -> drhook::lifecycle::Start {
+    let cycles = START_CYCLES.load(Ordering::Relaxed);
+    if cycles == 0 {
+        // Linked with --wrap the library has no constructor before main.
+        return drhook::lifecycle::Start::now();
+    }
+    drhook::lifecycle::Start {
+        cycles,
+        monotonic_ns: START_NS.load(Ordering::Relaxed),
+    }
+}
+
+fn command(argv: *const *const c_char) -> String {
+    let argv0 = if argv.is_null() {
+        std::ptr::null()
+    } else {
+        // SAFETY: argv is main's argument vector.
+        unsafe { *argv }
+    };
+    let s = if argv0.is_null() {
+        String::new()
+    } else {
+        // SAFETY: NUL-terminated argument.
+        unsafe { std::ffi::CStr::from_ptr(argv0) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    drhook::config::process::command_name(&s)
+}
+
+/// Just before `main`.
+pub(crate) fn init_process(argc: c_int, argv: *const *const c_char) {
+    if STATE
+        .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return;
+    }
+    let _ = std::panic::catch_unwind(|| engine::process_begin(start()));
+    if events::interest().contains(Events::PROCESS) {
+        let cmd = command(argv);
+        let p = Process {
+            argc,
+            argv,
+            command: &cmd,
+            // SAFETY: getpid has no preconditions.
+            pid: unsafe { libc::getpid() } as u32,
+            forked: false,
+        };
+        events::each(Events::PROCESS, |m| m.init_process(&p));
+    }
+}
+
+/// The process ends: `true` for the one call that ends it.
+pub(crate) fn fini_process(how: Ending) -> bool {
+    if STATE.swap(2, Ordering::AcqRel) == 2 {
+        return false;
+    }
+    events::each(Events::PROCESS, |m| m.fini_process(how));
+    let _ = std::panic::catch_unwind(|| engine::process_end(how));
+    true
+}
+
+/// An `exec` is about to happen: the process ends (unless it was already
+/// ending), and the environment entry the new program gets is written into
+/// `buf`.
+pub(crate) fn pre_exec(buf: &mut [u8]) -> Option<&std::ffi::CStr> {
+    if STATE.swap(2, Ordering::AcqRel) == 2 {
+        return None;
+    }
+    events::each(Events::PROCESS | Events::EXEC, |m| {
+        m.fini_process(Ending::Exec)
+    });
+    let n = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::exec_begin(buf)))
+        .unwrap_or(0);
+    if n == 0 {
+        return None;
+    }
+    std::ffi::CStr::from_bytes_with_nul(&buf[..=n]).ok()
+}
+
+/// The `exec` failed: the process goes on.
+pub(crate) fn exec_failed(errno: c_int) {
+    if STATE
+        .compare_exchange(2, 1, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return;
+    }
+    let _ = std::panic::catch_unwind(engine::exec_failed);
+    events::each(Events::EXEC, |m| m.exec_failed(errno));
+}
+
+/// Before `fork`, in the parent.
+pub(crate) fn pre_fork() {
+    events::each(Events::FORK, |m| m.pre_fork());
+}
+
+/// After `fork`.
+pub(crate) fn post_fork(pid: libc::pid_t, argv0_command: impl FnOnce() -> String) {
+    if pid == 0 {
+        // A new process: it will end on its own.
+        STATE.store(1, Ordering::Release);
+        events::each(Events::FORK, |m| m.post_fork(ForkSide::Child));
+        if events::interest().contains(Events::PROCESS) {
+            let cmd = argv0_command();
+            let p = Process {
+                argc: 0,
+                argv: std::ptr::null(),
+                command: &cmd,
+                // SAFETY: getpid has no preconditions.
+                pid: unsafe { libc::getpid() } as u32,
+                forked: true,
+            };
+            events::each(Events::PROCESS, |m| m.init_process(&p));
+        }
+    } else {
+        events::each(Events::FORK, |m| m.post_fork(ForkSide::Parent(pid)));
+    }
+}
+
+/// Whether the layer does anything for threads.
+#[inline]
+pub(crate) fn wants_threads() -> bool {
+    engine::on() || events::interest().contains(Events::THREADS)
+}
+
+/// Thread start, on the thread.
+pub(crate) fn thread_begin(start: usize) {
+    let _ = std::panic::catch_unwind(|| engine::thread_begin(start));
+    events::each(Events::THREADS, |m| m.init_thread(start));
+}
+
+/// Thread end, on the thread (once: a thread calling `pthread_exit` and
+/// then unwinding through the start routine ends once).
+pub(crate) fn thread_end() {
+    let w = crate::tls::get(crate::tls::THREAD);
+    if w & 2 != 0 {
+        return;
+    }
+    crate::tls::set(crate::tls::THREAD, w | 2);
+    events::each(Events::THREADS, |m| m.fini_thread());
+    let _ = std::panic::catch_unwind(|| engine::thread_end(w));
+}
