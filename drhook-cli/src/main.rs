@@ -1,6 +1,7 @@
 //! `drhook`: reports from Dr.Hook profiles (merge, flamegraph, json, diff,
-//! top). The work is done by the `drhook_cli` library; this is the command
-//! line and the exit status.
+//! top) and `run` (an unmodified program with Dr.Hook attached). The work
+//! is done by the `drhook_cli` library; this is the command line and the
+//! exit status.
 
 use std::process::ExitCode;
 
@@ -11,7 +12,8 @@ use drhook_cli::cmd::{self, EXIT_ERROR, Global};
 /// reference Dr.Hook's, and drhook-profile JSON).
 ///
 /// Exit status: 0 success; 1 `diff --threshold` found a regression;
-/// 2 bad arguments, unreadable or malformed input, failed output.
+/// 2 bad arguments, unreadable or malformed input, failed output. `run`:
+/// the program's own (126/127 when it cannot be run).
 #[derive(Debug, Parser)]
 #[command(name = "drhook", version, about, long_about)]
 struct Cli {
@@ -37,6 +39,9 @@ enum Command {
     Diff(cmd::diff::Args),
     /// A profile as a readable tree (or table) in the terminal.
     Top(cmd::top::Args),
+    /// Runs an unmodified program (and every process it starts) with
+    /// Dr.Hook attached (LD_PRELOAD); the exit status is the program's.
+    Run(cmd::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +53,7 @@ fn main() -> ExitCode {
         Command::Json(a) => cmd::json::run(a, g),
         Command::Diff(a) => cmd::diff::run(a, g),
         Command::Top(a) => cmd::top::run(a, g),
+        Command::Run(a) => cmd::run::run(a, g),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod flamegraph;
 pub mod json;
 pub mod merge;
+pub mod run;
 pub mod top;
 
 use std::io::Write;

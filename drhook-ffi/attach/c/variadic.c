@@ -1,8 +1,8 @@
 /* The exec* functions with variable arguments, which Rust cannot define:
  * they gather their arguments into an array, as the C library's own do,
- * and hand them to the layer's exec (drhook_attach_exec, in Rust).
- * Compiled twice: with DRHOOK_ATTACH_PREFIX empty (preload library) and
- * with __wrap_ (the --wrap library). */
+ * and hand them to the layer's exec (drhook_attach_exec, in Rust). The
+ * exported execl/execlp/execle (or __wrap_execl...) are Rust trampolines
+ * that jump here with the arguments untouched (drhook_attach::interpose!). */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,9 +11,7 @@
 extern int drhook_attach_exec(int kind, const char *file, char *const argv[],
                               char *const envp[]);
 
-#define CAT2(a, b) a##b
-#define CAT(a, b) CAT2(a, b)
-#define NAME(n) CAT(DRHOOK_ATTACH_PREFIX, n)
+#define NAME(n) drhook_attach_c_##n
 
 /* glibc's kinds: 0 path+env, 1 path, 2 search+env, 3 search. */
 #define MAX_ARGS 65536

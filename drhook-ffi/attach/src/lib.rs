@@ -283,6 +283,12 @@ macro_rules! __interpose_all {
                 unsafe { wrap::exec(wrap::ExecKind::SearchEnv, f, a, e) }
             }
 
+            // The variadic ones: a jump to their C implementation, which
+            // finds the arguments where the caller put them.
+            $crate::__variadic_trampoline!($p, "execl", execl, drhook_attach_c_execl);
+            $crate::__variadic_trampoline!($p, "execlp", execlp, drhook_attach_c_execlp);
+            $crate::__variadic_trampoline!($p, "execle", execle, drhook_attach_c_execle);
+
             #[unsafe(export_name = concat!($p, "fexecve"))]
             pub unsafe extern "C-unwind" fn fexecve(
                 fd: c_int,
@@ -369,6 +375,22 @@ macro_rules! __interpose_all {
             $crate::__fortran_mpi!($p, $mode, "mpi_init__", "mpi_init_thread__", "mpi_finalize__", f2);
             $crate::__fortran_mpi!($p, $mode, "mpi_init", "mpi_init_thread", "mpi_finalize", f3);
             $crate::__fortran_mpi!($p, $mode, "MPI_INIT", "MPI_INIT_THREAD", "MPI_FINALIZE", f4);
+        }
+    };
+}
+
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __variadic_trampoline {
+    ($p:literal, $name:literal, $f:ident, $c:ident) => {
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        #[unsafe(naked)]
+        #[unsafe(export_name = concat!($p, $name))]
+        pub unsafe extern "C" fn $f() {
+            #[cfg(target_arch = "x86_64")]
+            std::arch::naked_asm!("jmp {c}", c = sym $crate::wrap::c::$c);
+            #[cfg(target_arch = "aarch64")]
+            std::arch::naked_asm!("b {c}", c = sym $crate::wrap::c::$c);
         }
     };
 }

@@ -371,6 +371,22 @@ pub unsafe fn fexecve(fd: c_int, argv: *const *const c_char, envp: *const *const
     r
 }
 
+/// The `exec*` functions with variable arguments, written in C
+/// (`c/variadic.c`): the exported `execl`, `execlp`, `execle` jump to them
+/// with the arguments untouched; they gather the arguments and call
+/// [`drhook_attach_exec`].
+#[doc(hidden)]
+pub mod c {
+    unsafe extern "C" {
+        /// `execl`.
+        pub fn drhook_attach_c_execl();
+        /// `execlp`.
+        pub fn drhook_attach_c_execlp();
+        /// `execle`.
+        pub fn drhook_attach_c_execle();
+    }
+}
+
 /// The `exec*` functions with variable arguments (`execl`, `execlp`,
 /// `execle`), written in C, gather their arguments and come here.
 ///

@@ -1,6 +1,9 @@
 //! Names of threads' root regions: `thread:<symbol>` after the start
-//! routine, looked up once per routine (`dladdr`) and kept in a small
-//! lock-free table, so that creating a thread costs one table probe.
+//! routine, looked up once per routine and kept in a small lock-free
+//! table, so that creating a thread costs one table probe. The exported
+//! name (`dladdr`) when there is one; else the symbol table (the start
+//! routines of executables are rarely exported); else the library and
+//! offset.
 
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -45,21 +48,35 @@ pub(super) fn site_of(start: usize) -> &'static Site {
     site
 }
 
-/// `thread:<symbol>` when `start` is an exported function,
-/// `thread:<library>+0x<offset>` when it is inside a library without a
-/// name of its own there (OpenMP runtimes' internal start routines),
-/// `thread` otherwise.
+/// `thread:<symbol>` for the function at `start`,
+/// `thread:<library>+0x<offset>` when it has no symbol (stripped
+/// libraries), `thread` when nothing is known.
 fn name_of(start: usize) -> String {
+    if start == 0 {
+        return "thread".into();
+    }
     // SAFETY: `info` is plain data that dladdr fills in.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the address.
-    if start == 0 || unsafe { libc::dladdr(start as *const libc::c_void, &mut info) } == 0 {
-        return "thread".into();
-    }
-    if !info.dli_sname.is_null() && info.dli_saddr as usize == start {
+    let found = unsafe { libc::dladdr(start as *const libc::c_void, &mut info) } != 0;
+    if found && !info.dli_sname.is_null() && info.dli_saddr as usize == start {
         // SAFETY: a NUL-terminated name from the loader.
         let s = unsafe { CStr::from_ptr(info.dli_sname) };
         return format!("thread:{}", s.to_string_lossy());
+    }
+    let mut symbol = None;
+    // `resolve` looks up the instruction before the address it is given
+    // (a return address): give it one past the routine's first byte.
+    backtrace::resolve((start + 1) as *mut libc::c_void, |s| {
+        if symbol.is_none() {
+            symbol = s.name().map(|n| format!("{n:#}"));
+        }
+    });
+    if let Some(n) = symbol {
+        return format!("thread:{n}");
+    }
+    if !found {
+        return "thread".into();
     }
     if !info.dli_fname.is_null() {
         // SAFETY: as above.
@@ -92,7 +109,8 @@ mod tests {
         assert!(std::ptr::eq(a, site_of(libc::free as *const () as usize)));
         let b = site_of(not_exported as *const () as usize);
         assert!(b.name().starts_with("thread:"), "{}", b.name());
-        assert!(b.name().contains("+0x"), "{}", b.name());
+        // Not exported: from the symbol table.
+        assert!(b.name().ends_with("tests::not_exported"), "{}", b.name());
         assert_eq!(site_of(0).name(), "thread");
     }
 }

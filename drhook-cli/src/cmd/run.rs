@@ -1,0 +1,275 @@
+//! `drhook run`: runs an unmodified program (and every process it starts)
+//! with Dr.Hook attached: `LD_PRELOAD` gets the preload library
+//! (`libdrhook_preload.so`, appended to any value already there), the
+//! `DR_HOOK*` variables given as options are set, and the program replaces
+//! this process (`exec`), so its exit status — or the signal that ended
+//! it — is the command's.
+//!
+//! The library is found, in this order: `--preload`, `$DRHOOK_PRELOAD_LIB`,
+//! next to this executable (`target/release/`), in `../lib/` from it (an
+//! installation: `bin/drhook`, `lib/libdrhook_preload.so`).
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+
+use super::Global;
+use crate::error::{Error, Result};
+
+/// File name of the preload library.
+pub const PRELOAD_LIB: &str = "libdrhook_preload.so";
+
+/// Exit status when the program cannot be run because it was not found,
+/// as a shell's.
+pub const EXIT_NOT_FOUND: u8 = 127;
+/// Exit status when the program was found but could not be run.
+pub const EXIT_NOT_RUNNABLE: u8 = 126;
+
+/// Arguments of `drhook run`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// DR_HOOK_OPT (default: prof when the variable is not set).
+    #[arg(long, value_name = "OPTIONS")]
+    pub opt: Option<String>,
+    /// DR_HOOK_PROFILE: profile file template (%d: the MPI task number).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub profile: Option<String>,
+    /// DRHOOK_FOLLOW: which child processes write a profile: all, none, or
+    /// a regular expression on the command name.
+    #[arg(long, value_name = "all|none|REGEX")]
+    pub follow: Option<String>,
+    /// DRHOOK_PROFILE_PREFIX: every process writes
+    /// PREFIX followed by COMMAND.PID.PROFILE (e.g. out/make.4242.drhook.prof.1);
+    /// a prefix ending in / is a directory.
+    #[arg(long, value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// DRHOOK_PROFILE_ON_FAILURE=0: no profile for a process that exits with
+    /// a non-zero status, aborts or dies of a signal.
+    #[arg(long)]
+    pub no_failure_profile: bool,
+    /// Any DR_HOOK* or DRHOOK_* variable, NAME=VALUE (repeatable).
+    #[arg(short = 'e', long = "env", value_name = "NAME=VALUE")]
+    pub env: Vec<String>,
+    /// The preload library (default: $DRHOOK_PRELOAD_LIB, else next to this
+    /// executable or in ../lib from it).
+    #[arg(long, value_name = "FILE")]
+    pub preload: Option<PathBuf>,
+    /// Print the environment changes and the command instead of running it.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The program and its arguments (after --).
+    #[arg(
+        value_name = "PROGRAM",
+        required = true,
+        num_args = 1..,
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub command: Vec<OsString>,
+}
+
+/// Where the preload library is (see the module documentation).
+pub fn find_preload(explicit: Option<&Path>) -> Result<PathBuf> {
+    let mut tried = Vec::new();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = explicit {
+        candidates.push(p.to_path_buf());
+    } else {
+        if let Some(p) = std::env::var_os("DRHOOK_PRELOAD_LIB").filter(|v| !v.is_empty()) {
+            candidates.push(PathBuf::from(p));
+        }
+        if let Ok(exe) = std::env::current_exe()
+            && let Some(dir) = exe.parent()
+        {
+            candidates.push(dir.join(PRELOAD_LIB));
+            candidates.push(dir.join("..").join("lib").join(PRELOAD_LIB));
+        }
+    }
+    for c in candidates {
+        if c.is_file() {
+            return Ok(std::fs::canonicalize(&c).unwrap_or(c));
+        }
+        tried.push(c.display().to_string());
+    }
+    Err(Error::msg(format!(
+        "the preload library {PRELOAD_LIB} was not found (looked for {}); build it with `cargo build --release -p drhook-preload` or name it with --preload or DRHOOK_PRELOAD_LIB",
+        tried.join(", ")
+    )))
+}
+
+/// `LD_PRELOAD` with `lib` appended to `current` (unless it is there).
+pub fn preload_value(current: Option<&str>, lib: &Path) -> String {
+    let lib = lib.display().to_string();
+    match current.map(str::trim).filter(|c| !c.is_empty()) {
+        None => lib,
+        Some(c) if c.split([':', ' ']).any(|e| e == lib) => c.to_string(),
+        Some(c) => format!("{c}:{lib}"),
+    }
+}
+
+/// The variables to set, in order (later ones win).
+pub fn variables(
+    a: &Args,
+    current: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>> {
+    let mut v: Vec<(String, String)> = Vec::new();
+    if current("DR_HOOK").is_none() {
+        v.push(("DR_HOOK".into(), "1".into()));
+    }
+    if current("DR_HOOK_OPT").is_none() && a.opt.is_none() {
+        v.push(("DR_HOOK_OPT".into(), "prof".into()));
+    }
+    let mut set = |k: &str, val: &Option<String>| {
+        if let Some(x) = val {
+            v.push((k.to_string(), x.clone()));
+        }
+    };
+    set("DR_HOOK_OPT", &a.opt);
+    set("DR_HOOK_PROFILE", &a.profile);
+    set("DRHOOK_FOLLOW", &a.follow);
+    set("DRHOOK_PROFILE_PREFIX", &a.prefix);
+    if a.no_failure_profile {
+        v.push(("DRHOOK_PROFILE_ON_FAILURE".into(), "0".into()));
+    }
+    for e in &a.env {
+        let Some((k, val)) = e.split_once('=') else {
+            return Err(Error::msg(format!("--env {e:?}: expected NAME=VALUE")));
+        };
+        if !(k.starts_with("DR_HOOK") || k.starts_with("DRHOOK_")) {
+            return Err(Error::msg(format!(
+                "--env {k}: only DR_HOOK* and DRHOOK_* variables (set others in the environment)"
+            )));
+        }
+        v.push((k.to_string(), val.to_string()));
+    }
+    Ok(v)
+}
+
+/// Runs `drhook run`: returns only if the program could not be run.
+pub fn run(a: &Args, _g: &Global) -> Result<u8> {
+    let lib = find_preload(a.preload.as_deref())?;
+    let vars = variables(a, &|k| std::env::var(k).ok())?;
+    let preload = preload_value(std::env::var("LD_PRELOAD").ok().as_deref(), &lib);
+    let (program, args) = a.command.split_first().expect("clap: required");
+    if a.dry_run {
+        println!("LD_PRELOAD={preload}");
+        for (k, v) in &vars {
+            println!("{k}={v}");
+        }
+        let words: Vec<String> = a
+            .command
+            .iter()
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect();
+        println!("{}", words.join(" "));
+        return Ok(super::EXIT_OK);
+    }
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(args).env("LD_PRELOAD", &preload);
+    for (k, v) in &vars {
+        cmd.env(k, v);
+    }
+    // Only returns on failure.
+    let err = cmd.exec();
+    let code = match err.kind() {
+        std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
+        _ => EXIT_NOT_RUNNABLE,
+    };
+    eprintln!(
+        "drhook: error: cannot run {}: {err}",
+        program.to_string_lossy()
+    );
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: Args,
+    }
+
+    fn args(v: &[&str]) -> Args {
+        T::try_parse_from(std::iter::once("run").chain(v.iter().copied()))
+            .unwrap()
+            .a
+    }
+
+    #[test]
+    fn preload_is_appended_once() {
+        let lib = Path::new("/x/libdrhook_preload.so");
+        assert_eq!(preload_value(None, lib), "/x/libdrhook_preload.so");
+        assert_eq!(
+            preload_value(Some("libfoo.so"), lib),
+            "libfoo.so:/x/libdrhook_preload.so"
+        );
+        assert_eq!(
+            preload_value(Some("libfoo.so /x/libdrhook_preload.so"), lib),
+            "libfoo.so /x/libdrhook_preload.so"
+        );
+    }
+
+    #[test]
+    fn options_become_variables() {
+        let none = |_: &str| None;
+        let a = args(&["--", "prog", "-x", "--y"]);
+        assert_eq!(a.command, vec!["prog", "-x", "--y"]);
+        assert_eq!(
+            variables(&a, &none).unwrap(),
+            vec![
+                ("DR_HOOK".to_string(), "1".to_string()),
+                ("DR_HOOK_OPT".to_string(), "prof".to_string())
+            ]
+        );
+        let a = args(&[
+            "--opt",
+            "cpuprof",
+            "--follow",
+            "none",
+            "--prefix",
+            "out/",
+            "--no-failure-profile",
+            "-e",
+            "DR_HOOK_SILENT=1",
+            "prog",
+        ]);
+        let v = variables(&a, &|k| (k == "DR_HOOK").then(|| "1".to_string())).unwrap();
+        assert_eq!(
+            v,
+            [
+                ("DR_HOOK_OPT", "cpuprof"),
+                ("DRHOOK_FOLLOW", "none"),
+                ("DRHOOK_PROFILE_PREFIX", "out/"),
+                ("DRHOOK_PROFILE_ON_FAILURE", "0"),
+                ("DR_HOOK_SILENT", "1"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+        );
+        // The user's own DR_HOOK_OPT is kept.
+        let v = variables(&args(&["prog"]), &|k| {
+            (k == "DR_HOOK_OPT").then(|| "cpuprof".to_string())
+        })
+        .unwrap();
+        assert!(!v.iter().any(|(k, _)| k == "DR_HOOK_OPT"));
+        // Only Dr.Hook's variables through --env.
+        assert!(variables(&args(&["-e", "PATH=/x", "prog"]), &none).is_err());
+        assert!(variables(&args(&["-e", "DR_HOOK_OPT", "prog"]), &none).is_err());
+    }
+
+    #[test]
+    fn a_missing_library_is_named() {
+        let e = find_preload(Some(Path::new("/no/such/libdrhook_preload.so"))).unwrap_err();
+        assert!(
+            e.to_string().contains("/no/such/libdrhook_preload.so"),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains("cargo build --release -p drhook-preload")
+        );
+    }
+}

@@ -1,0 +1,958 @@
+//! Dr.Hook attached to unmodified programs: `drhook run` (the preload
+//! library `libdrhook_preload.so`) and static programs linked with the
+//! `--wrap` list (`libdrhook_wrap.a`), on real programs — a shell pipeline,
+//! `make -j2`, a Python script, an OpenMP Fortran program, every way a
+//! process ends, `mpirun -n 4` of C and Fortran MPI programs — checking the
+//! files written, their names, the exit statuses and the trees. Plus one
+//! engine per process for programs that carry Dr.Hook themselves (linked
+//! with libdrhook.so, Rust `#[drhook]`), and the events a tool on the
+//! layer receives (`examples/event_log.rs` of drhook-attach).
+
+mod common;
+use common::*;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use drhook_tests::Profile;
+
+/// Builds what these tests run (once): the preload and wrap libraries,
+/// the `drhook` command, the event-log tool, the Rust test program.
+fn ensure_attach_built() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args([
+            "build",
+            "-p",
+            "drhook-preload",
+            "-p",
+            "drhook-wrap",
+            "-p",
+            "drhook-cli",
+            "--bin",
+            "drhook",
+            "-p",
+            "drhook-attach",
+            "--example",
+            "event_log",
+            "-p",
+            "drhook-tests",
+            "--bin",
+            "drhook-test-prog",
+            "--manifest-path",
+        ])
+        .arg(crate_dir().join("..").join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir().parent().unwrap());
+        if target_dir().file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        let out = cmd.output().expect("cargo");
+        assert!(
+            out.status.success(),
+            "building the preload library failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+fn built(name: &str) -> PathBuf {
+    ensure_attach_built();
+    let p = target_dir().join(name);
+    assert!(p.exists(), "{} not built", p.display());
+    p
+}
+
+fn drhook_exe() -> PathBuf {
+    built("drhook")
+}
+
+fn attach_prog(name: &str) -> PathBuf {
+    prog("attach").join(name)
+}
+
+/// Runs `drhook run [opts] -- program args` in `dir`.
+fn drhook_run(
+    dir: &Path,
+    opts: &[&str],
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Run {
+    let mut a: Vec<&str> = vec!["run"];
+    a.extend(opts);
+    a.push("--");
+    a.push(program);
+    a.extend(args);
+    let exe = drhook_exe();
+    run_in(dir, &exe.display().to_string(), &a, env)
+}
+
+/// The profiles in `dir` (files starting with `drhook.prof.`).
+fn profiles(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.starts_with("drhook.prof."))
+        .collect();
+    v.sort();
+    v
+}
+
+/// `drhook.prof.<task>.<command>.<pid>` → (task, command, pid).
+fn child_name(f: &str) -> Option<(u32, String, u32)> {
+    let rest = f.strip_prefix("drhook.prof.")?;
+    let (task, rest) = rest.split_once('.')?;
+    let (cmd, pid) = rest.rsplit_once('.')?;
+    Some((task.parse().ok()?, cmd.to_string(), pid.parse().ok()?))
+}
+
+/// Commands of the child profiles, with their counts.
+fn child_commands(files: &[String]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for f in files {
+        if let Some((_, cmd, _)) = child_name(f) {
+            *m.entry(cmd).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+fn parse(dir: &Path, name: &str) -> Profile {
+    let text = std::fs::read_to_string(dir.join(name))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()));
+    Profile::parse(&text)
+}
+
+/// The program name in a profile's header.
+fn program_of(p: &Profile) -> String {
+    let h = &p.header[0];
+    let start = h.find("program='").unwrap() + "program='".len();
+    h[start..start + h[start..].find('\'').unwrap()].to_string()
+}
+
+/// Every profile in `dir` has the root region `main` on thread 1 with one
+/// call; returns them by file name.
+fn all_with_main(dir: &Path) -> BTreeMap<String, Profile> {
+    let mut m = BTreeMap::new();
+    for f in profiles(dir) {
+        let p = parse(dir, &f);
+        let main = p.row("main", 1);
+        assert_eq!(main.calls, 1, "{f}: {main:?}");
+        m.insert(f, p);
+    }
+    m
+}
+
+fn gcc(dir: &Path, out: &str, args: &[&str]) {
+    let mut a = vec!["-O1", "-g", "-o", out];
+    a.extend(args);
+    tool(dir, "gcc", &a);
+}
+
+/// The unmodified C program of most scenarios.
+fn life(dir: &Path) -> PathBuf {
+    let src = attach_prog("life.c");
+    gcc(
+        dir,
+        "life",
+        &[&src.display().to_string(), "-lpthread", "-ldl"],
+    );
+    dir.join("life")
+}
+
+fn writes(r: &Run) -> usize {
+    r.stderr().matches("Writing profiling information").count()
+}
+
+// --- real programs ------------------------------------------------------------
+
+#[test]
+fn shell_pipeline_one_profile_per_process() {
+    let d = tempdir();
+    let r = drhook_run(
+        d.path(),
+        &[],
+        "sh",
+        &["-c", "echo hello | tr a-z A-Z | cat; exit 3"],
+        &[],
+    );
+    assert_eq!(r.output.status.code(), Some(3), "{}", r.stderr());
+    assert_eq!(r.stdout(), "HELLO\n", "the program's output is unchanged");
+    let files = profiles(d.path());
+    let all = all_with_main(d.path());
+    assert_eq!(program_of(&all["drhook.prof.1"]), "sh");
+    let cmds = child_commands(&files);
+    assert_eq!(cmds.get("tr"), Some(&1), "{files:?}");
+    assert_eq!(cmds.get("cat"), Some(&1), "{files:?}");
+    // Anything else is a subshell sh forked (the builtin echo's side).
+    assert!(
+        cmds.keys()
+            .all(|c| ["tr", "cat", "sh"].contains(&c.as_str())),
+        "{files:?}"
+    );
+    for f in &files {
+        if let Some((task, cmd, pid)) = child_name(f) {
+            assert_eq!(task, 1);
+            assert!(pid > 0);
+            let prog = program_of(&all[f]);
+            assert!(prog.ends_with(&cmd), "{f}: program {prog}");
+        }
+    }
+}
+
+#[test]
+fn make_j2_of_a_small_tree() {
+    if !have_tool("make") {
+        return;
+    }
+    let d = tempdir();
+    let src = d.path().join("src");
+    std::fs::create_dir_all(src.join("lib")).unwrap();
+    std::fs::write(
+        src.join("main.c"),
+        "int one(void); int two(void);\nint main(void) { return one() + two() == 3 ? 0 : 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("lib/one.c"), "int one(void) { return 1; }\n").unwrap();
+    std::fs::write(src.join("lib/two.c"), "int two(void) { return 2; }\n").unwrap();
+    std::fs::write(
+        src.join("Makefile"),
+        "CC = gcc\nOBJ = main.o lib/one.o lib/two.o\nprog: $(OBJ)\n\t$(CC) -o $@ $(OBJ)\n%.o: %.c\n\t$(CC) -c -o $@ $<\n",
+    )
+    .unwrap();
+    // Every process writes its profile in its working directory: here all
+    // of them run in src/.
+    let r = drhook_run(&src, &[], "make", &["-j2"], &[]);
+    assert_eq!(r.output.status.code(), Some(0), "{}", r.stderr());
+    assert!(
+        Command::new(src.join("prog")).status().unwrap().success(),
+        "the build is right"
+    );
+    let files = profiles(&src);
+    let all = all_with_main(&src);
+    assert_eq!(program_of(&all["drhook.prof.1"]), "make");
+    let cmds = child_commands(&files);
+    // 3 compilations and a link: 4 gcc drivers, 3 cc1, 3 as, 1 collect2
+    // and 1 ld; make's own children exec at once and write nothing.
+    assert_eq!(cmds.get("gcc"), Some(&4), "{files:?}");
+    assert_eq!(cmds.get("cc1"), Some(&3), "{files:?}");
+    assert_eq!(cmds.get("as"), Some(&3), "{files:?}");
+    assert_eq!(cmds.get("collect2"), Some(&1), "{files:?}");
+    assert_eq!(cmds.get("ld"), Some(&1), "{files:?}");
+    assert!(!cmds.contains_key("make"), "{files:?}");
+    assert_eq!(files.len(), 1 + 4 + 3 + 3 + 1 + 1, "{files:?}");
+}
+
+#[test]
+fn python_script_with_threads_and_a_child() {
+    if !have_tool("python3") {
+        return;
+    }
+    let d = tempdir();
+    let script = attach_prog("script.py");
+    let r = drhook_run(
+        d.path(),
+        &[],
+        "python3",
+        &[&script.display().to_string()],
+        &[],
+    );
+    assert_eq!(r.output.status.code(), Some(4), "{}", r.stderr());
+    assert_eq!(r.stdout(), "python done child\n");
+    let files = profiles(d.path());
+    let all = all_with_main(d.path());
+    let py = &all["drhook.prof.1"];
+    let name = program_of(py);
+    assert!(
+        name.rsplit('/').next().unwrap().starts_with("python3"),
+        "{name}"
+    );
+    let threads: Vec<_> = py
+        .rows
+        .iter()
+        .filter(|r| r.name.starts_with("thread"))
+        .collect();
+    assert_eq!(threads.len(), 2, "two threads' roots: {:#?}", py.rows);
+    assert!(threads.iter().all(|r| r.calls == 1 && r.tid >= 2));
+    assert_eq!(child_commands(&files).get("sh"), Some(&1), "{files:?}");
+}
+
+#[test]
+fn openmp_fortran_workers_never_return_and_are_counted() {
+    if !have_gfortran() {
+        return;
+    }
+    let d = tempdir();
+    let src = attach_prog("omp.f90");
+    tool(
+        d.path(),
+        "gfortran",
+        &["-O1", "-fopenmp", "-o", "omp", &src.display().to_string()],
+    );
+    let r = drhook_run(d.path(), &[], "./omp", &[], &[("OMP_NUM_THREADS", "3")]);
+    ok(&r);
+    assert!(r.stdout().starts_with("threads 3 sum"), "{}", r.stdout());
+    assert_eq!(profiles(d.path()), vec!["drhook.prof.1".to_string()]);
+    let p = parse(d.path(), "drhook.prof.1");
+    let main = p.row("main", 1);
+    assert_eq!(p.threads, 3);
+    let workers: Vec<_> = p.rows.iter().filter(|r| r.tid >= 2).collect();
+    assert_eq!(workers.len(), 2, "{:#?}", p.rows);
+    for w in &workers {
+        assert!(w.name.starts_with("thread:libgomp"), "{w:?}");
+        assert_eq!(w.calls, 1);
+        // Still in their start routine at exit: counted up to the profile.
+        assert!(w.total_s > 0.0 && w.total_s <= main.total_s + 1e-3, "{w:?}");
+    }
+}
+
+// --- every way a process ends ---------------------------------------------------
+
+#[test]
+fn every_ending_writes_the_profile_once_with_the_programs_status() {
+    let d = tempdir();
+    let exe = life(d.path());
+    let exe = exe.display().to_string();
+    for (scenario, code, sig) in [
+        ("exit3", Some(3), None),
+        ("_exit5", Some(5), None),
+        ("abort", None, Some(libc::SIGABRT)),
+        ("assert", None, Some(libc::SIGABRT)),
+        ("sigterm", None, Some(libc::SIGTERM)),
+    ] {
+        let w = tempdir();
+        let r = drhook_run(w.path(), &[], &exe, &[scenario], &[]);
+        assert_eq!(r.output.status.code(), code, "{scenario}: {}", r.stderr());
+        assert_eq!(signal(&r), sig, "{scenario}");
+        assert_eq!(
+            profiles(w.path()),
+            vec!["drhook.prof.1".to_string()],
+            "{scenario}: {}",
+            r.stderr()
+        );
+        assert_eq!(writes(&r), 1, "{scenario}: written once:\n{}", r.stderr());
+        let p = parse(w.path(), "drhook.prof.1");
+        assert_eq!(p.row("main", 1).calls, 1, "{scenario}");
+        if sig.is_some() {
+            assert!(
+                r.stderr().contains("DrHookCallTree") || r.stderr().contains("signal"),
+                "{scenario}: a traceback:\n{}",
+                r.stderr()
+            );
+        }
+    }
+    // DRHOOK_PROFILE_ON_FAILURE=0: no profile for a failing ending, as the
+    // reference libmonitor's default.
+    for scenario in ["exit3", "abort"] {
+        let w = tempdir();
+        let r = drhook_run(w.path(), &["--no-failure-profile"], &exe, &[scenario], &[]);
+        assert_ne!(r.output.status.code(), Some(0));
+        assert!(
+            profiles(w.path()).is_empty(),
+            "{scenario}: {:?}",
+            profiles(w.path())
+        );
+    }
+}
+
+#[test]
+fn threads_returning_exiting_and_running_at_exit() {
+    let d = tempdir();
+    let exe = life(d.path());
+    let r = drhook_run(d.path(), &[], &exe.display().to_string(), &["threads"], &[]);
+    ok(&r);
+    let p = parse(d.path(), "drhook.prof.1");
+    let main = p.row("main", 1);
+    let named = |n: &str| p.rows_of(n);
+    assert_eq!(named("thread:worker").len(), 2, "{:#?}", p.rows);
+    assert_eq!(named("thread:exits_early").len(), 1, "pthread_exit");
+    let forever = named("thread:forever");
+    assert_eq!(forever.len(), 1, "a detached thread still running at exit");
+    assert!(forever[0].total_s > 0.0 && forever[0].total_s < main.total_s);
+    for r in p.rows.iter().filter(|r| r.name.starts_with("thread:")) {
+        assert_eq!(r.calls, 1, "{r:?}");
+        assert!(r.tid >= 2);
+    }
+    assert_eq!(p.threads, 5);
+}
+
+#[test]
+fn a_fork_child_writes_its_own_profile() {
+    let d = tempdir();
+    let exe = life(d.path());
+    let r = drhook_run(d.path(), &[], &exe.display().to_string(), &["fork"], &[]);
+    ok(&r);
+    let child: u32 = r
+        .stdout()
+        .lines()
+        .find_map(|l| l.strip_prefix("child "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        profiles(d.path()),
+        vec![
+            "drhook.prof.1".to_string(),
+            format!("drhook.prof.1.life.{child}")
+        ]
+    );
+    let all = all_with_main(d.path());
+    // The child's main counts from the fork only.
+    let c = all[&format!("drhook.prof.1.life.{child}")]
+        .row("main", 1)
+        .total_s;
+    let p = all["drhook.prof.1"].row("main", 1).total_s;
+    assert!(c < p, "child {c} s, parent {p} s");
+}
+
+#[test]
+fn a_failed_exec_changes_nothing_and_a_successful_one_passes_the_role_on() {
+    let d = tempdir();
+    let exe = life(d.path()).display().to_string();
+    std::fs::write(d.path().join("noexec.txt"), "not a program").unwrap();
+    // Executable, but no format the kernel knows: exec fails with ENOEXEC
+    // after the layer has ended the process for it.
+    std::fs::write(d.path().join("bad.bin"), "garbage without a #! line").unwrap();
+    Command::new("chmod")
+        .args(["+x", "bad.bin"])
+        .current_dir(d.path())
+        .status()
+        .unwrap();
+    let r = drhook_run(
+        d.path(),
+        &[],
+        &exe,
+        &["execfail", "./noexec.txt", "./bad.bin"],
+        &[],
+    );
+    ok(&r);
+    assert!(
+        r.stdout().contains(&format!(
+            "errno {} {} {}",
+            libc::ENOENT,
+            libc::EACCES,
+            libc::ENOEXEC
+        )),
+        "errno as the C library left it: {}",
+        r.stdout()
+    );
+    assert_eq!(profiles(d.path()), vec!["drhook.prof.1".to_string()]);
+    assert_eq!(writes(&r), 1, "{}", r.stderr());
+    // The whole run, across the failed execs.
+    assert_eq!(program_of(&parse(d.path(), "drhook.prof.1")), exe);
+
+    let w = tempdir();
+    for f in ["noexec.txt", "bad.bin"] {
+        std::fs::copy(d.path().join(f), w.path().join(f)).unwrap();
+    }
+    let r = drhook_run(
+        w.path(),
+        &[],
+        &exe,
+        &["execfail", "./noexec.txt", "./bad.bin", "true"],
+        &[],
+    );
+    ok(&r);
+    let files = profiles(w.path());
+    assert_eq!(files.len(), 2, "{files:?}");
+    // The program it became writes the plain name; its own profile up to
+    // the exec is a child's.
+    assert_eq!(program_of(&parse(w.path(), "drhook.prof.1")), "true");
+    let (_, cmd, _) = child_name(&files[1]).unwrap();
+    assert_eq!(cmd, "life");
+}
+
+// --- MPI ------------------------------------------------------------------------------
+
+fn mpirun_args(n: &str) -> Vec<&str> {
+    vec!["--allow-run-as-root", "--oversubscribe", "-n", n]
+}
+
+/// Runs `drhook run -- mpirun -n 4 <exe>` and checks one profile per rank,
+/// named after the rank, and the launcher's under a child name.
+fn check_mpirun(dir: &Path, exe: &str) -> BTreeMap<String, Profile> {
+    let mut a = mpirun_args("4");
+    a.push(exe);
+    let r = drhook_run(dir, &[], "mpirun", &a, &[]);
+    ok(&r);
+    let mut ranks: Vec<String> = r
+        .stdout()
+        .lines()
+        .filter(|l| l.starts_with("rank "))
+        .map(String::from)
+        .collect();
+    ranks.sort();
+    assert_eq!(ranks.len(), 4, "{}", r.stdout());
+    let files = profiles(dir);
+    for n in 1..=4 {
+        assert!(files.contains(&format!("drhook.prof.{n}")), "{files:?}");
+    }
+    for f in &files {
+        if let Some((task, cmd, _)) = child_name(f) {
+            assert_eq!(task, 1, "{f}");
+            assert!(
+                ["mpirun", "orted", "prted"].contains(&cmd.as_str()),
+                "{files:?}"
+            );
+        }
+    }
+    assert_eq!(child_commands(&files).get("mpirun"), Some(&1), "{files:?}");
+    let all = all_with_main(dir);
+    for n in 1..=4u32 {
+        let p = &all[&format!("drhook.prof.{n}")];
+        assert!(
+            p.header[0].ends_with(&format!(", proc#{n}:")),
+            "{}",
+            p.header[0]
+        );
+        assert!(
+            p.header
+                .iter()
+                .any(|h| h.contains(&format!("on proc#{n} (4 procs"))),
+            "{:?}",
+            p.header
+        );
+    }
+    all
+}
+
+fn have_mpi(compiler: &str) -> bool {
+    have_tool("mpirun") && have_tool(compiler)
+}
+
+#[test]
+fn mpirun_of_an_unmodified_c_program() {
+    if !have_mpi("mpicc") {
+        return;
+    }
+    let d = tempdir();
+    let src = attach_prog("mpi_plain.c");
+    tool(
+        d.path(),
+        "mpicc",
+        &["-O1", "-o", "mpi_plain", &src.display().to_string()],
+    );
+    check_mpirun(d.path(), "./mpi_plain");
+}
+
+#[test]
+fn mpirun_of_an_unmodified_fortran_program() {
+    if !have_mpi("mpif90") {
+        return;
+    }
+    let d = tempdir();
+    let src = attach_prog("mpi_plain.f90");
+    tool(
+        d.path(),
+        "mpif90",
+        &["-O1", "-o", "mpi_plain_f", &src.display().to_string()],
+    );
+    check_mpirun(d.path(), "./mpi_plain_f");
+}
+
+#[test]
+fn mpirun_of_a_program_linked_with_libdrhook_has_one_engine() {
+    if !have_mpi("mpicc") {
+        return;
+    }
+    let d = tempdir();
+    let src = attach_prog("mpi_hook.c");
+    let mut args = vec![
+        "-O1".to_string(),
+        format!("-I{}", include_dir().display()),
+        "-o".into(),
+        "mpi_hook".into(),
+        src.display().to_string(),
+        format!("-L{}", shared_lib().parent().unwrap().display()),
+        format!("-Wl,-rpath,{}", target_dir().display()),
+        "-ldrhook".into(),
+    ];
+    args.push("-lpthread".into());
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    tool(d.path(), "mpicc", &a);
+    let mut m = mpirun_args("4");
+    m.push("./mpi_hook");
+    let r = drhook_run(d.path(), &[], "mpirun", &m, &[]);
+    ok(&r);
+    let files = profiles(d.path());
+    for n in 1..=4u32 {
+        let f = format!("drhook.prof.{n}");
+        assert!(files.contains(&f), "{files:?}");
+        let p = parse(d.path(), &f);
+        // The program's own region and the layer's root in one profile.
+        assert_eq!(p.row("MPI_HOOK:WORK", 1).calls, n as u64, "{f}");
+        assert_eq!(p.row("main", 1).calls, 1, "{f}");
+        assert_eq!(program_of(&p), "./mpi_hook", "the rank's main process");
+    }
+}
+
+#[test]
+fn the_rank_comes_from_mpi_when_the_launcher_sets_none() {
+    let d = tempdir();
+    gcc(
+        d.path(),
+        "libfakempi.so",
+        &[
+            "-shared",
+            "-fPIC",
+            &attach_prog("fake_mpi.c").display().to_string(),
+        ],
+    );
+    gcc(
+        d.path(),
+        "user",
+        &[
+            &attach_prog("fake_mpi_user.c").display().to_string(),
+            "-L.",
+            "-lfakempi",
+            "-Wl,-rpath,$ORIGIN",
+        ],
+    );
+    let r = drhook_run(
+        d.path(),
+        &[],
+        "./user",
+        &[],
+        &[("FAKE_MPI_RANK", "2"), ("FAKE_MPI_SIZE", "5")],
+    );
+    ok(&r);
+    assert_eq!(r.stdout(), "finalized\n");
+    assert_eq!(profiles(d.path()), vec!["drhook.prof.3".to_string()]);
+    let p = parse(d.path(), "drhook.prof.3");
+    assert!(p.header[0].ends_with(", proc#3:"), "{}", p.header[0]);
+    assert!(
+        p.header.iter().any(|h| h.contains("(5 procs")),
+        "{:?}",
+        p.header
+    );
+    assert_eq!(writes(&r), 1, "at MPI_Finalize only:\n{}", r.stderr());
+}
+
+// --- one engine per process ---------------------------------------------------------
+
+#[test]
+fn a_c_program_linked_with_libdrhook_so_has_one_engine() {
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "hooked",
+        &[&attach_prog("hooked.c")],
+        &["-pthread"],
+        Link::Shared,
+    );
+    let r = drhook_run(d.path(), &[], &exe.display().to_string(), &[], &[]);
+    ok(&r);
+    assert_eq!(profiles(d.path()), vec!["drhook.prof.1".to_string()]);
+    let p = parse(d.path(), "drhook.prof.1");
+    assert_eq!(p.row("main", 1).calls, 1);
+    assert_eq!(p.row("HOOKED:WORK", 1).calls, 3);
+    let t = p.rows_of("HOOKED:WORK");
+    assert_eq!(t.len(), 2, "{:#?}", p.rows);
+    let other = t.iter().find(|r| r.tid != 1).unwrap();
+    assert_eq!(other.calls, 2);
+    assert_eq!(p.row("thread:hooked_thread", other.tid).calls, 1);
+}
+
+#[test]
+fn a_fortran_openmp_program_linked_with_libdrhook_so_has_one_engine() {
+    if !have_gfortran() {
+        return;
+    }
+    let d = tempdir();
+    yomhook(d.path(), true);
+    let exe = fortran_exe(
+        d.path(),
+        "f_omp",
+        &[&prog("f_omp.F90")],
+        &["-fopenmp"],
+        Link::Shared,
+    );
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "prof,callpath"],
+        &exe.display().to_string(),
+        &[],
+        &[("OMP_NUM_THREADS", "4"), ("OMP_DYNAMIC", "false")],
+    );
+    ok(&r);
+    assert_eq!(profiles(d.path()), vec!["drhook.prof.1".to_string()]);
+    let p = parse(d.path(), "drhook.prof.1");
+    assert_eq!(p.row("main", 1).calls, 1);
+    // OpenMP thread t calls OMP:KERNEL (t+1)*10 times under OMP:WORKER:
+    // the rows keep the OpenMP numbering (@t+1), as without the preload.
+    for n in 1..=4u32 {
+        let k: Vec<_> = p
+            .rows_of("OMP:KERNEL")
+            .into_iter()
+            .filter(|r| r.tid == n && r.path.first().map(String::as_str) == Some("OMP:WORKER"))
+            .collect();
+        assert_eq!(k.len(), 1, "KERNEL@{n} under WORKER: {:#?}", p.rows);
+        assert_eq!(k[0].calls, 10 * n as u64, "KERNEL@{n}");
+    }
+    // The master's calls are under main, the workers' under their roots.
+    let w1: Vec<_> = p
+        .rows_of("OMP:WORKER")
+        .into_iter()
+        .filter(|r| r.tid == 1)
+        .collect();
+    assert!(
+        w1.iter()
+            .any(|r| r.path.last().map(String::as_str) == Some("main")),
+        "{w1:#?}"
+    );
+}
+
+#[test]
+fn a_rust_drhook_binary_has_one_engine() {
+    let d = tempdir();
+    let prog = built("drhook-test-prog");
+    let r = drhook_run(d.path(), &[], &prog.display().to_string(), &["basic"], &[]);
+    ok(&r);
+    assert_eq!(profiles(d.path()), vec!["drhook.prof.1".to_string()]);
+    let p = parse(d.path(), "drhook.prof.1");
+    let main = p.row("main", 1);
+    assert_eq!(main.calls, 1);
+    let leaf = p.row("BASIC:LEAF", 1);
+    assert!(leaf.calls > 0);
+    assert!(
+        main.total_s >= leaf.total_s,
+        "main covers the program's routines"
+    );
+}
+
+// --- the static program ---------------------------------------------------------
+
+#[test]
+fn a_static_program_linked_with_the_wrap_list() {
+    let d = tempdir();
+    let list = crate_dir().join("share").join("drhook-wrap.list");
+    let wrap = built("libdrhook_wrap.a");
+    let src = attach_prog("life.c");
+    // glibc warns that dlopen in a static program needs the shared
+    // libraries at run time: expected here.
+    let out = Command::new("gcc")
+        .current_dir(d.path())
+        .args(["-static", "-O1", "-o", "life_static"])
+        .arg(&src)
+        .arg(format!("-Wl,@{}", list.display()))
+        .arg(&wrap)
+        .args(["-lpthread", "-ldl", "-lm"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "static link failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let exe = d.path().join("life_static").display().to_string();
+    let prof = [("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")];
+    let w = tempdir();
+    let r = run_in(w.path(), &exe, &["threads"], &prof);
+    ok(&r);
+    let p = parse(w.path(), "drhook.prof.1");
+    assert_eq!(p.row("main", 1).calls, 1);
+    // Four threads' roots (unnamed: a static program has no dladdr).
+    let roots: Vec<_> = p
+        .rows
+        .iter()
+        .filter(|r| r.name.starts_with("thread"))
+        .collect();
+    assert_eq!(roots.len(), 4, "{:#?}", p.rows);
+    assert!(roots.iter().all(|r| r.calls == 1 && r.tid >= 2));
+    let w = tempdir();
+    let r = run_in(w.path(), &exe, &["_exit5"], &prof);
+    assert_eq!(r.output.status.code(), Some(5));
+    assert_eq!(profiles(w.path()), vec!["drhook.prof.1".to_string()]);
+    let w = tempdir();
+    let r = run_in(w.path(), &exe, &["fork"], &prof);
+    ok(&r);
+    assert_eq!(profiles(w.path()).len(), 2, "{:?}", profiles(w.path()));
+}
+
+// --- options ------------------------------------------------------------------------
+
+#[test]
+fn follow_and_prefix_options() {
+    let d = tempdir();
+    let r = drhook_run(
+        d.path(),
+        &["--follow", "none"],
+        "sh",
+        &["-c", "echo a | cat"],
+        &[],
+    );
+    ok(&r);
+    assert_eq!(profiles(d.path()), vec!["drhook.prof.1".to_string()]);
+    let d = tempdir();
+    let r = drhook_run(
+        d.path(),
+        &["--follow", "^cat$", "--prefix", "run1/"],
+        "sh",
+        &["-c", "echo a | cat | tr a b"],
+        &[],
+    );
+    ok(&r);
+    assert_eq!(r.stdout(), "b\n");
+    let mut in_dir: Vec<String> = std::fs::read_dir(d.path().join("run1"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    in_dir.sort();
+    assert_eq!(in_dir.len(), 2, "sh and cat, not tr: {in_dir:?}");
+    assert!(
+        in_dir
+            .iter()
+            .any(|f| f.starts_with("sh.") && f.ends_with(".drhook.prof.1"))
+    );
+    assert!(
+        in_dir
+            .iter()
+            .any(|f| f.starts_with("cat.") && f.ends_with(".drhook.prof.1"))
+    );
+}
+
+#[test]
+fn drhook_run_exit_status_and_errors() {
+    let d = tempdir();
+    let r = drhook_run(d.path(), &[], "/no/such/program", &[], &[]);
+    assert_eq!(r.output.status.code(), Some(127));
+    assert!(
+        r.stderr().contains("cannot run /no/such/program"),
+        "{}",
+        r.stderr()
+    );
+    let r = run_in(
+        d.path(),
+        &drhook_exe().display().to_string(),
+        &["run", "--preload", "/no/lib.so", "--", "true"],
+        &[],
+    );
+    assert_eq!(r.output.status.code(), Some(2));
+    assert!(r.stderr().contains("/no/lib.so"), "{}", r.stderr());
+    // LD_PRELOAD already set: appended to.
+    let r = run_in(
+        d.path(),
+        &drhook_exe().display().to_string(),
+        &["run", "--dry-run", "--", "true"],
+        &[("LD_PRELOAD", "libfoo.so")],
+    );
+    ok(&r);
+    assert!(
+        r.stdout().starts_with("LD_PRELOAD=libfoo.so:/")
+            && r.stdout().contains("libdrhook_preload.so"),
+        "{}",
+        r.stdout()
+    );
+}
+
+// --- the events a tool receives ------------------------------------------------------
+
+fn events(dir: &Path, exe: &Path, scenario: &str) -> (Run, Vec<(u32, u32, String)>) {
+    let log = dir.join(format!("{scenario}.log"));
+    let lib = target_dir().join("examples").join("libevent_log.so");
+    built("drhook");
+    let r = run_in(
+        dir,
+        &exe.display().to_string(),
+        &[scenario],
+        &[
+            ("LD_PRELOAD", &lib.display().to_string()),
+            ("EVENT_LOG", &log.display().to_string()),
+        ],
+    );
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let ev = text
+        .lines()
+        .map(|l| {
+            let mut it = l.splitn(3, ' ');
+            (
+                it.next().unwrap().parse().unwrap(),
+                it.next().unwrap().parse().unwrap(),
+                it.next().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (r, ev)
+}
+
+#[test]
+fn a_tool_gets_each_event_once() {
+    let d = tempdir();
+    let exe = life(d.path());
+    let (r, ev) = events(d.path(), &exe, "fork");
+    ok(&r);
+    let names: Vec<&str> = ev.iter().map(|e| e.2.as_str()).collect();
+    let parent = ev[0].0;
+    let child = ev.iter().find(|e| e.0 != parent).unwrap().0;
+    let of = |pid: u32| -> Vec<&str> {
+        ev.iter()
+            .filter(|e| e.0 == pid)
+            .map(|e| e.2.as_str())
+            .collect()
+    };
+    assert_eq!(
+        of(parent),
+        vec![
+            "init_process life forked=false argc=2",
+            "pre_fork",
+            &format!("post_fork Parent({child})"),
+            "fini_process Return(0)",
+        ],
+        "{names:?}"
+    );
+    assert_eq!(
+        of(child),
+        vec![
+            "post_fork Child",
+            "init_process life forked=true argc=0",
+            "fini_process Return(0)",
+        ]
+    );
+
+    let (r, ev) = events(d.path(), &exe, "threads");
+    ok(&r);
+    let main_tid = ev[0].1;
+    let inits: Vec<u32> = ev
+        .iter()
+        .filter(|e| e.2.starts_with("init_thread"))
+        .map(|e| e.1)
+        .collect();
+    let finis: Vec<u32> = ev
+        .iter()
+        .filter(|e| e.2 == "fini_thread")
+        .map(|e| e.1)
+        .collect();
+    assert_eq!(inits.len(), 4, "{ev:?}");
+    assert_eq!(finis.len(), 3, "the detached thread never ends: {ev:?}");
+    assert!(finis.iter().all(|t| inits.contains(t) && *t != main_tid));
+    assert_eq!(ev.last().unwrap().2, "fini_process Return(0)");
+    assert_eq!(
+        ev.iter()
+            .filter(|e| e.2.starts_with("fini_process"))
+            .count(),
+        1
+    );
+
+    let (r, ev) = events(d.path(), &exe, "dlopen");
+    ok(&r);
+    let names: Vec<&str> = ev.iter().map(|e| e.2.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "init_process life forked=false argc=2",
+            "dlopen Some(\"libm.so.6\")",
+            "dlclose",
+            "fini_process Return(0)",
+        ]
+    );
+
+    let (r, ev) = events(d.path(), &exe, "exit3");
+    assert_eq!(r.output.status.code(), Some(3));
+    assert_eq!(ev.last().unwrap().2, "fini_process Exit(3)");
+    let (r, ev) = events(d.path(), &exe, "abort");
+    assert_eq!(signal(&r), Some(libc::SIGABRT));
+    assert_eq!(ev.last().unwrap().2, "fini_process Abort");
+}

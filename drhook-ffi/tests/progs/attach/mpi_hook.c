@@ -1,0 +1,24 @@
+/* An MPI program instrumented with Dr.Hook's C macros and linked with
+ * libdrhook.so: under the preload, its calls reach the preload's engine
+ * (one engine: MPI_HOOK:WORK nested under the root region main, in one
+ * profile per rank). Rank r calls MPI_HOOK:WORK r+1 times. */
+#include <mpi.h>
+#include <stdio.h>
+#include "drhook.h"
+
+static volatile double sink;
+
+static void work(void) {
+  DRHOOK_START_BY_STRING("MPI_HOOK:WORK");
+  for (int i = 0; i < 1000000; i++) sink += i * 1e-9;
+  DRHOOK_END();
+}
+
+int main(int argc, char **argv) {
+  int rank = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int i = 0; i <= rank; i++) work();
+  MPI_Finalize();
+  return 0;
+}
