@@ -14,6 +14,14 @@
 #   target_link_libraries(model PRIVATE yomhook)
 #
 # Set DrHook_STATIC to link libdrhook.a instead of libdrhook.so.
+#
+# A static program gets Dr.Hook attached at link time (the lifecycle layer
+# of drhook run: root region main, threads, fork, exec, every exit) with
+#
+#   target_link_libraries(model PRIVATE DrHook::wrap)      # or DrHook::wrap_mpi
+#
+# which links libdrhook_wrap.a (libdrhook included: not with DrHook::drhook)
+# with the linker's --wrap list.
 
 get_filename_component(_drhook_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 set(DrHook_INCLUDE_DIR "${_drhook_prefix}/include")
@@ -46,6 +54,20 @@ if(NOT TARGET DrHook::yomhook AND EXISTS "${_drhook_prefix}/lib/libyomhook.a")
     set_property(TARGET DrHook::yomhook APPEND PROPERTY
       INTERFACE_LINK_LIBRARIES OpenMP::OpenMP_Fortran)
   endif()
+endif()
+
+if(NOT TARGET DrHook::wrap AND EXISTS "${_drhook_prefix}/lib/libdrhook_wrap.a")
+  set(_drhook_lists "${_drhook_prefix}/share/drhook")
+  add_library(DrHook::wrap STATIC IMPORTED)
+  set_target_properties(DrHook::wrap PROPERTIES
+    IMPORTED_LOCATION "${_drhook_prefix}/lib/libdrhook_wrap.a"
+    INTERFACE_INCLUDE_DIRECTORIES "${DrHook_INCLUDE_DIR}"
+    INTERFACE_LINK_OPTIONS "LINKER:@${_drhook_lists}/drhook-wrap.list"
+    INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS};m")
+  add_library(DrHook::wrap_mpi INTERFACE IMPORTED)
+  set_target_properties(DrHook::wrap_mpi PROPERTIES
+    INTERFACE_LINK_OPTIONS "LINKER:@${_drhook_lists}/drhook-wrap-mpi.list"
+    INTERFACE_LINK_LIBRARIES "DrHook::wrap")
 endif()
 
 set(DrHook_FOUND TRUE)

@@ -205,6 +205,9 @@ fn shell_pipeline_one_profile_per_process() {
 
 #[test]
 fn make_j2_of_a_small_tree() {
+    if !have_gcc() {
+        return;
+    }
     if !have_tool("make") {
         return;
     }
@@ -313,6 +316,9 @@ fn openmp_fortran_workers_never_return_and_are_counted() {
 
 #[test]
 fn every_ending_writes_the_profile_once_with_the_programs_status() {
+    if !have_gcc() {
+        return;
+    }
     let d = tempdir();
     let exe = life(d.path());
     let exe = exe.display().to_string();
@@ -360,6 +366,9 @@ fn every_ending_writes_the_profile_once_with_the_programs_status() {
 
 #[test]
 fn threads_returning_exiting_and_running_at_exit() {
+    if !have_gcc() {
+        return;
+    }
     let d = tempdir();
     let exe = life(d.path());
     let r = drhook_run(d.path(), &[], &exe.display().to_string(), &["threads"], &[]);
@@ -381,6 +390,9 @@ fn threads_returning_exiting_and_running_at_exit() {
 
 #[test]
 fn a_fork_child_writes_its_own_profile() {
+    if !have_gcc() {
+        return;
+    }
     let d = tempdir();
     let exe = life(d.path());
     let r = drhook_run(d.path(), &[], &exe.display().to_string(), &["fork"], &[]);
@@ -410,6 +422,9 @@ fn a_fork_child_writes_its_own_profile() {
 
 #[test]
 fn a_failed_exec_changes_nothing_and_a_successful_one_passes_the_role_on() {
+    if !have_gcc() {
+        return;
+    }
     let d = tempdir();
     let exe = life(d.path()).display().to_string();
     std::fs::write(d.path().join("noexec.txt"), "not a program").unwrap();
@@ -591,6 +606,9 @@ fn mpirun_of_a_program_linked_with_libdrhook_has_one_engine() {
 
 #[test]
 fn the_rank_comes_from_mpi_when_the_launcher_sets_none() {
+    if !have_gcc() {
+        return;
+    }
     let d = tempdir();
     gcc(
         d.path(),
@@ -635,6 +653,9 @@ fn the_rank_comes_from_mpi_when_the_launcher_sets_none() {
 
 #[test]
 fn a_c_program_linked_with_libdrhook_so_has_one_engine() {
+    if !have_gcc() {
+        return;
+    }
     let d = tempdir();
     let exe = c_exe(
         d.path(),
@@ -727,6 +748,9 @@ fn a_rust_drhook_binary_has_one_engine() {
 
 #[test]
 fn a_static_program_linked_with_the_wrap_list() {
+    if !have_gcc() {
+        return;
+    }
     let d = tempdir();
     let list = crate_dir().join("share").join("drhook-wrap.list");
     let wrap = built("libdrhook_wrap.a");
@@ -880,6 +904,9 @@ fn events(dir: &Path, exe: &Path, scenario: &str) -> (Run, Vec<(u32, u32, String
 
 #[test]
 fn a_tool_gets_each_event_once() {
+    if !have_gcc() {
+        return;
+    }
     let d = tempdir();
     let exe = life(d.path());
     let (r, ev) = events(d.path(), &exe, "fork");
@@ -955,4 +982,127 @@ fn a_tool_gets_each_event_once() {
     let (r, ev) = events(d.path(), &exe, "abort");
     assert_eq!(signal(&r), Some(libc::SIGABRT));
     assert_eq!(ev.last().unwrap().2, "fini_process Abort");
+}
+
+// --- installed: pkg-config and CMake for the static program -------------------------
+
+#[test]
+fn installed_wrap_library_through_pkg_config_and_cmake() {
+    if !have_gcc()
+        || !have_gfortran()
+        || !have_tool("make")
+        || !have_tool("pkg-config")
+        || !have_tool("cmake")
+    {
+        return;
+    }
+    built("libdrhook_wrap.a");
+    shared_lib();
+    let d = tempdir();
+    let prefix = d.path().join("prefix");
+    tool(
+        d.path(),
+        "make",
+        &[
+            "-s",
+            "-C",
+            &crate_dir().display().to_string(),
+            "install",
+            &format!("PREFIX={}", prefix.display()),
+            &format!("DRHOOK_LIBDIR={}", target_dir().display()),
+            &format!("BUILD={}", d.path().join("build").display()),
+        ],
+    );
+    for f in [
+        "lib/libdrhook_preload.so",
+        "lib/libdrhook_wrap.a",
+        "share/drhook/drhook-wrap.list",
+        "share/drhook/drhook-wrap-mpi.list",
+        "lib/pkgconfig/drhook-wrap.pc",
+        "lib/pkgconfig/drhook-wrap-mpi.pc",
+    ] {
+        assert!(prefix.join(f).exists(), "{f} not installed");
+    }
+    let pc = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "drhook-wrap"])
+        .env("PKG_CONFIG_PATH", prefix.join("lib").join("pkgconfig"))
+        .output()
+        .unwrap();
+    assert!(
+        pc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pc.stderr)
+    );
+    let flags = String::from_utf8(pc.stdout).unwrap();
+    assert!(flags.contains("drhook-wrap.list"), "{flags}");
+    let mut args = vec![
+        "-static".to_string(),
+        "-O1".into(),
+        "-o".into(),
+        "life".into(),
+    ];
+    args.push(attach_prog("life.c").display().to_string());
+    args.extend(flags.split_whitespace().map(String::from));
+    let out = Command::new("gcc")
+        .current_dir(d.path())
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prof = [("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")];
+    let w = tempdir();
+    let r = run_in(
+        w.path(),
+        &d.path().join("life").display().to_string(),
+        &["exit3"],
+        &prof,
+    );
+    assert_eq!(r.output.status.code(), Some(3));
+    assert_eq!(parse(w.path(), "drhook.prof.1").row("main", 1).calls, 1);
+
+    // CMake: find_package(DrHook) and DrHook::wrap.
+    let proj = d.path().join("cmake-project");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::copy(attach_prog("life.c"), proj.join("life.c")).unwrap();
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.13)\nproject(life C)\nfind_package(DrHook REQUIRED)\n\
+         add_executable(life life.c)\ntarget_link_options(life PRIVATE -static)\n\
+         target_link_libraries(life PRIVATE DrHook::wrap)\n",
+    )
+    .unwrap();
+    let build = proj.join("build");
+    tool(
+        d.path(),
+        "cmake",
+        &[
+            "-S",
+            &proj.display().to_string(),
+            "-B",
+            &build.display().to_string(),
+            &format!("-DCMAKE_PREFIX_PATH={}", prefix.display()),
+        ],
+    );
+    let out = Command::new("cmake")
+        .args(["--build", &build.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let w = tempdir();
+    let r = run_in(
+        w.path(),
+        &build.join("life").display().to_string(),
+        &["_exit5"],
+        &prof,
+    );
+    assert_eq!(r.output.status.code(), Some(5));
+    assert_eq!(parse(w.path(), "drhook.prof.1").row("main", 1).calls, 1);
 }
