@@ -1106,3 +1106,35 @@ fn installed_wrap_library_through_pkg_config_and_cmake() {
     assert_eq!(r.output.status.code(), Some(5));
     assert_eq!(parse(w.path(), "drhook.prof.1").row("main", 1).calls, 1);
 }
+
+#[test]
+fn libdrhook_and_the_preload_refer_to_optional_symbols_weakly() {
+    if !have_tool("nm") {
+        return;
+    }
+    // Without the preload, libdrhook.so must load: its reference to the
+    // layer's registration entry is weak (in every build profile).
+    let undefined = |lib: &Path| -> String {
+        let out = Command::new("nm")
+            .args(["-D", "--undefined-only"])
+            .arg(lib)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let so = undefined(&shared_lib());
+    let line = so
+        .lines()
+        .find(|l| l.ends_with(" drhook_attach_register_engine_v1"))
+        .unwrap_or_else(|| panic!("no reference to the layer:\n{so}"));
+    assert!(line.trim_start().starts_with("w "), "{line}");
+    // The preload refers to MPI only weakly: it loads in programs without MPI.
+    let pre = undefined(&built("libdrhook_preload.so"));
+    for sym in ["PMPI_Comm_rank", "PMPI_Comm_size", "ompi_mpi_comm_world"] {
+        let line = pre
+            .lines()
+            .find(|l| l.ends_with(&format!(" {sym}")))
+            .unwrap();
+        assert!(line.trim_start().starts_with("w "), "{line}");
+    }
+}

@@ -80,7 +80,18 @@ pub(crate) fn init_process(argc: c_int, argv: *const *const c_char) {
 }
 
 /// The process ends: `true` for the one call that ends it.
+#[inline]
 pub(crate) fn fini_process(how: Ending) -> bool {
+    // Nobody to tell (Dr.Hook off, no monitor): nothing to do, nothing
+    // written (a fork child that only _exits touches no page of ours).
+    if !engine::on() && !events::interest().contains(Events::PROCESS) {
+        return false;
+    }
+    fini_process_slow(how)
+}
+
+#[inline(never)]
+fn fini_process_slow(how: Ending) -> bool {
     if STATE.swap(2, Ordering::AcqRel) == 2 {
         return false;
     }

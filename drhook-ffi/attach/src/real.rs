@@ -148,6 +148,7 @@ reals! {
     MPI_FINALIZE = c"MPI_Finalize";
 }
 
+#[inline]
 fn get_or_die(r: &Real) -> *mut c_void {
     match r.get() {
         Some(p) => p,
@@ -163,18 +164,21 @@ macro_rules! typed {
 }
 
 /// The real `fork`.
+#[inline]
 pub fn fork() -> libc::pid_t {
     let f: extern "C" fn() -> libc::pid_t = typed!(FORK);
     f()
 }
 
 /// The real `exit`: ends the process without any of the layer's work.
+#[inline]
 pub fn exit(status: c_int) -> ! {
     let f: extern "C" fn(c_int) -> ! = typed!(EXIT);
     f(status)
 }
 
 /// The real `_exit`.
+#[inline]
 pub fn underscore_exit(status: c_int) -> ! {
     let f: extern "C" fn(c_int) -> ! = typed!(UNDERSCORE_EXIT);
     f(status)

@@ -134,18 +134,21 @@ pub fn real_start_main() -> StartMainFn {
 
 /// `exit(status)`: the process ends, then the real `exit` (at-exit
 /// handlers, stdio flushing).
+#[inline]
 pub fn exit(status: c_int) -> ! {
     process::fini_process(Ending::Exit(status));
     real::exit(status)
 }
 
 /// `_exit(status)`.
+#[inline]
 pub fn underscore_exit(status: c_int) -> ! {
     process::fini_process(Ending::UnderscoreExit(status));
     real::underscore_exit(status)
 }
 
 /// `_Exit(status)`.
+#[inline]
 pub fn underscore_cap_exit(status: c_int) -> ! {
     process::fini_process(Ending::UnderscoreExit(status));
     let f = real_fn!(slots::UNDERSCORE_CAP_EXIT, extern "C" fn(c_int) -> !);
@@ -183,7 +186,9 @@ pub unsafe fn assert_fail(
 /// child must not run in the parent's memory). The engine's own fork work
 /// (a new profile in the child) runs inside the real `fork` through
 /// `pthread_atfork`.
+#[inline]
 pub fn fork() -> libc::pid_t {
+    resolve_for_children();
     let watched = events::interest().0 & (Events::FORK.0 | Events::PROCESS.0) != 0;
     if !watched {
         return real::fork();
@@ -475,6 +480,26 @@ pub fn pthread_exit(value: *mut c_void) -> ! {
 #[doc(hidden)]
 pub static DLOPEN_REAL: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
+/// Before the first `fork`: the real functions a child calls first (it
+/// exits or execs), looked up once in the parent rather than in every
+/// child (a lookup is costly, and in a child it also touches pages).
+#[inline]
+fn resolve_for_children() {
+    static DONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if DONE.load(Ordering::Relaxed) {
+        return;
+    }
+    for s in [
+        &slots::UNDERSCORE_EXIT,
+        &slots::EXIT,
+        &slots::EXECVE,
+        &slots::EXECVPE,
+    ] {
+        let _ = s.get();
+    }
+    DONE.store(true, Ordering::Relaxed);
+}
+
 /// At library load: what the fast paths need before any call.
 pub(crate) fn resolve_early() {
     if real::link_mode() {
@@ -669,17 +694,15 @@ pub mod weak {
     #[doc(hidden)]
     macro_rules! __weak_address {
         ($f:ident, $sym:expr) => {
-            #[cfg(target_arch = "x86_64")]
-            std::arch::global_asm!(concat!(".weak ", $sym));
-            #[cfg(target_arch = "aarch64")]
-            std::arch::global_asm!(concat!(".weak ", $sym));
             #[doc(hidden)]
             pub fn $f() -> *mut std::ffi::c_void {
                 let p: *mut std::ffi::c_void;
                 #[cfg(target_arch = "x86_64")]
-                // SAFETY: loads a GOT entry (0 for an absent weak symbol).
+                // SAFETY: loads a GOT entry (0 for an absent weak symbol);
+                // `.weak` in the same asm, so in the object that refers to it.
                 unsafe {
                     std::arch::asm!(
+                        concat!(".weak ", $sym),
                         concat!("mov {p}, qword ptr [rip + ", $sym, "@GOTPCREL]"),
                         p = out(reg) p,
                         options(pure, readonly, nostack, preserves_flags),
@@ -689,6 +712,7 @@ pub mod weak {
                 // SAFETY: as above.
                 unsafe {
                     std::arch::asm!(
+                        concat!(".weak ", $sym),
                         concat!("adrp {p}, :got:", $sym),
                         concat!("ldr {p}, [{p}, #:got_lo12:", $sym, "]"),
                         p = out(reg) p,

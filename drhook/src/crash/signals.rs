@@ -180,9 +180,43 @@ const FE_DIVBYZERO: i32 = 0x04;
 const FE_OVERFLOW: i32 = 0x08;
 const FE_ALL: i32 = 0x3d;
 
+// Floating-point traps of the calling thread, as glibc's
+// feenableexcept/fedisableexcept (libm). On x86-64 written here (the x87
+// control word and MXCSR), so that the engine does not need libm: one
+// library less to load in every process the preload library enters.
+#[cfg(target_arch = "x86_64")]
+unsafe fn set_fp_traps(excepts: i32, enable: bool) {
+    let e = (excepts & FE_ALL) as u16;
+    let mut cw: u16 = 0;
+    let mut csr: u32 = 0;
+    // SAFETY: reads and writes of the calling thread's FPU control words.
+    unsafe {
+        std::arch::asm!("fnstcw [{}]", in(reg) &mut cw, options(nostack));
+        cw = if enable { cw & !e } else { cw | e };
+        std::arch::asm!("fldcw [{}]", in(reg) &cw, options(nostack));
+        std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack));
+        let bits = (e as u32) << 7;
+        csr = if enable { csr & !bits } else { csr | bits };
+        std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack));
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
 unsafe extern "C" {
     fn feenableexcept(excepts: i32) -> i32;
     fn fedisableexcept(excepts: i32) -> i32;
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn set_fp_traps(excepts: i32, enable: bool) {
+    // SAFETY: glibc fenv functions on the calling thread.
+    unsafe {
+        if enable {
+            feenableexcept(excepts);
+        } else {
+            fedisableexcept(excepts);
+        }
+    }
 }
 
 /// Installs the handlers described by `cfg` (once; later calls only report).
@@ -334,14 +368,10 @@ pub(crate) fn on_new_thread() {
     }
     match TRAP_BITS.load(Ordering::Acquire) {
         0 => {}
-        // SAFETY: glibc fenv functions on the calling thread.
-        -1 => unsafe {
-            fedisableexcept(FE_ALL);
-        },
+        // SAFETY: the calling thread's floating-point control.
+        -1 => unsafe { set_fp_traps(FE_ALL, false) },
         // SAFETY: as above.
-        b => unsafe {
-            feenableexcept(b);
-        },
+        b => unsafe { set_fp_traps(b, true) },
     }
     ALT_STACK.with(|a| a.ensure());
 }
@@ -349,6 +379,36 @@ pub(crate) fn on_new_thread() {
 const ALT_STACK_SIZE: usize = 256 * 1024;
 
 struct AltStack(Cell<*mut libc::c_void>);
+
+/// Alternate stacks of threads that ended, kept for the next threads: a
+/// program that creates many short threads maps and unmaps none after the
+/// first ones (slots taken and returned with one atomic swap each).
+static SPARE_STACKS: [AtomicPtr<libc::c_void>; 16] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; 16];
+
+fn take_spare_stack() -> *mut libc::c_void {
+    for s in &SPARE_STACKS {
+        if !s.load(Ordering::Relaxed).is_null() {
+            let p = s.swap(std::ptr::null_mut(), Ordering::AcqRel);
+            if !p.is_null() {
+                return p;
+            }
+        }
+    }
+    std::ptr::null_mut()
+}
+
+fn return_spare_stack(p: *mut libc::c_void) {
+    for s in &SPARE_STACKS {
+        if s.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+    // SAFETY: our own mapping, no longer any thread's alternate stack.
+    unsafe { libc::munmap(p, ALT_STACK_SIZE) };
+}
 
 impl AltStack {
     fn ensure(&self) {
@@ -362,31 +422,33 @@ impl AltStack {
         if cur.ss_flags & libc::SS_DISABLE == 0 && cur.ss_size >= 64 * 1024 {
             return;
         }
-        // SAFETY: anonymous private mapping; checked for failure.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                ALT_STACK_SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return;
+        let mut p = take_spare_stack();
+        if p.is_null() {
+            // SAFETY: anonymous private mapping; checked for failure.
+            p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    ALT_STACK_SIZE,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return;
+            }
         }
         let st = libc::stack_t {
             ss_sp: p,
             ss_flags: 0,
             ss_size: ALT_STACK_SIZE,
         };
-        // SAFETY: `st` describes the mapping just made.
+        // SAFETY: `st` describes a mapping of ours.
         if unsafe { libc::sigaltstack(&st, std::ptr::null_mut()) } == 0 {
             self.0.set(p);
         } else {
-            // SAFETY: unmapping our own mapping.
-            unsafe { libc::munmap(p, ALT_STACK_SIZE) };
+            return_spare_stack(p);
         }
     }
 }
@@ -397,19 +459,17 @@ impl Drop for AltStack {
         if p.is_null() {
             return;
         }
-        // SAFETY: disable our stack if it is the current one, then unmap it.
-        unsafe {
-            let mut cur: libc::stack_t = std::mem::zeroed();
-            libc::sigaltstack(std::ptr::null(), &mut cur);
-            if cur.ss_sp == p {
-                let off = libc::stack_t {
-                    ss_sp: std::ptr::null_mut(),
-                    ss_flags: libc::SS_DISABLE,
-                    ss_size: 0,
-                };
-                libc::sigaltstack(&off, std::ptr::null_mut());
-            }
-            libc::munmap(p, ALT_STACK_SIZE);
+        // The thread is ending: no alternate stack from now on (whoever set
+        // the current one), and ours goes to the next thread.
+        let off = libc::stack_t {
+            ss_sp: std::ptr::null_mut(),
+            ss_flags: libc::SS_DISABLE,
+            ss_size: 0,
+        };
+        // SAFETY: disabling the calling thread's alternate stack; it is not
+        // running on it (not in a signal handler).
+        if unsafe { libc::sigaltstack(&off, std::ptr::null_mut()) } == 0 {
+            return_spare_stack(p);
         }
     }
 }

@@ -126,15 +126,16 @@ pub static HOOKS: Hooks = Hooks {
 mod announce {
     use super::{HOOKS, Hooks};
 
-    // A weak reference: null unless the attach layer is in the process.
-    std::arch::global_asm!(".weak drhook_attach_register_engine_v1");
-
     fn layer() -> usize {
         let p: usize;
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: loads the GOT entry of a (weak) symbol; reads nothing else.
+        // SAFETY: loads the GOT entry of a weak symbol (null unless the
+        // attach layer is in the process); reads nothing else. The `.weak`
+        // directive is in the same asm, so it is in the object that refers
+        // to the symbol whatever the code generation units.
         unsafe {
             std::arch::asm!(
+                ".weak drhook_attach_register_engine_v1",
                 "mov {p}, qword ptr [rip + drhook_attach_register_engine_v1@GOTPCREL]",
                 p = out(reg) p,
                 options(pure, readonly, nostack, preserves_flags),
@@ -144,6 +145,7 @@ mod announce {
         // SAFETY: as above, with the aarch64 GOT sequence.
         unsafe {
             std::arch::asm!(
+                ".weak drhook_attach_register_engine_v1",
                 "adrp {p}, :got:drhook_attach_register_engine_v1",
                 "ldr {p}, [{p}, #:got_lo12:drhook_attach_register_engine_v1]",
                 p = out(reg) p,

@@ -39,7 +39,15 @@ pub(crate) fn engine() -> Option<&'static Engine> {
 #[cold]
 #[inline(never)]
 fn init() -> u32 {
-    let e = ENGINE.get_or_init(|| build(Config::from_lookup(&env::process_env)));
+    let e = ENGINE.get_or_init(|| {
+        // Off, no other variable is read: every process the preload
+        // library enters starts the engine, most of them with Dr.Hook off.
+        if crate::config::parse_switch(env::process_env(env::DR_HOOK).as_deref()) {
+            build(Config::from_lookup(&env::process_env))
+        } else {
+            build(Config::from_lookup(&|_| None))
+        }
+    });
     MODE.store(e.mode, Ordering::Release);
     e.mode
 }
@@ -84,9 +92,15 @@ fn place(config: &Config, program: &str) -> (bool, bool) {
 fn build(config: Config) -> Engine {
     wire(&config);
     let start_ns = clock::monotonic_ns();
-    crate::diag::set_label(config.task.myproc, start_ns);
     let program = sysinfo::program_name();
-    let (followed, root) = place(&config, &program);
+    // Off, nothing more is read or decided: every process the preload
+    // library enters starts the engine, most with Dr.Hook off.
+    let (followed, root) = if config.enabled {
+        crate::diag::set_label(config.task.myproc, start_ns);
+        place(&config, &program)
+    } else {
+        (false, false)
+    };
     let wall_source = match config.clock {
         ClockChoice::Auto if clock::tsc_is_invariant() => WallSource::Tsc,
         _ => WallSource::Monotonic,
@@ -173,7 +187,13 @@ fn build(config: Config) -> Engine {
 /// whether Dr.Hook is on or not).
 pub(crate) fn config() -> &'static Config {
     mode();
-    &ENGINE.get().expect("initialised by mode()").config
+    let c = &ENGINE.get().expect("initialised by mode()").config;
+    if c.enabled {
+        return c;
+    }
+    // Off, the engine read only DR_HOOK; the rest when asked for.
+    static FULL: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+    FULL.get_or_init(|| Config::from_lookup(&env::process_env))
 }
 
 fn announce(e: &Engine) {
@@ -212,6 +232,9 @@ fn announce(e: &Engine) {
 /// whether handlers are installed (`DR_HOOK_INIT_SIGNALS=0` prevents it).
 pub fn init_signals() -> bool {
     let cfg = config();
+    if !crate::sys::linebuf::label_is_set() {
+        crate::diag::set_label(cfg.task.myproc, clock::monotonic_ns());
+    }
     crate::crash::signals::install(cfg, true)
 }
 
