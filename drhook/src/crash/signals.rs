@@ -157,6 +157,8 @@ unsafe impl Sync for PrevTable {}
 static PREV: PrevTable = PrevTable(UnsafeCell::new([const { MaybeUninit::uninit() }; NSIG]));
 static CAUGHT: [AtomicBool; NSIG] = [const { AtomicBool::new(false) }; NSIG];
 static INSTALL_LOCK: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+/// Set (after the handlers) once `install` has installed them.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
 static NOPROP: AtomicBool = AtomicBool::new(false);
 static HARAKIRI: AtomicU32 = AtomicU32::new(500);
 static LOCKFILE: AtomicBool = AtomicBool::new(false);
@@ -322,6 +324,7 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
         TRAP_BITS.store(bits, Ordering::Release);
     }
     *done = true;
+    INSTALLED.store(true, Ordering::Release);
     drop(done);
     on_new_thread();
     install_panic_hook();
@@ -363,7 +366,8 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
 /// per-thread state) and an alternate signal stack large enough for the
 /// handler, so that a stack overflow can still be reported.
 pub(crate) fn on_new_thread() {
-    if !*INSTALL_LOCK.lock().unwrap_or_else(|p| p.into_inner()) {
+    // A flag, not the installation lock: every new thread passes here.
+    if !INSTALLED.load(Ordering::Acquire) {
         return;
     }
     match TRAP_BITS.load(Ordering::Acquire) {

@@ -906,7 +906,7 @@ pub(crate) fn set_thread_number_hint(hint: fn() -> Option<u32>) {
     THREAD_HINT.store(hint as *mut (), Ordering::Release);
 }
 
-fn choose_tid() -> u32 {
+fn choose_tid(unix_tid: i32) -> u32 {
     let mut used = USED_TIDS.lock().unwrap_or_else(|p| p.into_inner());
     let hint = THREAD_HINT.load(Ordering::Acquire);
     let proposal = if hint.is_null() {
@@ -917,7 +917,7 @@ fn choose_tid() -> u32 {
             unsafe { std::mem::transmute::<*mut (), fn() -> Option<u32>>(hint) };
         f().filter(|&n| n >= 1)
     };
-    let proposal = proposal.or_else(|| is_main_thread().then_some(1));
+    let proposal = proposal.or_else(|| is_main_thread(unix_tid).then_some(1));
     let tid = match proposal {
         Some(n) if !used.contains(&n) => n,
         _ => loop {
@@ -942,9 +942,20 @@ fn gettid() -> i32 {
     unsafe { libc::gettid() }
 }
 
-fn is_main_thread() -> bool {
-    // SAFETY: `getpid` has no preconditions.
-    gettid() == unsafe { libc::getpid() }
+/// The process id, kept (a system call each time otherwise); reset in a
+/// `fork` child.
+static PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Whether the thread `unix_tid` is the process's main thread (its id is
+/// the process id).
+fn is_main_thread(unix_tid: i32) -> bool {
+    let mut pid = PID.load(Ordering::Relaxed);
+    if pid == 0 {
+        // SAFETY: `getpid` has no preconditions.
+        pid = unsafe { libc::getpid() };
+        PID.store(pid, Ordering::Relaxed);
+    }
+    unix_tid == pid
 }
 
 /// Creates and registers the calling thread's tree.
@@ -956,14 +967,15 @@ pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadDat
         // SAFETY: registered trees are never freed.
         return unsafe { &*existing };
     }
-    let tid = choose_tid();
+    let unix_tid = gettid();
+    let tid = choose_tid(unix_tid);
     let layout = crate::metrics::layout();
     let stampers = if mode & bits::METRICS != 0 {
         layout.stampers()
     } else {
         Vec::new()
     };
-    let boxed = ThreadData::with_metrics(tid, gettid(), start_wall, layout.width, stampers);
+    let boxed = ThreadData::with_metrics(tid, unix_tid, start_wall, layout.width, stampers);
     let td: &'static ThreadData = Box::leak(boxed);
     let mut head = HEAD.load(Ordering::Acquire);
     loop {
@@ -1011,6 +1023,7 @@ pub(crate) fn lock_for_fork() -> std::sync::MutexGuard<'static, Vec<u32>> {
 /// # Safety
 /// Only in a `fork` child, before any other thread exists.
 pub(crate) unsafe fn restart_after_fork(wall: u64, cpu: u64) {
+    PID.store(0, Ordering::Relaxed);
     let me = current();
     if me.is_null() {
         HEAD.store(ptr::null_mut(), Ordering::Release);
