@@ -76,8 +76,9 @@ fn wire(config: &Config) {
 /// Decides this process's place among the processes of a run (which
 /// profile name it writes, what it passes to its children). Returns
 /// whether it is followed at all (`DRHOOK_FOLLOW`) and whether it is the
-/// first process of the run (only that one echoes the options: a run of
-/// hundreds of processes prints them once).
+/// very first process of the run (only that one echoes the options and the
+/// signals it catches: a run of hundreds of processes, or a chain of
+/// `exec`s, prints them once).
 fn place(config: &Config, program: &str) -> (bool, bool) {
     let command = command_name(program);
     // SAFETY: getpid has no preconditions.
@@ -86,7 +87,10 @@ fn place(config: &Config, program: &str) -> (bool, bool) {
     let p = decide(config.tree, pid, rank_task, &command);
     crate::setup::set_main(p.main);
     crate::setup::set_marker(p.marker);
-    (p.root || config.follow.follows(&command), p.root)
+    (
+        p.root || config.follow.follows(&command),
+        config.tree.is_none(),
+    )
 }
 
 fn build(config: Config) -> Engine {
@@ -95,7 +99,7 @@ fn build(config: Config) -> Engine {
     let program = sysinfo::program_name();
     // Off, nothing more is read or decided: every process the preload
     // library enters starts the engine, most with Dr.Hook off.
-    let (followed, root) = if config.enabled {
+    let (followed, first) = if config.enabled {
         crate::diag::set_label(config.task.myproc, start_ns);
         place(&config, &program)
     } else {
@@ -153,7 +157,7 @@ fn build(config: Config) -> Engine {
         config,
     };
     if mode != 0 {
-        if root {
+        if first {
             announce(&engine);
         }
         if !engine.config.silent {
@@ -177,7 +181,7 @@ fn build(config: Config) -> Engine {
         if engine.config.options.profile.is_some() {
             crate::profile::write::register_at_exit();
         }
-        crate::crash::signals::install(&engine.config, true);
+        crate::crash::signals::install(&engine.config, first);
         fork::register();
     }
     engine
