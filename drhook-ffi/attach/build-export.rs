@@ -11,4 +11,30 @@ fn main() {
         other => panic!("build-export.rs used by {other}"),
     };
     println!("cargo::rustc-cfg=drhook_attach=\"{mode}\"");
+    if mode == "preload" && glibc_at_least(2, 36) {
+        // Relative relocations packed (DT_RELR, glibc 2.36+): the preload
+        // library is loaded by every process of a run, and its ~2000
+        // relative relocations are then a few hundred words to apply. Only
+        // where the C library of the build knows them (the library would
+        // not load with an older one).
+        println!("cargo::rustc-cdylib-link-arg=-Wl,-z,pack-relative-relocs");
+    }
+}
+
+/// Whether the C library of this machine is glibc at least `major.minor`
+/// (`getconf GNU_LIBC_VERSION`: "glibc 2.36").
+fn glibc_at_least(major: u32, minor: u32) -> bool {
+    let Ok(out) = std::process::Command::new("getconf")
+        .arg("GNU_LIBC_VERSION")
+        .output()
+    else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let Some(v) = text.split_whitespace().nth(1) else {
+        return false;
+    };
+    let mut it = v.split('.').map(|x| x.parse::<u32>().unwrap_or(0));
+    let (a, b) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+    (a, b) >= (major, minor)
 }

@@ -262,7 +262,8 @@ fn lifecycle(work: &Path, cfgs: &[Config], quick: bool) {
         .status()
         .unwrap();
     assert!(st.success(), "gcc bench_attach.c");
-    let samples = if quick { "5" } else { "11" };
+    let samples = if quick { "3" } else { "5" };
+    let rounds = if quick { 2 } else { 7 };
     let tests = [
         (
             "pthread_create+join",
@@ -277,7 +278,7 @@ fn lifecycle(work: &Path, cfgs: &[Config], quick: bool) {
         ),
     ];
     println!(
-        "\nLifecycle operations (one process per configuration, median of {samples} samples; wall ns and CPU ns — user + system of the process and its children — per operation):\n"
+        "\nLifecycle operations ({rounds} interleaved rounds of one process per configuration, each the median of {samples} samples; the median over rounds; wall ns and CPU ns — user + system of the process and its children — per operation):\n"
     );
     print!("| operation |");
     for c in cfgs {
@@ -290,37 +291,39 @@ fn lifecycle(work: &Path, cfgs: &[Config], quick: bool) {
     }
     println!();
     for (label, which, n) in tests {
-        let mut base = (0.0, 0.0);
+        // Rounds of one process per configuration, interleaved; the median
+        // over rounds of each process's median (the load of the machine
+        // drifts between rounds, not within one).
+        let mut wall = vec![Vec::new(); cfgs.len()];
+        let mut cpu = vec![Vec::new(); cfgs.len()];
+        for _ in 0..rounds {
+            for (i, c) in cfgs.iter().enumerate() {
+                let out = command(work, &exe, c)
+                    .args([which, &n.to_string(), samples])
+                    .stdout(Stdio::piped())
+                    .output()
+                    .unwrap();
+                let text = String::from_utf8_lossy(&out.stdout);
+                let get = |k: &str| -> f64 {
+                    text.split_whitespace()
+                        .find_map(|w| w.strip_prefix(k)?.parse().ok())
+                        .unwrap_or(f64::NAN)
+                };
+                wall[i].push(get("ns="));
+                cpu[i].push(get("cpu="));
+            }
+        }
         let mut wall_row = format!("| {label}, wall |");
         let mut cpu_row = format!("| {label}, CPU |");
-        for (i, c) in cfgs.iter().enumerate() {
-            let out = command(work, &exe, c)
-                .args([which, &n.to_string(), samples])
-                .stdout(Stdio::piped())
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&out.stdout);
-            let get = |k: &str| -> f64 {
-                text.split_whitespace()
-                    .find_map(|w| w.strip_prefix(k)?.parse().ok())
-                    .unwrap_or(f64::NAN)
-            };
-            let (ns, cpu) = (get("ns="), get("cpu="));
+        let (bw, bc) = (median(&mut wall[0].clone()), median(&mut cpu[0].clone()));
+        for i in 0..cfgs.len() {
+            let (w, c) = (median(&mut wall[i]), median(&mut cpu[i]));
             if i == 0 {
-                base = (ns, cpu);
-                wall_row.push_str(&format!(" {ns:.0} |"));
-                cpu_row.push_str(&format!(" {cpu:.0} |"));
+                wall_row.push_str(&format!(" {w:.0} |"));
+                cpu_row.push_str(&format!(" {c:.0} |"));
             } else {
-                wall_row.push_str(&format!(
-                    " {ns:.0} ({:+.0}, {:.2}x) |",
-                    ns - base.0,
-                    ns / base.0
-                ));
-                cpu_row.push_str(&format!(
-                    " {cpu:.0} ({:+.0}, {:.2}x) |",
-                    cpu - base.1,
-                    cpu / base.1
-                ));
+                wall_row.push_str(&format!(" {w:.0} ({:+.0}, {:.2}x) |", w - bw, w / bw));
+                cpu_row.push_str(&format!(" {c:.0} ({:+.0}, {:.2}x) |", c - bc, c / bc));
             }
         }
         println!("{wall_row}");

@@ -96,9 +96,13 @@ fn place(config: &Config, program: &str) -> (bool, bool) {
 fn build(config: Config) -> Engine {
     wire(&config);
     let start_ns = clock::monotonic_ns();
-    let program = sysinfo::program_name();
     // Off, nothing more is read or decided: every process the preload
     // library enters starts the engine, most with Dr.Hook off.
+    let program = if config.enabled {
+        sysinfo::program_name()
+    } else {
+        String::new()
+    };
     let (followed, first) = if config.enabled {
         crate::diag::set_label(config.task.myproc, start_ns);
         place(&config, &program)
