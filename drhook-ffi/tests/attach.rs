@@ -378,6 +378,12 @@ fn threads_returning_exiting_and_running_at_exit() {
     let named = |n: &str| p.rows_of(n);
     assert_eq!(named("thread:worker").len(), 2, "{:#?}", p.rows);
     assert_eq!(named("thread:exits_early").len(), 1, "pthread_exit");
+    // Numbered in the order they were created, whatever order they start in.
+    let mut w: Vec<u32> = named("thread:worker").iter().map(|r| r.tid).collect();
+    w.sort();
+    assert_eq!(w, vec![2, 3]);
+    assert_eq!(named("thread:exits_early")[0].tid, 4);
+    assert_eq!(named("thread:forever")[0].tid, 5);
     let forever = named("thread:forever");
     assert_eq!(forever.len(), 1, "a detached thread still running at exit");
     assert!(forever[0].total_s > 0.0 && forever[0].total_s < main.total_s);

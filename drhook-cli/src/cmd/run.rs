@@ -5,6 +5,9 @@
 //! this process (`exec`), so its exit status — or the signal that ended
 //! it — is the command's.
 //!
+//! Unless set, `DR_HOOK=1`, `DR_HOOK_OPT=prof` and `DR_HOOK_TRAPFPE=0` (an
+//! unmodified program does not expect floating-point traps).
+//!
 //! The library is found, in this order: `--preload`, `$DRHOOK_PRELOAD_LIB`,
 //! next to this executable (`target/release/`), in `../lib/` from it (an
 //! installation: `bin/drhook`, `lib/libdrhook_preload.so`).
@@ -119,6 +122,12 @@ pub fn variables(
     if current("DR_HOOK_OPT").is_none() && a.opt.is_none() {
         v.push(("DR_HOOK_OPT".into(), "prof".into()));
     }
+    // An unmodified program was not written for trapping floating-point
+    // exceptions (the reference's default for instrumented codes): a NaN it
+    // produces on purpose must not kill it. Set DR_HOOK_TRAPFPE=1 to trap.
+    if current("DR_HOOK_TRAPFPE").is_none() {
+        v.push(("DR_HOOK_TRAPFPE".into(), "0".into()));
+    }
     let mut set = |k: &str, val: &Option<String>| {
         if let Some(x) = val {
             v.push((k.to_string(), x.clone()));
@@ -222,7 +231,8 @@ mod tests {
             variables(&a, &none).unwrap(),
             vec![
                 ("DR_HOOK".to_string(), "1".to_string()),
-                ("DR_HOOK_OPT".to_string(), "prof".to_string())
+                ("DR_HOOK_OPT".to_string(), "prof".to_string()),
+                ("DR_HOOK_TRAPFPE".to_string(), "0".to_string())
             ]
         );
         let a = args(&[
@@ -237,7 +247,10 @@ mod tests {
             "DR_HOOK_SILENT=1",
             "prog",
         ]);
-        let v = variables(&a, &|k| (k == "DR_HOOK").then(|| "1".to_string())).unwrap();
+        let v = variables(&a, &|k| {
+            (k == "DR_HOOK" || k == "DR_HOOK_TRAPFPE").then(|| "1".to_string())
+        })
+        .unwrap();
         assert_eq!(
             v,
             [

@@ -145,12 +145,17 @@ pub(crate) fn process_begin(start: drhook::lifecycle::Start) {
 
 /// Thread start (on the new thread). The thread's word (`tls::THREAD`):
 /// bit 0 begun, bit 1 ended, the engine's token above.
-pub(crate) fn thread_begin(start: usize) {
+pub(crate) fn thread_begin(start: usize, reserved: u32) {
     if !on() || tls::get(tls::THREAD) != 0 {
         return;
     }
-    let token = (hooks().thread_begin)(start);
+    let token = (hooks().thread_begin)(start, reserved);
     tls::set(tls::THREAD, token << 2 | 1);
+}
+
+/// Before a thread is created: its number, reserved by the engine (0: none).
+pub(crate) fn thread_reserve() -> u32 {
+    if on() { (hooks().thread_reserve)() } else { 0 }
 }
 
 /// Thread end, given the thread's word before it was marked ended.

@@ -220,3 +220,46 @@ pub(crate) fn each(ev: Events, f: impl Fn(&dyn Monitor)) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Counting(std::sync::atomic::AtomicU32, Events);
+    impl Monitor for Counting {
+        fn events(&self) -> Events {
+            self.1
+        }
+        fn pre_fork(&self) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+        fn fini_mpi(&self) {
+            panic!("a monitor's panic is caught");
+        }
+    }
+
+    #[test]
+    fn registration_interest_and_delivery() {
+        static A: Counting = Counting(AtomicU32::new(0), Events::FORK);
+        static B: Counting = Counting(AtomicU32::new(0), Events::MPI);
+        register(&A).unwrap();
+        register(&B).unwrap();
+        assert!(interest().contains(Events::FORK | Events::MPI));
+        assert!(!interest().contains(Events::DLOPEN));
+        each(Events::FORK, |m| m.pre_fork());
+        assert_eq!(A.0.load(Ordering::Relaxed), 1);
+        assert_eq!(B.0.load(Ordering::Relaxed), 0, "B does not want fork");
+        each(Events::MPI, |m| m.fini_mpi());
+        // Room is limited; the error says so.
+        static C: Counting = Counting(AtomicU32::new(0), Events::NONE);
+        let mut failed = None;
+        for _ in 0..MAX_MONITORS {
+            if let Err(e) = register(&C) {
+                failed = Some(e);
+                break;
+            }
+        }
+        assert_eq!(failed, Some(TooManyMonitors));
+        assert!(TooManyMonitors.to_string().contains("16"));
+    }
+}

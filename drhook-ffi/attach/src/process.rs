@@ -164,9 +164,15 @@ pub(crate) fn wants_threads() -> bool {
     engine::on() || events::interest().contains(Events::THREADS)
 }
 
+/// Before a thread is created, on the creating thread: the engine's number
+/// for it (0: none).
+pub(crate) fn thread_reserve() -> u32 {
+    std::panic::catch_unwind(engine::thread_reserve).unwrap_or(0)
+}
+
 /// Thread start, on the thread.
-pub(crate) fn thread_begin(start: usize) {
-    let _ = std::panic::catch_unwind(|| engine::thread_begin(start));
+pub(crate) fn thread_begin(start: usize, reserved: u32) {
+    let _ = std::panic::catch_unwind(|| engine::thread_begin(start, reserved));
     events::each(Events::THREADS, |m| m.init_thread(start));
 }
 

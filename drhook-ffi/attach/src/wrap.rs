@@ -422,12 +422,18 @@ pub type StartFn = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
 struct Started {
     start: StartFn,
     arg: *mut c_void,
+    /// The thread's number in the engine, reserved at creation (0: none).
+    reserved: u32,
 }
 
 extern "C-unwind" fn thread_trampoline(p: *mut c_void) -> *mut c_void {
     // SAFETY: the box made by `pthread_create` for this thread.
-    let Started { start, arg } = *unsafe { Box::from_raw(p as *mut Started) };
-    process::thread_begin(start as usize);
+    let Started {
+        start,
+        arg,
+        reserved,
+    } = *unsafe { Box::from_raw(p as *mut Started) };
+    process::thread_begin(start as usize, reserved);
     // SAFETY: the program's start routine with its argument.
     let r = unsafe { start(arg) };
     process::thread_end();
@@ -456,7 +462,12 @@ pub unsafe fn pthread_create(
         // SAFETY: caller contract.
         return unsafe { real(thread, attr, start, arg) };
     }
-    let b = Box::into_raw(Box::new(Started { start, arg }));
+    let reserved = process::thread_reserve();
+    let b = Box::into_raw(Box::new(Started {
+        start,
+        arg,
+        reserved,
+    }));
     // SAFETY: caller contract; the trampoline takes the box.
     let r = unsafe { real(thread, attr, thread_trampoline, b.cast()) };
     if r != 0 {

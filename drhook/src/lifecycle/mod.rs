@@ -125,14 +125,33 @@ pub fn process_end(failure: bool) -> bool {
     crate::profile::write::end_profile(failure).is_some()
 }
 
-/// Start of a thread (before its start routine runs, on the new thread):
-/// enters the thread's root region, named after the start routine
-/// (`thread:<symbol>`, or `thread:<library>+0x<offset>` when the routine
-/// has no exported name). Returns what [`thread_end`] takes (0: Dr.Hook is
-/// off).
-pub fn thread_begin(start_routine: usize) -> u64 {
+/// Before a thread is created, on the creating thread: reserves the new
+/// thread's number (threads are then numbered in the order they are
+/// created, as an OpenMP runtime creates its team: `@n` = OpenMP thread
+/// `n-1`, whatever the order the threads start in). 0 when Dr.Hook is off.
+pub fn thread_reserve() -> u32 {
     if !crate::runtime::is_enabled() {
         return 0;
+    }
+    crate::tree::thread::reserve_tid()
+}
+
+/// Start of a thread (before its start routine runs, on the new thread):
+/// registers its tree with the number [`thread_reserve`] gave (0: none) and
+/// enters the thread's root region, named after the start routine
+/// (`thread:<symbol>`, or `thread:<library>+0x<offset>` when the routine
+/// has no name). Returns what [`thread_end`] takes (0: Dr.Hook is off).
+pub fn thread_begin(start_routine: usize, reserved: u32) -> u64 {
+    if !crate::runtime::is_enabled() {
+        return 0;
+    }
+    if crate::tree::thread::current().is_null() {
+        let mode = setup::MODE.load(Ordering::Relaxed);
+        crate::tree::thread::register_current_as(
+            mode,
+            clock::wall(mode & bits::WALL_MONO != 0),
+            (reserved != 0).then_some(reserved),
+        );
     }
     engine::enter(threads::site_of(start_routine)).to_bits()
 }

@@ -32,8 +32,10 @@ pub struct Hooks {
     pub main_return: extern "C" fn(status: c_int),
     /// [`super::process_end`]; returns 1 when a profile was written.
     pub process_end: extern "C" fn(failure: c_int) -> c_int,
+    /// [`super::thread_reserve`].
+    pub thread_reserve: extern "C" fn() -> u32,
     /// [`super::thread_begin`].
-    pub thread_begin: extern "C" fn(start_routine: usize) -> u64,
+    pub thread_begin: extern "C" fn(start_routine: usize, reserved: u32) -> u64,
     /// [`super::thread_end`].
     pub thread_end: extern "C" fn(token: u64),
     /// [`super::mpi_init`].
@@ -70,8 +72,12 @@ extern "C" fn h_process_end(failure: c_int) -> c_int {
     guard(0, || super::process_end(failure != 0) as c_int)
 }
 
-extern "C" fn h_thread_begin(start: usize) -> u64 {
-    guard(0, || super::thread_begin(start))
+extern "C" fn h_thread_reserve() -> u32 {
+    guard(0, super::thread_reserve)
+}
+
+extern "C" fn h_thread_begin(start: usize, reserved: u32) -> u64 {
+    guard(0, || super::thread_begin(start, reserved))
 }
 
 extern "C" fn h_thread_end(token: u64) {
@@ -112,6 +118,7 @@ pub static HOOKS: Hooks = Hooks {
     process_begin: h_process_begin,
     main_return: h_main_return,
     process_end: h_process_end,
+    thread_reserve: h_thread_reserve,
     thread_begin: h_thread_begin,
     thread_end: h_thread_end,
     mpi_init: h_mpi_init,

@@ -906,7 +906,25 @@ pub(crate) fn set_thread_number_hint(hint: fn() -> Option<u32>) {
     THREAD_HINT.store(hint as *mut (), Ordering::Release);
 }
 
-fn choose_tid(unix_tid: i32) -> u32 {
+/// Reserves the next free thread number for a thread about to be created
+/// (the creating thread asks, so that threads are numbered in the order
+/// they are created — OpenMP runtimes create a team's threads in the order
+/// of their OpenMP numbers — whatever the order they then start in).
+pub(crate) fn reserve_tid() -> u32 {
+    let mut used = USED_TIDS.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let n = NEXT_TID.fetch_add(1, Ordering::Relaxed);
+        if !used.contains(&n) {
+            used.push(n);
+            return n;
+        }
+    }
+}
+
+fn choose_tid(unix_tid: i32, reserved: Option<u32>) -> u32 {
+    if let Some(n) = reserved {
+        return n;
+    }
     let mut used = USED_TIDS.lock().unwrap_or_else(|p| p.into_inner());
     let hint = THREAD_HINT.load(Ordering::Acquire);
     let proposal = if hint.is_null() {
@@ -962,13 +980,25 @@ fn is_main_thread(unix_tid: i32) -> bool {
 #[cold]
 #[inline(never)]
 pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadData {
+    register_current_as(mode, start_wall, None)
+}
+
+/// As [`register_current`], with the number reserved for this thread by
+/// [`reserve_tid`] (if any).
+#[cold]
+#[inline(never)]
+pub(crate) fn register_current_as(
+    mode: u32,
+    start_wall: u64,
+    reserved: Option<u32>,
+) -> &'static ThreadData {
     let existing = current();
     if !existing.is_null() {
         // SAFETY: registered trees are never freed.
         return unsafe { &*existing };
     }
     let unix_tid = gettid();
-    let tid = choose_tid(unix_tid);
+    let tid = choose_tid(unix_tid, reserved);
     let layout = crate::metrics::layout();
     let stampers = if mode & bits::METRICS != 0 {
         layout.stampers()
