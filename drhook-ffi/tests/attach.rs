@@ -22,39 +22,31 @@ use drhook_tests::Profile;
 fn ensure_attach_built() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let mut cmd = Command::new(env!("CARGO"));
-        cmd.args([
-            "build",
-            "-p",
-            "drhook-preload",
-            "-p",
-            "drhook-wrap",
-            "-p",
-            "drhook-cli",
-            "--bin",
-            "drhook",
-            "-p",
-            "drhook-attach",
-            "--example",
-            "event_log",
-            "-p",
-            "drhook-tests",
-            "--bin",
-            "drhook-test-prog",
-            "--manifest-path",
-        ])
-        .arg(crate_dir().join("..").join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(target_dir().parent().unwrap());
-        if target_dir().file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
+        // One cargo run per kind of target: target filters (--lib, --bin)
+        // apply to every package of a run.
+        for args in [
+            &["-p", "drhook-preload", "-p", "drhook-wrap", "--lib"][..],
+            &["-p", "drhook-cli", "--bin", "drhook"],
+            &["-p", "drhook-attach", "--example", "event_log"],
+            &["-p", "drhook-tests", "--bin", "drhook-test-prog"],
+        ] {
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.arg("build")
+                .args(args)
+                .arg("--manifest-path")
+                .arg(crate_dir().join("..").join("Cargo.toml"))
+                .arg("--target-dir")
+                .arg(target_dir().parent().unwrap());
+            if target_dir().file_name().is_some_and(|n| n == "release") {
+                cmd.arg("--release");
+            }
+            let out = cmd.output().expect("cargo");
+            assert!(
+                out.status.success(),
+                "building {args:?} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
-        let out = cmd.output().expect("cargo");
-        assert!(
-            out.status.success(),
-            "building the preload library failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
     });
 }
 
@@ -424,6 +416,27 @@ fn a_fork_child_writes_its_own_profile() {
         .total_s;
     let p = all["drhook.prof.1"].row("main", 1).total_s;
     assert!(c < p, "child {c} s, parent {p} s");
+}
+
+#[test]
+fn children_of_system_posix_spawn_and_vfork_are_followed() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = life(d.path());
+    let r = drhook_run(d.path(), &[], &exe.display().to_string(), &["spawn"], &[]);
+    ok(&r);
+    assert_eq!(r.stdout(), "spawned: system 0 posix_spawnp 0\n");
+    let files = profiles(d.path());
+    let cmds = child_commands(&files);
+    // system() runs `sh -c true` (true is a builtin of sh), posix_spawnp
+    // and vfork+exec run true: each process its own file, and none for the
+    // vfork child that only execs.
+    assert_eq!(cmds.get("sh"), Some(&1), "{files:?}");
+    assert_eq!(cmds.get("true"), Some(&2), "{files:?}");
+    assert_eq!(files.len(), 4, "{files:?}");
+    all_with_main(d.path());
 }
 
 #[test]

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,21 @@ int main(int argc, char **argv) {
       perror("execlp");
       return 9;
     }
+  } else if (!strcmp(s, "spawn")) {
+    /* Children started by system(), posix_spawnp() and vfork()+exec. */
+    extern char **environ;
+    int st = system("true");
+    pid_t p;
+    char *args[] = {"true", NULL};
+    int r = posix_spawnp(&p, "true", NULL, NULL, args, environ);
+    if (r == 0) waitpid(p, NULL, 0);
+    pid_t v = vfork();
+    if (v == 0) {
+      execlp("true", "true", (char *)NULL);
+      _exit(127);
+    }
+    waitpid(v, NULL, 0);
+    printf("spawned: system %d posix_spawnp %d\n", st, r);
   } else if (!strcmp(s, "dlopen")) {
     void *h = dlopen("libm.so.6", RTLD_NOW);
     double (*c)(double) = h ? (double (*)(double))dlsym(h, "cos") : NULL;
