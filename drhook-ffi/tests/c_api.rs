@@ -249,3 +249,108 @@ fn openmp_and_plain_pthreads_get_distinct_thread_numbers() {
     assert!(others.iter().all(|r| r.calls == 7), "{others:#?}");
     assert_eq!(p.threads, 6);
 }
+
+/// The escaped forms of the names `c_names.c` uses (README, "Names").
+const ESCAPED: [&str; 9] = [
+    "CTRL:NEW\\x0aLINE",
+    "CTRL:NUL\\x00BYTE",
+    "CTRL:TAB\\x09X",
+    "CTRL:BELL\\x07",
+    "CTRL:CR\\x0dX",
+    "CTRL:BAD\u{fffd}\u{fffd}UTF8",
+    "CTRL:ESC\\x1b[31m",
+    "CTRL:DEL\\x7f",
+    "CTRL:FILE",
+];
+
+/// Whether `s` has a control character other than the header's tabs.
+fn has_control(s: &str) -> bool {
+    s.chars().any(|c| c.is_control() && c != '\t')
+}
+
+#[test]
+fn control_bytes_in_names_are_escaped_in_every_output() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "c_names",
+        &[&prog("c_names.c")],
+        &[],
+        Link::Static,
+    );
+    let r = run(
+        d.path(),
+        &exe,
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,callpath")],
+    );
+    ok(&r);
+    let text = std::fs::read(d.path().join("drhook.prof.1")).unwrap();
+    assert!(!text.contains(&0), "a NUL in the profile");
+    let text = String::from_utf8(text).expect("the profile is UTF-8");
+    for l in text.lines() {
+        assert!(!has_control(l), "control character in profile line {l:?}");
+    }
+    let p = r.profile("drhook.prof.1");
+    // One row per routine: nothing split over lines.
+    assert_eq!(p.rows.len(), ESCAPED.len(), "{:#?}", p.rows);
+    for (i, name) in ESCAPED.iter().enumerate() {
+        let row = p.row(name, 1);
+        assert_eq!(row.calls, 1, "{name}");
+        // Call paths print the escaped names too.
+        let expected: Vec<&str> = ESCAPED[..i.min(8)].iter().rev().copied().collect();
+        assert_eq!(row.path, expected, "{name}");
+    }
+    assert_eq!(p.row("CTRL:FILE", 1).suffix, ":fi\\x0ale.c");
+    // stderr: every line is a diagnostic, the header echo, or the call tree.
+    let err = r.stderr();
+    for l in err.lines() {
+        assert!(!has_control(l), "control character in stderr line {l:?}");
+        assert!(
+            l.starts_with("[EC_DRHOOK:")
+                || l.starts_with("Profiling information")
+                || l.starts_with('\t'),
+            "stray stderr line {l:?}\n{err}"
+        );
+    }
+    let tree: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("[DrHookCallTree] :"))
+        .collect();
+    assert_eq!(tree.len(), ESCAPED.len(), "{err}");
+    for (l, name) in tree.iter().zip(ESCAPED) {
+        assert!(l.contains(&format!(" {name} ,#1")), "{l}");
+    }
+}
+
+#[test]
+fn control_bytes_in_mismatch_diagnostics_are_escaped() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "c_names",
+        &[&prog("c_names.c")],
+        &[],
+        Link::Static,
+    );
+    let r = run_in(
+        d.path(),
+        &exe.display().to_string(),
+        &["mismatch"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")],
+    );
+    assert_eq!(signal(&r), Some(libc::SIGABRT), "{}", r.stderr());
+    let err = r.stderr();
+    assert!(
+        err.contains("while leaving the routine 'CTRL:NEW\\x0aLINE'"),
+        "{err}"
+    );
+    for l in err.lines() {
+        assert!(!has_control(l), "control character in stderr line {l:?}");
+    }
+}

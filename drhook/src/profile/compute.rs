@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use super::snapshot::{SizeSnap, ThreadSnap};
 use crate::config::options::{ProfileKind, SelfMode};
 use crate::metrics::Agg;
+use crate::sys::linebuf::escape_controls;
 use crate::tree::overhead::Overhead;
 
 /// How to compute the rows.
@@ -211,10 +212,10 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                         self_m: 0.0,
                         total_m: 0.0,
                         size: SizeSnap::default(),
-                        file: node
-                            .site
-                            .filter(|s| s.shows_file())
-                            .map(|s| s.file().rsplit('/').next().unwrap_or("").to_string()),
+                        file: node.site.filter(|s| s.shows_file()).map(|s| {
+                            let base = s.file().rsplit('/').next().unwrap_or("");
+                            escape_controls(base).into_owned()
+                        }),
                         first_node: i,
                         mself: vec![0; w],
                         mtotal: vec![0; w],

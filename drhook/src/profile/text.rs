@@ -210,6 +210,17 @@ pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
     o
 }
 
+/// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a
+/// comma, a quote or a line break (names are already free of control
+/// characters, see `linebuf::escape_controls`; a C++ name may hold commas).
+fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains([',', '"', '\n', '\r']) {
+        std::borrow::Cow::Owned(format!("\"{}\"", s.replace('"', "\"\"")))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// The counters CSV (`<profile>.csv`, compat §5.1): one line per routine
 /// row, MPI rank and thread 0-based, exclusive then inclusive counts, and
 /// Mcycles/s when the first event counts cycles.
@@ -240,7 +251,7 @@ pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
         let _ = write!(
             o,
             "{},{},{},{},{:.4},{:.6},{:.6},{:.6},{}",
-            r.name,
+            csv_field(&r.name),
             h.myproc.saturating_sub(1),
             r.tid.saturating_sub(1),
             i + 1,
@@ -493,6 +504,18 @@ mod tests {
         assert!(lines.contains(&"MAIN,0,0,1,50.0000,0.500000,0.500000,1.000000,1,2000000000,500000000,3000000000,1000000000"), "{csv}");
         assert!(lines.contains(&"PHYS:A,0,0,2,50.0000,1.000000,0.500000,0.500000,10,1000000000,500000000,1000000000,500000000"), "{csv}");
         // Events that cannot give MIPS print "-".
+        // Names that need quoting stay one field on one line.
+        let mut quoted = s.clone();
+        quoted.rows[0].name = "f<int, \"x\">".into();
+        let csv = format_counters_csv(&h, &quoted);
+        assert!(
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("\"f<int, \"\"x\"\">\",0,0,1,"),
+            "{csv}"
+        );
+        assert_eq!(csv.lines().count(), 3);
         h.counters = vec![spec("task-clock", EventRole::Plain)];
         let text = format_profile(&h, &s);
         assert!(text.contains("          -           -    MAIN@1"), "{text}");

@@ -11,6 +11,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
+use crate::sys::linebuf::escape_controls;
+
 /// One instrumented call site: a routine name and where it is in the source.
 #[derive(Debug)]
 pub struct Site {
@@ -162,13 +164,15 @@ fn tables() -> MutexGuard<'static, Tables> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Routine identity: trailing blanks trimmed; upper-cased with `trim`.
+/// Routine identity: trailing blanks trimmed; upper-cased with `trim`;
+/// control characters escaped (`linebuf::escape_controls`), so that every
+/// report prints one routine name on one line.
 pub(crate) fn routine_key(name: &str, case_insensitive: bool) -> String {
     let t = name.trim_end_matches(' ');
     if case_insensitive {
-        t.to_ascii_uppercase()
+        escape_controls(&t.to_ascii_uppercase()).into_owned()
     } else {
-        t.to_string()
+        escape_controls(t).into_owned()
     }
 }
 
@@ -212,8 +216,13 @@ pub fn site_for_span(name: &str) -> &'static Site {
 }
 
 fn intern(name: &str, file: Option<&str>, lenient: bool) -> &'static Site {
-    let name = name.trim_end_matches([' ', '\0']);
+    // Names from outside may hold control characters: the site keeps them
+    // escaped, so that profiles, call trees and diagnostics stay one line
+    // per routine.
+    let name = escape_controls(name.trim_end_matches([' ', '\0']));
     let file = file.map(|f| f.trim_end_matches([' ', '\0'])).unwrap_or("");
+    let file = escape_controls(file);
+    let (name, file) = (&*name, &*file);
     let mut t = tables();
     let key = (name.to_string(), file.to_string(), lenient);
     if let Some(s) = t.dynamic.get(&key) {
@@ -275,6 +284,18 @@ mod tests {
         let s3 = site_for_name("INTERN:TEST", Some("x.c"));
         assert!(!std::ptr::eq(s1, s3));
         assert!(s3.shows_file());
+    }
+
+    #[test]
+    fn run_time_names_keep_control_characters_escaped() {
+        let s = site_for_name("INTERN:NEW\nLINE\0  ", Some("dir/a\tb.c"));
+        assert_eq!(s.name(), "INTERN:NEW\\x0aLINE");
+        assert_eq!(s.file(), "dir/a\\x09b.c");
+        assert!(std::ptr::eq(
+            s,
+            site_for_name("INTERN:NEW\nLINE", Some("dir/a\tb.c"))
+        ));
+        assert_eq!(routine_key("RAW\r\n", false), "RAW\\x0d\\x0a");
     }
 
     #[test]
