@@ -25,7 +25,7 @@ pub(crate) struct Params<'a> {
     pub self_mode: SelfMode,
     /// `Some(depth)` with `callpath`.
     pub callpath: Option<usize>,
-    pub routine_names: &'a [String],
+    pub routine_names: &'a [&'a str],
     /// Wall ticks per second.
     pub ticks_per_sec: f64,
     pub overhead: Overhead,
@@ -95,7 +95,7 @@ pub(crate) struct Summary<'a> {
     pub routines_called: usize,
     pub overhead_pct: f64,
     /// Routine names by routine id - 1.
-    pub names: &'a [String],
+    pub names: &'a [&'a str],
 }
 
 impl Summary<'_> {
@@ -218,6 +218,15 @@ impl<'p, 'a> Builder<'p, 'a> {
                 }
             };
         }
+        let n_keys = match p.callpath {
+            None => keys
+                .iter()
+                .skip(1)
+                .map(|&k| k as usize + 1)
+                .max()
+                .unwrap_or(0),
+            Some(_) => path_ids.len(),
+        };
         drop(path_ids);
         // Depth-first walk: a node adds to its row's total only when no
         // ancestor belongs to the same row (outermost activations).
@@ -230,21 +239,22 @@ impl<'p, 'a> Builder<'p, 'a> {
                 first_child[par] = i;
             }
         }
+        // Keys are dense (routine ids, or path ids in first-seen order), so
+        // plain vectors index them.
         let mut accs: Vec<Acc> = Vec::new();
-        let mut acc_of_key: HashMap<u32, usize> = HashMap::new();
-        let mut active: HashMap<u32, u32> = HashMap::new();
+        let mut acc_of_key: Vec<u32> = vec![u32::MAX; n_keys];
+        let mut active: Vec<u32> = vec![0; n_keys];
         let mut stack: Vec<(usize, bool)> = vec![(0, false)];
         while let Some((i, leaving)) = stack.pop() {
             if i != 0 {
-                let k = keys[i];
+                let k = keys[i] as usize;
                 if leaving {
-                    if let Some(c) = active.get_mut(&k) {
-                        *c -= 1;
-                    }
+                    active[k] -= 1;
                     continue;
                 }
                 let node = &t.nodes[i];
-                let ai = *acc_of_key.entry(k).or_insert_with(|| {
+                if acc_of_key[k] == u32::MAX {
+                    acc_of_key[k] = accs.len() as u32;
                     accs.push(Acc {
                         routine: node.routine,
                         calls: 0,
@@ -256,9 +266,8 @@ impl<'p, 'a> Builder<'p, 'a> {
                         mself: vec![0; w],
                         mtotal: vec![0; w],
                     });
-                    accs.len() - 1
-                });
-                let a = &mut accs[ai];
+                }
+                let a = &mut accs[acc_of_key[k] as usize];
                 a.calls += node.calls;
                 a.self_m += (incl[i] - child_sum[i]).max(0.0);
                 a.size.merge(node.size);
@@ -275,7 +284,7 @@ impl<'p, 'a> Builder<'p, 'a> {
                         Agg::Scratch => {}
                     }
                 }
-                let depth_in_row = active.entry(k).or_insert(0);
+                let depth_in_row = &mut active[k];
                 if *depth_in_row == 0 {
                     a.total_m += incl[i];
                     if p.kind == ProfileKind::Wall {
@@ -520,13 +529,14 @@ fn metric_sums(t: &ThreadSnap, aggs: &[Agg]) -> (Vec<u64>, Vec<u64>) {
     (child, subtree)
 }
 
-fn name_of(names: &[String], routine: u32) -> &str {
+fn name_of<'a>(names: &[&'a str], routine: u32) -> &'a str {
     if routine == 0 {
         return "$drhook";
     }
     names
         .get(routine as usize - 1)
-        .map_or("<unknown routine>", String::as_str)
+        .copied()
+        .unwrap_or("<unknown routine>")
 }
 
 #[cfg(test)]
@@ -576,14 +586,11 @@ pub(crate) mod tests {
         t.words = vec![0; t.nodes.len() * width];
     }
 
-    pub(crate) fn names() -> Vec<String> {
-        ["MAIN", "A", "B", "C"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+    pub(crate) fn names() -> Vec<&'static str> {
+        vec!["MAIN", "A", "B", "C"]
     }
 
-    fn params(names: &[String], kind: ProfileKind) -> Params<'_> {
+    fn params<'a>(names: &'a [&'a str], kind: ProfileKind) -> Params<'a> {
         Params {
             kind,
             self_mode: SelfMode::Off,

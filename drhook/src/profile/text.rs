@@ -361,15 +361,12 @@ mod tests {
     /// rebuilt from its own numbers: the layout must match byte for byte.
     #[test]
     fn wallprof_layout_matches_the_reference() {
-        let names: Vec<String> = [
+        let names = vec![
             "PROF_EXAMPLE",
             "PROF_EX_MOD:DRIVER",
             "PROF_EX_MOD:WORKER",
             "PROF_EX_MOD:KERNEL",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        ];
         // Ticks are microseconds; the numbers mirror the reference run.
         let mut t1 = thread(
             1,
@@ -481,7 +478,7 @@ mod tests {
     #[test]
     fn counters_columns_and_csv() {
         use hpm::{EventKind, EventRole, EventSpec};
-        let names: Vec<String> = ["MAIN", "PHYS:A"].iter().map(|s| s.to_string()).collect();
+        let names = vec!["MAIN", "PHYS:A"];
         let mut t = thread(1, &[(0, 1, 1, 1000), (1, 2, 10, 500)]);
         // Two events: their inclusive counts (then scratch words).
         crate::profile::compute::tests::with_width(&mut t, 6);
@@ -538,7 +535,7 @@ mod tests {
         // Events that cannot give MIPS print "-".
         // Names that need quoting stay one field on one line.
         let mut quoted_names = names.clone();
-        quoted_names[s.rows[0].cluster as usize - 1] = "f<int, \"x\">".into();
+        quoted_names[s.rows[0].cluster as usize - 1] = "f<int, \"x\">";
         let mut quoted = s.clone();
         quoted.names = &quoted_names;
         let csv = format_counters_csv(&h, &quoted);
