@@ -120,6 +120,64 @@ pub(crate) fn write_atomically(
     result
 }
 
+/// The directory a profile path is written in.
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Whether `dir` is a directory this process can create files in.
+fn writable_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let meta = std::fs::metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::from_raw_os_error(libc::ENOTDIR));
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: a NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Checks at start-up that the profile can be written where it is asked
+/// for, so that a wrong path is reported at once rather than after a run
+/// of hours; printed even with `DR_HOOK_SILENT` (a profile at risk is an
+/// error). The write at exit falls back to another directory anyway.
+pub(crate) fn check_profile_dir(path: &str) {
+    let path = Path::new(path);
+    if let Err(e) = writable_dir(dir_of(path)) {
+        crate::diag!(
+            "drhook_init",
+            "Error: the profile cannot be written to '{}' (directory '{}': {e}); unless that is fixed before the end of the run, it will be written to the working directory or $TMPDIR instead",
+            path.display(),
+            dir_of(path).display()
+        );
+    }
+}
+
+/// Where a profile goes when its own path cannot be written: the same file
+/// name in the working directory, then in `$TMPDIR` (or `/tmp`).
+fn fallback_paths(path: &Path) -> Vec<PathBuf> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "drhook.prof".into(), |n| n.to_os_string());
+    let mut out = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        out.push(cwd.join(&name));
+    }
+    let tmp = std::env::var_os("TMPDIR")
+        .filter(|t| !t.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    out.push(tmp.join(&name));
+    out.retain(|p| p != path);
+    out.dedup();
+    out
+}
+
 static WRITE_LOCK: Mutex<()> = Mutex::new(());
 
 /// Writes this task's profile now (`DR_HOOK_OPT=prof` or `cpuprof`), with
@@ -155,23 +213,40 @@ fn write_collected(
     if header.myproc == 1 {
         crate::diag::raw_line(format_header(header, summary, false).trim_end_matches('\n'));
     }
-    let written =
-        write_atomically(&path, |w| write_profile_text(w, header, summary)).and_then(|()| {
-            if header.counters.is_empty() {
-                return Ok(());
-            }
-            let mut csv = path.clone().into_os_string();
-            csv.push(".csv");
-            write_atomically(Path::new(&csv), |w| write_counters_csv(w, header, summary))
-        });
-    match written {
-        Ok(()) => Ok(Some(path)),
-        Err(source) => {
-            let err = ProfileError { path, source };
-            crate::diag!(f, "Error: {err}");
-            Err(err)
+    let written = write_to(&path, header, summary);
+    let source = match written {
+        Ok(()) => return Ok(Some(path)),
+        Err(source) => source,
+    };
+    let err = ProfileError { path, source };
+    // Never lose a profile: try the working directory, then $TMPDIR.
+    for other in fallback_paths(&err.path) {
+        if write_to(&other, header, summary).is_ok() {
+            crate::diag!(
+                f,
+                "Error: {err}; the profile was written to '{}' instead",
+                other.display()
+            );
+            return Ok(Some(other));
         }
     }
+    crate::diag!(
+        f,
+        "Error: {err}; nor could it be written to the working directory or $TMPDIR"
+    );
+    Err(err)
+}
+
+/// Writes the profile and, with counters, its CSV beside it.
+fn write_to(path: &Path, header: &Header, summary: &Summary<'_>) -> std::io::Result<()> {
+    write_atomically(path, |w| write_profile_text(w, header, summary)).and_then(|()| {
+        if header.counters.is_empty() {
+            return Ok(());
+        }
+        let mut csv = path.to_path_buf().into_os_string();
+        csv.push(".csv");
+        write_atomically(Path::new(&csv), |w| write_counters_csv(w, header, summary))
+    })
 }
 
 extern "C" fn write_profile_at_exit() {
