@@ -49,7 +49,7 @@ fn options_not_implemented_yet_say_so_once_each() {
 }
 
 #[test]
-fn silent_keeps_only_the_profile_messages() {
+fn silent_means_silent_except_errors() {
     let dir = tempfile::tempdir().unwrap();
     let r = run_in(
         dir.path(),
@@ -61,10 +61,24 @@ fn silent_keeps_only_the_profile_messages() {
             ("DR_HOOK_SILENT", "1"),
         ],
     );
+    assert_eq!(r.code(), 0);
+    assert_eq!(r.stderr(), "", "nothing on stderr");
+    r.profile("drhook.prof.1").row("BASIC:LEAF", 1);
+    // Errors are still printed.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_SILENT", "1"),
+            ("DR_HOOK_PROFILE", "/nonexistent/dir/prof"),
+        ],
+    );
     let err = r.stderr();
-    assert!(!err.contains("DR_HOOK_OPT="), "{err}");
-    assert!(!err.contains("bogus"), "{err}");
-    assert!(err.contains("Writing profiling information"), "{err}");
+    assert_eq!(err.lines().count(), 2, "{err}");
+    assert!(err.lines().all(|l| l.contains("Error")), "{err}");
 }
 
 #[test]

@@ -194,24 +194,32 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     }
     let _serial = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let path = PathBuf::from(e.config.profile_path());
-    collect(e, |header, summary| write_collected(path, header, summary))
+    let silent = e.config.silent;
+    collect(e, |header, summary| {
+        write_collected(path, header, summary, silent)
+    })
 }
 
-/// Writes the collected profile (and its counters CSV) to `path`.
+/// Writes the collected profile (and its counters CSV) to `path`; says so
+/// on stderr (with the header block on task 1) unless `silent`. Errors are
+/// printed either way.
 fn write_collected(
     path: PathBuf,
     header: &Header,
     summary: &Summary<'_>,
+    silent: bool,
 ) -> Result<Option<PathBuf>, ProfileError> {
     let f = "write_profile";
-    crate::diag!(
-        f,
-        "Writing profiling information of proc#{} into file '{}'",
-        header.myproc,
-        path.display()
-    );
-    if header.myproc == 1 {
-        crate::diag::raw_line(format_header(header, summary, false).trim_end_matches('\n'));
+    if !silent {
+        crate::diag!(
+            f,
+            "Writing profiling information of proc#{} into file '{}'",
+            header.myproc,
+            path.display()
+        );
+        if header.myproc == 1 {
+            crate::diag::raw_line(format_header(header, summary, false).trim_end_matches('\n'));
+        }
     }
     let written = write_to(&path, header, summary);
     let source = match written {
