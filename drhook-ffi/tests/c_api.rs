@@ -451,3 +451,28 @@ fn a_million_distinct_names_through_c_drhook_start() {
     assert_eq!(calls("MANY:R0000010"), 1);
     assert_eq!(calls("MANY:R0999999"), 1);
 }
+
+#[test]
+fn the_readme_c_example_compiles_and_profiles() {
+    if !have_gcc() {
+        return;
+    }
+    let readme = std::fs::read_to_string(crate_dir().join("../README.md")).unwrap();
+    let start = readme
+        .find("<!-- c-example:")
+        .expect("the README's C example");
+    let code = &readme[start..];
+    let code = &code[code.find("```c\n").unwrap() + 5..];
+    let code = &code[..code.find("```").unwrap()];
+    let d = tempdir();
+    let src = d.path().join("example.c");
+    std::fs::write(&src, code).unwrap();
+    let exe = c_exe(d.path(), "example", &[&src], &["-Werror"], Link::Shared);
+    let r = run(d.path(), &exe, &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")]);
+    ok(&r);
+    assert_eq!(r.stdout().trim(), "499500");
+    let p = r.profile("drhook.prof.1");
+    assert_eq!(p.row("work", 1).calls, 1);
+    assert_eq!(p.row("work", 1).sizes.unwrap()[0], 1000);
+    assert_eq!(p.row("MAIN", 1).calls, 1);
+}
