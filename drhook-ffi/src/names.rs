@@ -20,7 +20,7 @@
 //! another one mapped at the same address could make a cached address
 //! stale. Dr.Hook clients do not unload instrumented code.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher as _;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
@@ -304,22 +304,57 @@ pub unsafe fn resolve(
     }
 }
 
-/// Names that cannot be cached by address, keyed by their text.
-type ContentMap = HashMap<Box<[u8]>, Vec<(Box<[u8]>, &'static Site)>>;
+/// A name (and file) that cannot be cached by address, with its site.
+struct ByContent {
+    /// The name's bytes as passed, then the file's.
+    text: Box<[u8]>,
+    name_len: usize,
+    site: &'static Site,
+}
+
+/// Names that cannot be cached by address, keyed by their text: one hash
+/// of the bytes per lookup, one allocation per distinct name.
+struct ContentMap {
+    table: hashbrown::HashTable<ByContent>,
+    hasher: foldhash::fast::RandomState,
+}
+
+fn content_hash(h: &foldhash::fast::RandomState, name: &[u8], file: &[u8]) -> u64 {
+    h.hash_one((name, file))
+}
 
 fn by_content(name: &[u8], file: &[u8]) -> &'static Site {
     static BY_CONTENT: Mutex<Option<ContentMap>> = Mutex::new(None);
     let mut g = BY_CONTENT.lock().unwrap_or_else(|p| p.into_inner());
-    let map = g.get_or_insert_with(HashMap::new);
-    if let Some(v) = map.get(name)
-        && let Some((_, s)) = v.iter().find(|(f, _)| &**f == file)
-    {
-        return s;
+    let map = g.get_or_insert_with(|| ContentMap {
+        table: hashbrown::HashTable::new(),
+        hasher: foldhash::fast::RandomState::default(),
+    });
+    let hash = content_hash(&map.hasher, name, file);
+    let same = |e: &ByContent| {
+        let (n, f) = e.text.split_at(e.name_len);
+        n == name && f == file
+    };
+    if let Some(e) = map.table.find(hash, same) {
+        return e.site;
     }
     let site = intern(name, file);
-    map.entry(name.into())
-        .or_default()
-        .push((file.into(), site));
+    let mut text = Vec::with_capacity(name.len() + file.len());
+    text.extend_from_slice(name);
+    text.extend_from_slice(file);
+    let hasher = &map.hasher;
+    map.table.insert_unique(
+        hash,
+        ByContent {
+            text: text.into_boxed_slice(),
+            name_len: name.len(),
+            site,
+        },
+        |e| {
+            let (n, f) = e.text.split_at(e.name_len);
+            content_hash(hasher, n, f)
+        },
+    );
     site
 }
 

@@ -53,11 +53,17 @@ pub fn raw_line(text: &str) {
     let _ = std::io::stderr().write_all(s.as_bytes());
 }
 
-/// Writes one prefixed diagnostic line.
+/// Writes one prefixed diagnostic line. Control characters in `func` and
+/// `text` (a routine or file name from outside) are escaped
+/// (`linebuf::escape_controls`), so that a diagnostic is always one line.
 pub fn emit(func: &str, file: &str, line: u32, text: &str) {
     let mut s = String::with_capacity(160 + text.len());
     prefix(&mut s);
     let base = file.rsplit('/').next().unwrap_or(file);
+    let (func, text) = (
+        linebuf::escape_controls(func),
+        linebuf::escape_controls(text),
+    );
     let _ = write!(s, " [{func}@{base}:{line}] {text}");
     raw_line(&s);
 }

@@ -34,7 +34,7 @@ pub(crate) fn engine() -> Option<&'static Engine> {
 #[cold]
 #[inline(never)]
 fn init() -> u32 {
-    let e = ENGINE.get_or_init(|| build(Config::from_lookup(&env::process_env)));
+    let e = ENGINE.get_or_init(|| build(Config::from_os_lookup(&env::process_env_os)));
     MODE.store(e.mode, Ordering::Release);
     e.mode
 }
@@ -42,11 +42,11 @@ fn init() -> u32 {
 /// Initialises the engine from `lookup` instead of the environment; false
 /// (and nothing changed) if it was already initialised. See
 /// [`crate::Settings`].
-pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<String>) -> bool {
+pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> bool {
     let mut ours = false;
     let e = ENGINE.get_or_init(|| {
         ours = true;
-        build(Config::from_lookup(lookup))
+        build(Config::from_os_lookup(lookup))
     });
     MODE.store(e.mode, Ordering::Release);
     ours
@@ -135,6 +135,7 @@ fn build(config: Config) -> Engine {
         }
         if engine.config.writes_profile() {
             crate::profile::write::register_at_exit();
+            crate::profile::write::check_profile_dir(&engine.config.profile_path());
         }
         crate::crash::signals::install(&engine.config, true);
     }

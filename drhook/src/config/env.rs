@@ -103,8 +103,14 @@ pub const SIZE_VARS: &[&str] = &[
     "MV2_COMM_WORLD_SIZE",
 ];
 
-/// Reads one variable from the process environment (`None` when unset or not
-/// valid UTF-8).
+/// Reads one variable from the process environment as text (`None` when
+/// unset; bytes that are not valid UTF-8 read as U+FFFD, see
+/// [`crate::config::decode_value`]).
 pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    std::env::var_os(name).map(|v| crate::config::decode_value(v).0)
+}
+
+/// Reads one variable from the process environment as it is (bytes).
+pub fn process_env_os(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name)
 }

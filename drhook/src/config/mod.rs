@@ -111,16 +111,28 @@ impl SignalConfig {
         get: &dyn Fn(&str) -> Option<String>,
         warnings: &mut Vec<Warning>,
     ) -> SignalConfig {
-        let int = |name: &str, default: i64, w: &mut Vec<Warning>| {
-            parse_int(name, get(name).as_deref(), default, w)
+        let flag = |name: &str, default: i64, w: &mut Vec<Warning>| {
+            parse_int_in(name, get(name).as_deref(), default, 0..=1, w) != 0
         };
         let install =
             !get(env::DR_HOOK_INIT_SIGNALS).is_some_and(|v| v.trim_start().starts_with('0'));
-        let timeout = int(env::DR_HOOK_HARAKIRI_TIMEOUT, 500, warnings);
+        let timeout = parse_int_in(
+            env::DR_HOOK_HARAKIRI_TIMEOUT,
+            get(env::DR_HOOK_HARAKIRI_TIMEOUT).as_deref(),
+            500,
+            1..=u32::MAX as i64,
+            warnings,
+        );
         let lock = get(env::DR_HOOK_USE_LOCKFILE)
             .filter(|v| !v.trim().is_empty())
-            .map(|v| parse_int(env::DR_HOOK_USE_LOCKFILE, Some(&v), 1, warnings) != 0);
-        let core = int(env::DR_HOOK_ALLOW_COREDUMP, 0, warnings);
+            .map(|v| parse_int_in(env::DR_HOOK_USE_LOCKFILE, Some(&v), 1, 0..=1, warnings) != 0);
+        let core = parse_int_in(
+            env::DR_HOOK_ALLOW_COREDUMP,
+            get(env::DR_HOOK_ALLOW_COREDUMP).as_deref(),
+            0,
+            -1..=i64::MAX,
+            warnings,
+        );
         SignalConfig {
             install,
             catch: parse_signal_list(
@@ -138,18 +150,14 @@ impl SignalConfig {
                 get(env::DR_HOOK_RESTORE_DEFAULT_SIGNALS).as_deref(),
                 warnings,
             ),
-            harakiri_timeout: if timeout < 1 {
-                500
-            } else {
-                timeout.min(u32::MAX as i64) as u32
-            },
+            harakiri_timeout: timeout as u32,
             use_lockfile: lock,
             allow_coredump: (core == -1 || core >= 1).then_some(core),
-            trapfpe: int(env::DR_HOOK_TRAPFPE, 1, warnings) != 0,
-            trap_invalid: int(env::DR_HOOK_TRAPFPE_INVALID, 1, warnings) != 0,
-            trap_divbyzero: int(env::DR_HOOK_TRAPFPE_DIVBYZERO, 1, warnings) != 0,
-            trap_overflow: int(env::DR_HOOK_TRAPFPE_OVERFLOW, 1, warnings) != 0,
-            native_backtrace: int(env::DRHOOK_BACKTRACE, 1, warnings) != 0,
+            trapfpe: flag(env::DR_HOOK_TRAPFPE, 1, warnings),
+            trap_invalid: flag(env::DR_HOOK_TRAPFPE_INVALID, 1, warnings),
+            trap_divbyzero: flag(env::DR_HOOK_TRAPFPE_DIVBYZERO, 1, warnings),
+            trap_overflow: flag(env::DR_HOOK_TRAPFPE_OVERFLOW, 1, warnings),
+            native_backtrace: flag(env::DRHOOK_BACKTRACE, 1, warnings),
         }
     }
 }
@@ -192,6 +200,22 @@ pub struct Config {
     pub warnings: Vec<Warning>,
 }
 
+/// A raw variable value as text, and whether it was valid UTF-8 (if not,
+/// each invalid sequence is replaced by U+FFFD and the rest kept).
+pub fn decode_value(raw: std::ffi::OsString) -> (String, bool) {
+    match raw.into_string() {
+        Ok(s) => (s, true),
+        Err(raw) => (raw.to_string_lossy().into_owned(), false),
+    }
+}
+
+/// The warning for a variable whose value is not valid UTF-8.
+pub fn non_utf8_warning(name: &str) -> String {
+    format!(
+        "Warning - {name} is not valid UTF-8: its invalid bytes are read as U+FFFD (\u{fffd}), the rest is kept"
+    )
+}
+
 /// `DR_HOOK` semantics: off when unset, empty, `0`, `false`, `off` or `no`
 /// (any case); every other value switches Dr.Hook on.
 pub fn parse_switch(value: Option<&str>) -> bool {
@@ -219,6 +243,33 @@ pub fn parse_int(
             default
         }),
     }
+}
+
+/// Parses an integer variable that must lie in `range`; a malformed or
+/// out-of-range value (a negative timeout, an indentation of 0) warns and
+/// gives `default`.
+pub fn parse_int_in(
+    name: &str,
+    value: Option<&str>,
+    default: i64,
+    range: std::ops::RangeInclusive<i64>,
+    warnings: &mut Vec<Warning>,
+) -> i64 {
+    let n = parse_int(name, value, default, warnings);
+    if range.contains(&n) {
+        return n;
+    }
+    let (lo, hi) = (*range.start(), *range.end());
+    let allowed = if hi == i64::MAX {
+        format!("at least {lo}")
+    } else {
+        format!("from {lo} to {hi}")
+    };
+    warnings.push(Warning(format!(
+        "Warning - {name}=\"{}\" is out of range (allowed: {allowed}); using the default {default}",
+        value.unwrap_or("").trim()
+    )));
+    default
 }
 
 /// Parses a floating-point variable; a malformed value warns and gives `default`.
@@ -288,43 +339,49 @@ impl Config {
             DEFAULT_PROFILE_LIMIT,
             &mut warnings,
         );
-        let silent = parse_int(
+        let silent = parse_int_in(
             env::DR_HOOK_SILENT,
             get(env::DR_HOOK_SILENT).as_deref(),
             0,
+            0..=i64::MAX,
             &mut warnings,
         ) != 0;
-        let show = parse_int(
+        let show = parse_int_in(
             env::DR_HOOK_SHOW_PROCESS_OPTIONS,
             get(env::DR_HOOK_SHOW_PROCESS_OPTIONS).as_deref(),
             if silent { 0 } else { 1 },
+            -1..=i64::MAX,
             &mut warnings,
         );
         let show_options = show == -1 || show == task.myproc as i64;
         // Accepted for compatibility: the tree needs no hash table.
-        let _ = parse_int(
+        let _ = parse_int_in(
             env::DR_HOOK_HASHBITS,
             get(env::DR_HOOK_HASHBITS).as_deref(),
             16,
+            1..=64,
             &mut warnings,
         );
 
-        let indent = parse_int(
+        let indent = parse_int_in(
             env::DR_HOOK_CALLPATH_INDENT,
             get(env::DR_HOOK_CALLPATH_INDENT).as_deref(),
             2,
+            1..=8,
             &mut warnings,
         );
-        let depth = parse_int(
+        let depth = parse_int_in(
             env::DR_HOOK_CALLPATH_DEPTH,
             get(env::DR_HOOK_CALLPATH_DEPTH).as_deref(),
             50,
+            1..=100_000,
             &mut warnings,
         );
-        let packed = parse_int(
+        let packed = parse_int_in(
             env::DR_HOOK_CALLPATH_PACKED,
             get(env::DR_HOOK_CALLPATH_PACKED).as_deref(),
             0,
+            0..=i64::MAX,
             &mut warnings,
         ) != 0;
         let clock = match get(env::DRHOOK_CLOCK).as_deref().map(str::trim) {
@@ -342,10 +399,11 @@ impl Config {
             }
         };
 
-        let strict_regions = parse_int(
+        let strict_regions = parse_int_in(
             env::DR_HOOK_STRICT_REGIONS,
             get(env::DR_HOOK_STRICT_REGIONS).as_deref(),
             0,
+            0..=i64::MAX,
             &mut warnings,
         ) != 0;
         let signals = SignalConfig::from_lookup(get, &mut warnings);
@@ -368,13 +426,37 @@ impl Config {
             profile_limit,
             silent,
             show_options,
-            callpath_indent: indent.clamp(1, 8) as usize,
-            callpath_depth: depth.clamp(1, 100_000) as usize,
+            callpath_indent: indent as usize,
+            callpath_depth: depth as usize,
             callpath_packed: packed,
             clock,
             task,
             warnings,
         }
+    }
+
+    /// As [`Config::from_lookup`], from a lookup of raw values (the process
+    /// environment is bytes): a value that is not valid UTF-8 keeps its
+    /// valid parts, each invalid sequence read as U+FFFD, and one warning
+    /// names the variable. (`DR_HOOK=$'\xff'` is on, as any value not in
+    /// the off list; `DR_HOOK_OPT=$'prof,\xff'` keeps `prof`.)
+    pub fn from_os_lookup(get: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Config {
+        let bad: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
+        let text = |name: &str| -> Option<String> {
+            let (value, valid) = decode_value(get(name)?);
+            if !valid && !bad.borrow().iter().any(|b| b == name) {
+                bad.borrow_mut().push(name.to_string());
+            }
+            Some(value)
+        };
+        let mut c = Config::from_lookup(&text);
+        let encoding: Vec<Warning> = bad
+            .into_inner()
+            .into_iter()
+            .map(|name| Warning(non_utf8_warning(&name)))
+            .collect();
+        c.warnings.splice(0..0, encoding);
+        c
     }
 
     /// Whether this task writes a profile at all.
@@ -399,6 +481,54 @@ mod tests {
                 .find(|(n, _)| *n == k)
                 .map(|(_, v)| v.to_string())
         })
+    }
+
+    #[test]
+    fn out_of_range_numbers_warn_and_give_the_default() {
+        let mut w = Vec::new();
+        assert_eq!(parse_int_in("X", Some(" 7 "), 2, 1..=8, &mut w), 7);
+        assert!(w.is_empty());
+        assert_eq!(parse_int_in("X", Some("-100"), 500, 1..=9, &mut w), 500);
+        assert_eq!(parse_int_in("X", Some("0"), 2, 1..=8, &mut w), 2);
+        assert_eq!(parse_int_in("X", Some("x"), 2, 1..=8, &mut w), 2);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].0
+                .contains("X=\"-100\" is out of range (allowed: from 1 to 9)")
+        );
+        let c = cfg(&[
+            ("DR_HOOK_HARAKIRI_TIMEOUT", "-100"),
+            ("DR_HOOK_CALLPATH_INDENT", "9"),
+        ]);
+        assert_eq!(c.signals.harakiri_timeout, 500);
+        assert_eq!(c.callpath_indent, 2);
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn non_utf8_values_keep_their_valid_parts() {
+        use std::os::unix::ffi::OsStringExt;
+        let raw = |v: &[u8]| Some(std::ffi::OsString::from_vec(v.to_vec()));
+        let c = Config::from_os_lookup(&|k| match k {
+            "DR_HOOK" => raw(b"\xff"),
+            "DR_HOOK_OPT" => raw(b"prof,\xff"),
+            _ => None,
+        });
+        assert!(c.enabled, "anything non-empty outside the off list is on");
+        assert_eq!(c.options.profile, Some(ProfileKind::Wall));
+        let w: Vec<&str> = c.warnings.iter().map(|w| w.0.as_str()).collect();
+        assert!(
+            w[0].starts_with("Warning - DR_HOOK is not valid UTF-8"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].starts_with("Warning - DR_HOOK_OPT is not valid UTF-8"),
+            "{w:?}"
+        );
+        assert_eq!(
+            w.iter().filter(|w| w.contains("not valid UTF-8")).count(),
+            2
+        );
     }
 
     #[test]
@@ -481,8 +611,11 @@ mod tests {
         assert_eq!(c.profile_limit, -10.0);
         assert_eq!(c.profile_proc, None);
         assert!(!c.silent);
-        assert_eq!(c.callpath_indent, 8);
-        assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+        assert_eq!(
+            c.callpath_indent, 2,
+            "out of range: the default, with a warning"
+        );
+        assert_eq!(c.warnings.len(), 4, "{:?}", c.warnings);
         assert!(c.warnings[0].0.contains("DR_HOOK_PROFILE_PROC"));
     }
 
@@ -531,11 +664,19 @@ mod tests {
         assert!(s.ignore.contains(2) && s.ignore.contains(15) && !s.ignore.contains(11));
         assert_eq!(s.restore_default, SignalList::All);
         assert!(!s.install);
-        assert_eq!(s.harakiri_timeout, 500, "< 1 means the default");
+        assert_eq!(
+            s.harakiri_timeout, 500,
+            "< 1 means the default (with a warning)"
+        );
         assert_eq!(s.use_lockfile, Some(false));
         assert_eq!(s.allow_coredump, Some(-1));
         assert!(s.trapfpe && !s.trap_overflow);
-        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0]
+                .0
+                .contains("DR_HOOK_HARAKIRI_TIMEOUT=\"0\" is out of range")
+        );
         assert!(
             cfg(&[("DR_HOOK_IGNORE_SIGNALS", "-1")])
                 .signals

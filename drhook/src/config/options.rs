@@ -130,9 +130,11 @@ impl Options {
                 )));
                 continue;
             };
-            if !o.canonical.contains(&canon) {
-                o.canonical.push(canon);
-            }
+            // A repeated token moves to the end: the echo's order is the
+            // order in which the tokens took effect (`prof,cpuprof,prof`
+            // is a wall profile, echoed `CPUPROF,WALLPROF`).
+            o.canonical.retain(|&c| c != canon);
+            o.canonical.push(canon);
             match canon {
                 "CALLS" => o.calls = true,
                 "WALLTIME" => {
@@ -205,6 +207,14 @@ fn not_implemented(token: &str, what: &str) -> Warning {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_echo_keeps_the_effective_order() {
+        let (o, _) = Options::parse("callpath prof/cpuprof/prof");
+        assert_eq!(o.profile, Some(ProfileKind::Wall));
+        assert_eq!(o.echo(), "CALLPATH,CPUPROF,WALLPROF");
+        assert_eq!(Options::parse(&o.echo()).0.profile, Some(ProfileKind::Wall));
+    }
 
     #[test]
     fn empty_means_call_tree_only() {

@@ -162,7 +162,7 @@ pub(crate) fn write_tree(
         prefix(&mut line, td.tid, td.unix_tid);
         line.str(" [DrHookCallTree] : ")
             .repeat(b' ', level)
-            .str(name)
+            .text(name)
             .str(" ");
         if o.calls {
             // SAFETY: sites are 'static.

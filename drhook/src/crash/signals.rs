@@ -884,7 +884,7 @@ fn helper_child(want_profile: bool, pc: u64) -> ! {
     let f = "LinuxTraceBack";
     msg(&mut l, f, |l| {
         l.str("Backtrace of the signalled thread for program '")
-            .str(program)
+            .text(program)
             .str("' : ")
             .u64((n - skip) as u64)
             .str(" frames from the interrupted instruction");
@@ -914,9 +914,9 @@ fn helper_child(want_profile: bool, pc: u64) -> ! {
             if sym.is_empty() {
                 l.str("??()")
             } else {
-                l.str(&sym).str("()")
+                l.text(&sym).str("()")
             };
-            l.str(&loc);
+            l.text(&loc);
         });
     }
     msg(&mut l, f, |l| {

@@ -25,7 +25,7 @@ pub(crate) struct Params<'a> {
     pub self_mode: SelfMode,
     /// `Some(depth)` with `callpath`.
     pub callpath: Option<usize>,
-    pub routine_names: &'a [String],
+    pub routine_names: &'a [&'a str],
     /// Wall ticks per second.
     pub ticks_per_sec: f64,
     pub overhead: Overhead,
@@ -34,42 +34,43 @@ pub(crate) struct Params<'a> {
     pub aggs: &'a [Agg],
 }
 
-/// One profile row.
+/// One profile row. Kept small (no owned strings: names are routine ids
+/// into [`Summary::names`]), because a profile of many threads holds one
+/// row per routine and thread until the rows are sorted and written.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Row {
-    /// Routine name (`$drhook` for the overhead rows).
-    pub name: String,
-    pub tid: u32,
-    /// Basename of the file to show after the name, if any.
-    pub file: Option<String>,
-    /// Routine id (0 = `$drhook`).
+    /// Routine id (0 = `$drhook`, the overhead rows): the cluster id.
     pub cluster: u32,
+    pub tid: u32,
     /// Number of threads on which the routine appears.
     pub cluster_size: u32,
+    pub star: bool,
     pub calls: u64,
     pub self_s: f64,
     pub total_s: f64,
     pub pct: f64,
     pub cumul: f64,
-    pub star: bool,
     pub size: SizeSnap,
-    /// Ancestors (nearest first) with `callpath`.
-    pub path: Vec<String>,
-    /// Per metric word: the row's self value (empty without metrics, and
-    /// for `$drhook` rows). See [`Agg`] for the rules.
-    pub metric_self: Vec<u64>,
-    /// Per metric word: the row's total value (outermost activations).
-    pub metric_total: Vec<u64>,
+    /// Source file of a site that shows its file (`:basename` after the
+    /// name), as the site holds it.
+    pub file: Option<&'static str>,
+    /// Routine ids of the ancestors (nearest first) with `callpath`.
+    pub path: Box<[u32]>,
+    /// Per metric word the row's self values, then its total values
+    /// (outermost activations); empty without metrics and for `$drhook`
+    /// rows. See [`Agg`] for the rules.
+    pub metrics: Box<[u64]>,
 }
 
 impl Row {
     /// The self and total values of the metric words `offset..offset+len`
     /// (empty slices when the row has none).
     pub fn metric(&self, offset: usize, len: usize) -> (&[u64], &[u64]) {
+        let (own, total) = self.metrics.split_at(self.metrics.len() / 2);
         let r = offset..offset + len;
         (
-            self.metric_self.get(r.clone()).unwrap_or(&[]),
-            self.metric_total.get(r).unwrap_or(&[]),
+            own.get(r.clone()).unwrap_or(&[]),
+            total.get(r).unwrap_or(&[]),
         )
     }
 }
@@ -87,12 +88,26 @@ pub(crate) struct ThreadLine {
 
 /// Everything the report prints below its first lines.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Summary {
+pub(crate) struct Summary<'a> {
     pub rows: Vec<Row>,
     pub total: f64,
     pub threads: Vec<ThreadLine>,
     pub routines_called: usize,
     pub overhead_pct: f64,
+    /// Routine names by routine id - 1.
+    pub names: &'a [&'a str],
+}
+
+impl Summary<'_> {
+    /// The name of routine `routine` (`$drhook` for 0).
+    pub fn name(&self, routine: u32) -> &str {
+        name_of(self.names, routine)
+    }
+
+    /// The name of a row's routine.
+    pub fn row_name(&self, r: &Row) -> &str {
+        self.name(r.cluster)
+    }
 }
 
 struct Acc {
@@ -101,32 +116,55 @@ struct Acc {
     self_m: f64,
     total_m: f64,
     size: SizeSnap,
-    file: Option<String>,
+    file: Option<&'static str>,
     first_node: usize,
     mself: Vec<u64>,
     mtotal: Vec<u64>,
 }
 
-/// Computes the rows of all threads.
-pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
-    let (scale, t_out, t_in) = match p.kind {
-        ProfileKind::Wall => (
-            1.0 / p.ticks_per_sec,
-            p.overhead.wall_out,
-            p.overhead.wall_in,
-        ),
-        ProfileKind::Cpu => (1e-9, p.overhead.cpu_out, p.overhead.cpu_in),
-    };
-    let compensate = p.self_mode != SelfMode::Off;
-    let mut rows = Vec::new();
-    let mut thread_lines = Vec::new();
-    let mut overheads = Vec::new();
-
-    let w = p.aggs.len();
+/// Computes the rows of all threads (tests; the writer feeds a [`Builder`]
+/// one thread at a time).
+#[cfg(test)]
+pub(crate) fn compute<'a>(threads: &[ThreadSnap], p: &Params<'a>) -> Summary<'a> {
+    let mut b = Builder::new(p);
     for t in threads {
+        b.add_thread(t);
+    }
+    b.finish()
+}
+
+/// The rows of a profile, built one thread snapshot at a time, so that
+/// only one thread's copy of its tree exists at any moment: per thread the
+/// snapshot is reduced to rows at once ([`Builder::add_thread`]), and the
+/// cross-thread figures (clusters, stars, totals, order) come at the end
+/// ([`Builder::finish`]).
+pub(crate) struct Builder<'p, 'a> {
+    p: &'p Params<'a>,
+    rows: Vec<Row>,
+    thread_lines: Vec<ThreadLine>,
+    overheads: Vec<f64>,
+}
+
+impl<'p, 'a> Builder<'p, 'a> {
+    /// No rows yet.
+    pub(crate) fn new(p: &'p Params<'a>) -> Self {
+        Builder {
+            p,
+            rows: Vec::new(),
+            thread_lines: Vec::new(),
+            overheads: Vec::new(),
+        }
+    }
+
+    /// Adds the rows of one thread.
+    pub(crate) fn add_thread(&mut self, t: &ThreadSnap) {
+        let p = self.p;
+        let (scale, t_out, t_in) = scales(p);
+        let compensate = p.self_mode != SelfMode::Off;
+        let w = p.aggs.len();
         let n = t.nodes.len();
         if n <= 1 {
-            continue;
+            return;
         }
         debug_assert_eq!(t.width, w, "snapshot and layout disagree");
         let metric = |i: usize| match p.kind {
@@ -153,6 +191,7 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 }
             })
             .collect();
+        drop(desc);
         let mut child_sum = vec![0f64; n];
         for (node, &inc) in t.nodes.iter().zip(&incl).skip(1) {
             let par = node.parent as usize;
@@ -179,6 +218,16 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 }
             };
         }
+        let n_keys = match p.callpath {
+            None => keys
+                .iter()
+                .skip(1)
+                .map(|&k| k as usize + 1)
+                .max()
+                .unwrap_or(0),
+            Some(_) => path_ids.len(),
+        };
+        drop(path_ids);
         // Depth-first walk: a node adds to its row's total only when no
         // ancestor belongs to the same row (outermost activations).
         let mut first_child = vec![usize::MAX; n];
@@ -190,38 +239,35 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 first_child[par] = i;
             }
         }
+        // Keys are dense (routine ids, or path ids in first-seen order), so
+        // plain vectors index them.
         let mut accs: Vec<Acc> = Vec::new();
-        let mut acc_of_key: HashMap<u32, usize> = HashMap::new();
-        let mut active: HashMap<u32, u32> = HashMap::new();
+        let mut acc_of_key: Vec<u32> = vec![u32::MAX; n_keys];
+        let mut active: Vec<u32> = vec![0; n_keys];
         let mut stack: Vec<(usize, bool)> = vec![(0, false)];
         while let Some((i, leaving)) = stack.pop() {
             if i != 0 {
-                let k = keys[i];
+                let k = keys[i] as usize;
                 if leaving {
-                    if let Some(c) = active.get_mut(&k) {
-                        *c -= 1;
-                    }
+                    active[k] -= 1;
                     continue;
                 }
                 let node = &t.nodes[i];
-                let ai = *acc_of_key.entry(k).or_insert_with(|| {
+                if acc_of_key[k] == u32::MAX {
+                    acc_of_key[k] = accs.len() as u32;
                     accs.push(Acc {
                         routine: node.routine,
                         calls: 0,
                         self_m: 0.0,
                         total_m: 0.0,
                         size: SizeSnap::default(),
-                        file: node
-                            .site
-                            .filter(|s| s.shows_file())
-                            .map(|s| s.file().rsplit('/').next().unwrap_or("").to_string()),
+                        file: node.site.filter(|s| s.shows_file()).map(|s| s.file()),
                         first_node: i,
                         mself: vec![0; w],
                         mtotal: vec![0; w],
                     });
-                    accs.len() - 1
-                });
-                let a = &mut accs[ai];
+                }
+                let a = &mut accs[acc_of_key[k] as usize];
                 a.calls += node.calls;
                 a.self_m += (incl[i] - child_sum[i]).max(0.0);
                 a.size.merge(node.size);
@@ -238,7 +284,7 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                         Agg::Scratch => {}
                     }
                 }
-                let depth_in_row = active.entry(k).or_insert(0);
+                let depth_in_row = &mut active[k];
                 if *depth_in_row == 0 {
                     a.total_m += incl[i];
                     if p.kind == ProfileKind::Wall {
@@ -267,60 +313,59 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
         }
         let pairs: u64 = t.nodes[1..].iter().map(|x| x.calls + x.resumes).sum();
         let overhead_s = pairs as f64 * t_out * scale;
-        overheads.push(overhead_s);
+        self.overheads.push(overhead_s);
         let mut self_ticks = 0f64;
-        for a in &accs {
-            let path = match p.callpath {
-                None => Vec::new(),
+        self.rows.reserve(accs.len() + 1);
+        for a in accs {
+            let path: Box<[u32]> = match p.callpath {
+                None => Box::default(),
                 Some(depth) => {
                     let mut v = Vec::new();
                     let mut q = t.nodes[a.first_node].parent as usize;
                     while q != 0 && q < n && v.len() < depth {
-                        v.push(name_of(p.routine_names, t.nodes[q].routine));
+                        v.push(t.nodes[q].routine);
                         q = t.nodes[q].parent as usize;
                     }
-                    v
+                    v.into_boxed_slice()
                 }
             };
             self_ticks += a.self_m;
-            rows.push(Row {
-                name: name_of(p.routine_names, a.routine),
-                tid: t.tid,
-                file: a.file.clone(),
+            let mut metrics = a.mself;
+            metrics.extend_from_slice(&a.mtotal);
+            self.rows.push(Row {
                 cluster: a.routine,
+                tid: t.tid,
                 cluster_size: 0,
+                star: false,
                 calls: a.calls,
                 self_s: a.self_m * scale,
                 total_s: a.total_m * scale,
                 pct: 0.0,
                 cumul: 0.0,
-                star: false,
                 size: a.size,
+                file: a.file,
                 path,
-                metric_self: a.mself.clone(),
-                metric_total: a.mtotal.clone(),
+                metrics: metrics.into_boxed_slice(),
             });
         }
         if p.self_mode == SelfMode::Print {
-            rows.push(Row {
-                name: "$drhook".into(),
-                tid: t.tid,
-                file: None,
+            self.rows.push(Row {
                 cluster: 0,
+                tid: t.tid,
                 cluster_size: 0,
+                star: false,
                 calls: 2 * pairs,
                 self_s: overhead_s,
                 total_s: overhead_s,
                 pct: 0.0,
                 cumul: 0.0,
-                star: false,
                 size: SizeSnap::default(),
-                path: Vec::new(),
-                metric_self: Vec::new(),
-                metric_total: Vec::new(),
+                file: None,
+                path: Box::default(),
+                metrics: Box::default(),
             });
         }
-        thread_lines.push(ThreadLine {
+        self.thread_lines.push(ThreadLine {
             tid: t.tid,
             secs: 0.0,
             pct: 0.0,
@@ -329,97 +374,127 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
         });
     }
 
-    // Clusters: per routine, per-thread self sums and the thread with the most.
-    let mut per_routine: HashMap<u32, HashMap<u32, f64>> = HashMap::new();
-    for r in &rows {
-        *per_routine
-            .entry(r.cluster)
-            .or_default()
-            .entry(r.tid)
-            .or_insert(0.0) += r.self_s;
-    }
-    let max_thread: HashMap<u32, (u32, f64, usize)> = per_routine
-        .iter()
-        .map(|(&routine, by_tid)| {
-            let mut best = (u32::MAX, f64::MIN);
-            for (&tid, &s) in by_tid {
-                if s > best.1 || (s == best.1 && tid < best.0) {
-                    best = (tid, s);
-                }
+    /// Clusters, stars, percentages, the order of the rows and the totals.
+    /// Sorts in place: nothing of the size of the rows is allocated.
+    pub(crate) fn finish(self) -> Summary<'a> {
+        let p = self.p;
+        let names = p.routine_names;
+        let Builder {
+            mut rows,
+            mut thread_lines,
+            overheads,
+            ..
+        } = self;
+        // Clusters: per routine, the per-thread self sums and the thread
+        // with the most. Rows of one (routine, thread) are adjacent once
+        // sorted by them (several with `callpath`).
+        rows.sort_unstable_by(|a, b| a.cluster.cmp(&b.cluster).then(a.tid.cmp(&b.tid)));
+        // Per routine id: (busiest thread, its self time, threads).
+        let max_routine = rows.iter().map(|r| r.cluster).max().unwrap_or(0) as usize;
+        let mut busiest: Vec<(u32, f64, u32)> = vec![(u32::MAX, f64::MIN, 0); max_routine + 1];
+        let mut i = 0;
+        while i < rows.len() {
+            let (routine, tid) = (rows[i].cluster, rows[i].tid);
+            let mut s = 0.0;
+            while i < rows.len() && rows[i].cluster == routine && rows[i].tid == tid {
+                s += rows[i].self_s;
+                i += 1;
             }
-            (routine, (best.0, best.1, by_tid.len()))
-        })
-        .collect();
-    let total: f64 = match p.kind {
-        ProfileKind::Wall => max_thread.values().map(|v| v.1).sum(),
-        ProfileKind::Cpu => rows.iter().map(|r| r.self_s).sum(),
-    };
-    for r in &mut rows {
-        let (tmax, _, span) = max_thread[&r.cluster];
-        r.cluster_size = span as u32;
-        r.star = span > 1 && r.tid == tmax;
-        r.pct = if total > 0.0 {
-            100.0 * r.self_s / total
-        } else {
-            0.0
-        };
-    }
-    rows.sort_by(|a, b| {
-        b.self_s
-            .total_cmp(&a.self_s)
-            .then(a.cluster.cmp(&b.cluster))
-            .then(a.tid.cmp(&b.tid))
-            .then(a.path.len().cmp(&b.path.len()))
-            .then(a.path.cmp(&b.path))
-    });
-    let mut cumul = 0.0;
-    for r in &mut rows {
-        let adds = match p.kind {
-            ProfileKind::Cpu => true,
-            ProfileKind::Wall => r.cluster_size == 1 || r.star,
-        };
-        if adds {
-            cumul += r.self_s;
+            let b = &mut busiest[routine as usize];
+            if s > b.1 || (s == b.1 && tid < b.0) {
+                (b.0, b.1) = (tid, s);
+            }
+            b.2 += 1;
         }
-        r.cumul = cumul;
-    }
-    for tl in &mut thread_lines {
-        tl.secs = rows
+        let total: f64 = match p.kind {
+            ProfileKind::Wall => busiest.iter().filter(|b| b.2 > 0).map(|b| b.1).sum(),
+            ProfileKind::Cpu => rows.iter().map(|r| r.self_s).sum(),
+        };
+        for r in &mut rows {
+            let (tmax, _, span) = busiest[r.cluster as usize];
+            r.cluster_size = span;
+            r.star = span > 1 && r.tid == tmax;
+            r.pct = if total > 0.0 {
+                100.0 * r.self_s / total
+            } else {
+                0.0
+            };
+        }
+        // `$drhook` (routine 0) counts as one, as in the reference.
+        let routines_called = busiest.iter().filter(|b| b.2 > 0).count();
+        drop(busiest);
+        // The (cluster, thread, path) of a row is unique, so this order is
+        // total and an unstable (in-place) sort is deterministic.
+        rows.sort_unstable_by(|a, b| {
+            b.self_s
+                .total_cmp(&a.self_s)
+                .then(a.cluster.cmp(&b.cluster))
+                .then(a.tid.cmp(&b.tid))
+                .then(a.path.len().cmp(&b.path.len()))
+                .then_with(|| {
+                    a.path
+                        .iter()
+                        .map(|&r| name_of(names, r))
+                        .cmp(b.path.iter().map(|&r| name_of(names, r)))
+                })
+        });
+        let mut cumul = 0.0;
+        let mut secs_of: HashMap<u32, f64> = HashMap::new();
+        for r in &mut rows {
+            let adds = match p.kind {
+                ProfileKind::Cpu => true,
+                ProfileKind::Wall => r.cluster_size == 1 || r.star,
+            };
+            if adds {
+                cumul += r.self_s;
+            }
+            r.cumul = cumul;
+            *secs_of.entry(r.tid).or_insert(0.0) += r.self_s;
+        }
+        for tl in &mut thread_lines {
+            tl.secs = secs_of.get(&tl.tid).copied().unwrap_or(0.0);
+            tl.pct = if total > 0.0 {
+                100.0 * tl.secs / total
+            } else {
+                0.0
+            };
+        }
+        thread_lines.sort_by_key(|t| t.tid);
+        let program_time: f64 = rows
             .iter()
-            .filter(|r| r.tid == tl.tid)
+            .filter(|r| r.cluster != 0)
             .map(|r| r.self_s)
-            .sum();
-        tl.pct = if total > 0.0 {
-            100.0 * tl.secs / total
+            .sum::<f64>()
+            .max(match p.kind {
+                ProfileKind::Wall => total - overheads.iter().copied().fold(0.0, f64::max),
+                ProfileKind::Cpu => total - overheads.iter().sum::<f64>(),
+            });
+        let max_overhead = overheads.iter().copied().fold(0.0, f64::max);
+        let overhead_pct = if program_time > 0.0 {
+            100.0 * max_overhead / program_time
         } else {
             0.0
         };
+        Summary {
+            routines_called,
+            rows,
+            total,
+            threads: thread_lines,
+            overhead_pct,
+            names,
+        }
     }
-    thread_lines.sort_by_key(|t| t.tid);
-    let program_time: f64 = rows
-        .iter()
-        .filter(|r| r.cluster != 0)
-        .map(|r| r.self_s)
-        .sum::<f64>()
-        .max(match p.kind {
-            ProfileKind::Wall => total - overheads.iter().copied().fold(0.0, f64::max),
-            ProfileKind::Cpu => total - overheads.iter().sum::<f64>(),
-        });
-    let max_overhead = overheads.iter().copied().fold(0.0, f64::max);
-    let overhead_pct = if program_time > 0.0 {
-        100.0 * max_overhead / program_time
-    } else {
-        0.0
-    };
-    let mut clusters: Vec<u32> = rows.iter().map(|r| r.cluster).collect();
-    clusters.sort_unstable();
-    clusters.dedup();
-    Summary {
-        routines_called: clusters.len(),
-        rows,
-        total,
-        threads: thread_lines,
-        overhead_pct,
+}
+
+/// (seconds per unit, cost outside, cost inside) of the profile's clock.
+fn scales(p: &Params<'_>) -> (f64, f64, f64) {
+    match p.kind {
+        ProfileKind::Wall => (
+            1.0 / p.ticks_per_sec,
+            p.overhead.wall_out,
+            p.overhead.wall_in,
+        ),
+        ProfileKind::Cpu => (1e-9, p.overhead.cpu_out, p.overhead.cpu_in),
     }
 }
 
@@ -454,11 +529,14 @@ fn metric_sums(t: &ThreadSnap, aggs: &[Agg]) -> (Vec<u64>, Vec<u64>) {
     (child, subtree)
 }
 
-fn name_of(names: &[String], routine: u32) -> String {
+fn name_of<'a>(names: &[&'a str], routine: u32) -> &'a str {
+    if routine == 0 {
+        return "$drhook";
+    }
     names
-        .get((routine as usize).wrapping_sub(1))
-        .cloned()
-        .unwrap_or_else(|| format!("<routine {routine}>"))
+        .get(routine as usize - 1)
+        .copied()
+        .unwrap_or("<unknown routine>")
 }
 
 #[cfg(test)]
@@ -508,14 +586,11 @@ pub(crate) mod tests {
         t.words = vec![0; t.nodes.len() * width];
     }
 
-    pub(crate) fn names() -> Vec<String> {
-        ["MAIN", "A", "B", "C"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+    pub(crate) fn names() -> Vec<&'static str> {
+        vec!["MAIN", "A", "B", "C"]
     }
 
-    fn params(names: &[String], kind: ProfileKind) -> Params<'_> {
+    fn params<'a>(names: &'a [&'a str], kind: ProfileKind) -> Params<'a> {
         Params {
             kind,
             self_mode: SelfMode::Off,
@@ -527,10 +602,10 @@ pub(crate) mod tests {
         }
     }
 
-    fn row<'a>(s: &'a Summary, name: &str, tid: u32) -> &'a Row {
+    fn row<'a>(s: &'a Summary<'_>, name: &str, tid: u32) -> &'a Row {
         s.rows
             .iter()
-            .find(|r| r.name == name && r.tid == tid)
+            .find(|r| s.row_name(r) == name && r.tid == tid)
             .unwrap()
     }
 
@@ -563,7 +638,7 @@ pub(crate) mod tests {
         assert_eq!(b.calls, 8);
         assert!((b.self_s - 0.15).abs() < 1e-12 && (b.total_s - 0.15).abs() < 1e-12);
         assert!((s.total - 1.0).abs() < 1e-12);
-        assert_eq!(s.rows[0].name, "A");
+        assert_eq!(s.row_name(&s.rows[0]), "A");
         assert!((s.rows[0].pct - 50.0).abs() < 1e-9);
         assert!((s.rows.last().unwrap().cumul - 1.0).abs() < 1e-12);
         assert_eq!(s.routines_called, 3);
@@ -644,7 +719,7 @@ pub(crate) mod tests {
         assert_eq!((a1.cluster_size, a2.cluster_size), (2, 2));
         // total = max(A) + MAIN self = 0.7 + 0.4
         assert!((s.total - 1.1).abs() < 1e-12);
-        assert_eq!(s.rows[0].name, "A");
+        assert_eq!(s.row_name(&s.rows[0]), "A");
         assert_eq!(s.rows[0].tid, 2);
         assert!(
             (s.rows[1].cumul - 0.7).abs() < 1e-12,
@@ -724,7 +799,8 @@ pub(crate) mod tests {
         let s = compute(&[t], &p);
         let m = |name| {
             let r = row(&s, name, 1);
-            (r.metric_self.clone(), r.metric_total.clone())
+            let (own, total) = r.metric(0, 4);
+            (own.to_vec(), total.to_vec())
         };
         // MAIN: inclusive self 100-60-7, total 100; events self 1, total all
         // 31; peak self 10, total max 50; scratch never reported.
@@ -756,12 +832,13 @@ pub(crate) mod tests {
         let mut p = params(&names, ProfileKind::Wall);
         p.callpath = Some(50);
         let s = compute(&[t], &p);
-        let cs: Vec<&Row> = s.rows.iter().filter(|r| r.name == "C").collect();
+        let cs: Vec<&Row> = s.rows.iter().filter(|r| s.row_name(r) == "C").collect();
         assert_eq!(cs.len(), 2);
-        let via_a = cs.iter().find(|r| r.path[0] == "A").unwrap();
-        assert_eq!(via_a.path, vec!["A", "MAIN"]);
+        let path = |r: &Row| r.path.iter().map(|&q| s.name(q)).collect::<Vec<_>>();
+        let via_a = cs.iter().find(|r| path(r)[0] == "A").unwrap();
+        assert_eq!(path(via_a), vec!["A", "MAIN"]);
         assert_eq!(via_a.calls, 2);
-        let via_b = cs.iter().find(|r| r.path[0] == "B").unwrap();
+        let via_b = cs.iter().find(|r| path(r)[0] == "B").unwrap();
         assert_eq!(via_b.calls, 3);
         assert_eq!(via_b.cluster_size, 1);
     }

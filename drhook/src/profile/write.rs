@@ -1,34 +1,26 @@
 //! Writing the profile: collecting the live trees, formatting, atomic
 //! writing (temporary file + rename), and the write at process exit.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::compute::Summary;
 use super::compute::{self, Params};
 use super::snapshot;
-use super::text::{Header, format_counters_csv, format_header, format_profile};
+use super::text::{Header, format_header, write_counters_csv, write_profile_text};
 use crate::config::options::ProfileKind;
 use crate::setup::Engine;
 use crate::sys::clock::{self, ClockPair, ticks_per_second};
 use crate::sys::sysinfo::{LocalTime, mem_usage};
 use crate::tree::{site, thread};
 
-/// Builds the header and rows from the live engine.
-fn collect(e: &Engine) -> (Header, Summary) {
+/// Builds the header and rows from the live engine and hands them to
+/// `write`. Each thread's tree is copied and reduced to its rows before the
+/// next one is copied, so the write holds one thread's copy at a time, plus
+/// the rows; `write` streams them.
+fn collect<R>(e: &Engine, write: impl FnOnce(&Header, &Summary<'_>) -> R) -> R {
     let now = ClockPair::now(e.wall_source);
     let routines = site::routine_table();
-    let mut snaps = Vec::new();
-    thread::for_each_thread(|td| {
-        snaps.push(snapshot::snapshot(
-            td,
-            &routines.routine_of_site,
-            now.ticks,
-            e.mode,
-        ))
-    });
-    snaps.sort_by_key(|t| t.tid);
     let o = &e.config.options;
     let kind = o.profile.unwrap_or(ProfileKind::Wall);
     let layout = crate::metrics::layout();
@@ -42,7 +34,16 @@ fn collect(e: &Engine) -> (Header, Summary) {
         overhead: e.overhead,
         aggs: &layout.aggs,
     };
-    let summary = compute::compute(&snaps, &params);
+    let mut rows = compute::Builder::new(&params);
+    thread::for_each_thread(|td| {
+        rows.add_thread(&snapshot::snapshot(
+            td,
+            &routines.routine_of_site,
+            now.ticks,
+            e.mode,
+        ))
+    });
+    let summary = rows.finish();
     let header = Header {
         program: e.program.clone(),
         myproc: e.config.task.myproc,
@@ -62,7 +63,7 @@ fn collect(e: &Engine) -> (Header, Summary) {
         },
         counters_at: counters.map_or(0, |c| c.offset),
     };
-    (header, summary)
+    write(&header, &summary)
 }
 
 /// Why a profile could not be written.
@@ -91,9 +92,13 @@ impl std::error::Error for ProfileError {
     }
 }
 
-/// Writes `contents` to `path` through a temporary file in the same
-/// directory and a rename, so readers never see a partial profile.
-pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+/// Writes what `contents` writes (through a buffer) to `path` through a
+/// temporary file in the same directory and a rename, so readers never see
+/// a partial profile.
+pub(crate) fn write_atomically(
+    path: &Path,
+    contents: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -104,16 +109,73 @@ pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<
         .unwrap_or_default();
     let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents)?;
-        f.flush()?;
-        drop(f);
+        let mut f = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?);
+        contents(&mut f)?;
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The directory a profile path is written in.
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Whether `dir` is a directory this process can create files in.
+fn writable_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let meta = std::fs::metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::from_raw_os_error(libc::ENOTDIR));
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: a NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Checks at start-up that the profile can be written where it is asked
+/// for, so that a wrong path is reported at once rather than after a run
+/// of hours; printed even with `DR_HOOK_SILENT` (a profile at risk is an
+/// error). The write at exit falls back to another directory anyway.
+pub(crate) fn check_profile_dir(path: &str) {
+    let path = Path::new(path);
+    if let Err(e) = writable_dir(dir_of(path)) {
+        crate::diag!(
+            "drhook_init",
+            "Error: the profile cannot be written to '{}' (directory '{}': {e}); unless that is fixed before the end of the run, it will be written to the working directory or $TMPDIR instead",
+            path.display(),
+            dir_of(path).display()
+        );
+    }
+}
+
+/// Where a profile goes when its own path cannot be written: the same file
+/// name in the working directory, then in `$TMPDIR` (or `/tmp`).
+fn fallback_paths(path: &Path) -> Vec<PathBuf> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "drhook.prof".into(), |n| n.to_os_string());
+    let mut out = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        out.push(cwd.join(&name));
+    }
+    let tmp = std::env::var_os("TMPDIR")
+        .filter(|t| !t.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    out.push(tmp.join(&name));
+    out.retain(|p| p != path);
+    out.dedup();
+    out
 }
 
 static WRITE_LOCK: Mutex<()> = Mutex::new(());
@@ -132,37 +194,67 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     }
     let _serial = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let path = PathBuf::from(e.config.profile_path());
-    let (header, summary) = collect(e);
-    let text = format_profile(&header, &summary);
+    let silent = e.config.silent;
+    collect(e, |header, summary| {
+        write_collected(path, header, summary, silent)
+    })
+}
+
+/// Writes the collected profile (and its counters CSV) to `path`; says so
+/// on stderr (with the header block on task 1) unless `silent`. Errors are
+/// printed either way.
+fn write_collected(
+    path: PathBuf,
+    header: &Header,
+    summary: &Summary<'_>,
+    silent: bool,
+) -> Result<Option<PathBuf>, ProfileError> {
     let f = "write_profile";
+    if !silent {
+        crate::diag!(
+            f,
+            "Writing profiling information of proc#{} into file '{}'",
+            header.myproc,
+            path.display()
+        );
+        if header.myproc == 1 {
+            crate::diag::raw_line(format_header(header, summary, false).trim_end_matches('\n'));
+        }
+    }
+    let written = write_to(&path, header, summary);
+    let source = match written {
+        Ok(()) => return Ok(Some(path)),
+        Err(source) => source,
+    };
+    let err = ProfileError { path, source };
+    // Never lose a profile: try the working directory, then $TMPDIR.
+    for other in fallback_paths(&err.path) {
+        if write_to(&other, header, summary).is_ok() {
+            crate::diag!(
+                f,
+                "Error: {err}; the profile was written to '{}' instead",
+                other.display()
+            );
+            return Ok(Some(other));
+        }
+    }
     crate::diag!(
         f,
-        "Writing profiling information of proc#{} into file '{}'",
-        header.myproc,
-        path.display()
+        "Error: {err}; nor could it be written to the working directory or $TMPDIR"
     );
-    if header.myproc == 1 {
-        crate::diag::raw_line(format_header(&header, &summary, false).trim_end_matches('\n'));
-    }
-    let written = write_atomically(&path, text.as_bytes()).and_then(|()| {
+    Err(err)
+}
+
+/// Writes the profile and, with counters, its CSV beside it.
+fn write_to(path: &Path, header: &Header, summary: &Summary<'_>) -> std::io::Result<()> {
+    write_atomically(path, |w| write_profile_text(w, header, summary)).and_then(|()| {
         if header.counters.is_empty() {
             return Ok(());
         }
-        let mut csv = path.clone().into_os_string();
+        let mut csv = path.to_path_buf().into_os_string();
         csv.push(".csv");
-        write_atomically(
-            Path::new(&csv),
-            format_counters_csv(&header, &summary).as_bytes(),
-        )
-    });
-    match written {
-        Ok(()) => Ok(Some(path)),
-        Err(source) => {
-            let err = ProfileError { path, source };
-            crate::diag!(f, "Error: {err}");
-            Err(err)
-        }
-    }
+        write_atomically(Path::new(&csv), |w| write_counters_csv(w, header, summary))
+    })
 }
 
 extern "C" fn write_profile_at_exit() {
@@ -195,7 +287,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("drhook-write-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("prof.1");
-        write_atomically(&p, b"hello").unwrap();
+        write_atomically(&p, |w| w.write_all(b"hello")).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "hello");
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
@@ -203,7 +295,7 @@ mod tests {
             "no temporary file left behind"
         );
         let bad = dir.join("no/such/dir/prof.1");
-        assert!(write_atomically(&bad, b"x").is_err());
+        assert!(write_atomically(&bad, |w| w.write_all(b"x")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -16,19 +16,21 @@ pub fn hostname() -> String {
 }
 
 /// `argv[0]` of the program (from `/proc/self/cmdline` when the Rust runtime
-/// did not see the arguments, e.g. in a C or Fortran main program).
+/// did not see the arguments, e.g. in a C or Fortran main program), for
+/// display: invalid UTF-8 replaced, control characters escaped.
 pub fn program_name() -> String {
-    if let Some(a) = std::env::args_os().next() {
-        return a.to_string_lossy().into_owned();
-    }
-    std::fs::read("/proc/self/cmdline")
-        .ok()
-        .and_then(|b| {
-            b.split(|&c| c == 0)
-                .next()
-                .map(|s| String::from_utf8_lossy(s).into_owned())
-        })
-        .unwrap_or_else(|| "<unknown>".into())
+    let raw = match std::env::args_os().next() {
+        Some(a) => a.to_string_lossy().into_owned(),
+        None => std::fs::read("/proc/self/cmdline")
+            .ok()
+            .and_then(|b| {
+                b.split(|&c| c == 0)
+                    .next()
+                    .map(|s| String::from_utf8_lossy(s).into_owned())
+            })
+            .unwrap_or_else(|| "<unknown>".into()),
+    };
+    crate::sys::linebuf::escape_controls(&raw).into_owned()
 }
 
 /// Broken-down local time of a Unix time.
