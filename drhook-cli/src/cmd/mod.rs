@@ -1,0 +1,3 @@
+//! Command-line arguments of the subcommands and what each one runs.
+
+pub mod wrap;
