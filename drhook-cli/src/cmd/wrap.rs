@@ -181,17 +181,37 @@ fn config(name: &str, libs: String, f: &Flags) -> Result<Config, String> {
 fn print_generated(g: &wrap::Generated, dir: &Path) {
     let c = g.counts;
     println!(
-        "drhook wrap: {} function(s) wrapped, {} skipped (reasons in {}), {} outside the filter",
+        "drhook wrap: {} function(s) wrapped, {} skipped, {} outside the filter (details: {})",
         c.wrapped,
         c.skipped,
-        dir.join("gen/report.txt").display(),
-        c.outside
+        c.outside,
+        dir.join("gen/report.txt").display()
     );
-    for l in g.report.lines().skip_while(|l| !l.starts_with("Skipped:")) {
-        if l.is_empty() {
-            break;
+    // Skipped functions by kind of reason: how many, a few names, and the
+    // first one's explanation with its next step.
+    let mut kinds: Vec<(&str, Vec<&wrap::model::Decision>)> = Vec::new();
+    for d in &g.decisions {
+        if let wrap::model::Verdict::Skipped(r) = &d.verdict {
+            if *r == wrap::model::Reason::HeaderFiltered {
+                continue;
+            }
+            match kinds.iter_mut().find(|(k, _)| *k == r.kind()) {
+                Some((_, v)) => v.push(d),
+                None => kinds.push((r.kind(), vec![d])),
+            }
         }
-        println!("{l}");
+    }
+    for (kind, ds) in kinds {
+        let names: Vec<&str> = ds.iter().take(6).map(|d| d.func.name.as_str()).collect();
+        let more = if ds.len() > names.len() { ", ..." } else { "" };
+        println!(
+            "  skipped, {kind}: {} ({}{more})",
+            ds.len(),
+            names.join(", ")
+        );
+        if let wrap::model::Verdict::Skipped(r) = &ds[0].verdict {
+            println!("    {}: {}", ds[0].func.name, r.explain(&ds[0].func.name));
+        }
     }
 }
 

@@ -45,11 +45,20 @@ pub fn resolve_libs(libs: &[String], cc: &str) -> (Vec<PathBuf>, Vec<String>) {
             .iter()
             .find_map(|c| dirs.iter().map(|d| d.join(c)).find(|p| p.is_file()))
         {
-            Some(p) => found.extend(expand_ld_script(&p)),
+            Some(p) => found.extend(expand_ld_script(&tidy(&p))),
             None => missing.push(a.clone()),
         }
     }
     (found, missing)
+}
+
+/// `p` with its directory resolved (`.../12/../../../lib` → `/usr/lib`),
+/// its file name kept (the development symlink names the library).
+fn tidy(p: &Path) -> PathBuf {
+    match (p.parent().map(std::fs::canonicalize), p.file_name()) {
+        (Some(Ok(d)), Some(f)) => d.join(f),
+        _ => p.to_path_buf(),
+    }
 }
 
 /// The library directories the compiler searches (`cc -print-search-dirs`).

@@ -366,7 +366,15 @@ pub fn run_check(dir: &Path, cfg: &Config) -> Result<Vec<String>, String> {
     //    each flavour and check where the addresses resolve.
     let cc = split_flags(&cfg.cc)?;
     let cpp = split_flags(&cfg.cppflags)?;
-    let lflags = split_flags(&cfg.libs)?;
+    let mut lflags = split_flags(&cfg.libs)?;
+    // The check programs run from here: find the libraries where LIBS
+    // found them.
+    let rpaths: Vec<String> = lflags
+        .iter()
+        .filter_map(|f| f.strip_prefix("-L"))
+        .map(|d| format!("-Wl,-rpath,{d}"))
+        .collect();
+    lflags.extend(rpaths);
     let mut plain = cc.clone();
     plain.extend(cpp.iter().cloned());
     plain.extend(["-I.", "gen/check.c", "-o", "gen/check-plain"].map(String::from));

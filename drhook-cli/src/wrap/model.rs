@@ -116,6 +116,22 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// A short label of the kind of reason, for summaries.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Reason::HeaderFiltered => "outside the filter",
+            Reason::NameExcluded => "excluded by name",
+            Reason::Variadic { .. } => "variadic without a va_list mapping",
+            Reason::BadMapping { .. } => "unusable variadic mapping",
+            Reason::UnknownParams => "declared f() (unknown arguments)",
+            Reason::InlineDefinition => "defined in the header (inline)",
+            Reason::Static => "static in the header",
+            Reason::NotInLibrary { .. } => "not exported by the library",
+            Reason::Unreadable(_) => "unreadable declaration",
+            Reason::UnnamedType(_) => "type without a name",
+        }
+    }
+
     /// The reason and the next step, for the function `name`.
     pub fn explain(&self, name: &str) -> String {
         let mut s = String::new();

@@ -61,11 +61,11 @@ fn verdict(
     if !filter.name_included(&f.name) {
         return Skipped(Reason::NameExcluded);
     }
-    if f.is_static {
-        return Skipped(Reason::Static);
-    }
     if f.defined_in_header {
         return Skipped(Reason::InlineDefinition);
+    }
+    if f.is_static {
+        return Skipped(Reason::Static);
     }
     if let Some(d) = &f.invalid {
         return Skipped(Reason::Unreadable(d.clone()));
