@@ -389,6 +389,24 @@ fn demo_library_every_kind_of_declaration() {
             "{exe}: SIZE n"
         );
     }
+
+    // Edit the filter, run make again: the wrappers follow.
+    let defines = |f: &str, sym: &str| {
+        use object::{Object, ObjectSymbol};
+        let data = std::fs::read(w.join(f)).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        obj.dynamic_symbols()
+            .any(|s| s.name() == Ok(sym) && s.is_definition())
+    };
+    assert!(defines("libdrhook-wrap-demo.so", "demo_old"));
+    let mut f = std::fs::read_to_string(w.join("filter")).unwrap();
+    f.push_str("EXCLUDE FUNCTION demo_old\n");
+    std::fs::write(w.join("filter"), f).unwrap();
+    let out = sh_out(&w, &["make"], &[]);
+    assert!(out.contains("13 function(s) wrapped"), "{out}");
+    assert!(!defines("libdrhook-wrap-demo.so", "demo_old"));
+    assert!(defines("libdrhook-wrap-demo.so", "demo_add"));
+    assert!(sh_out(&w, &["make", "check"], &[]).contains("check passed"));
 }
 
 #[test]
@@ -775,4 +793,61 @@ fn errors_say_what_to_do_next() {
         "init", "--name", "stdio", "--header", "stdio.h", "--lib", "c",
     ]);
     assert!(e.contains("exists already") && e.contains("--force"), "{e}");
+}
+
+#[test]
+fn libc_stdio_printf_through_vprintf() {
+    if !(base_tools() && have_tool("ltrace")) {
+        return;
+    }
+    let t = tempdir();
+    let d = t.path();
+    let out = wrap_init(
+        d,
+        &[
+            "--name",
+            "stdio",
+            "--header",
+            "stdio.h",
+            "--lib",
+            "c",
+            "--map",
+            "printf=vprintf",
+            "--map",
+            "fprintf=vfprintf",
+        ],
+    );
+    assert!(out.contains("wrapped"), "{out}");
+    let w = d.join("wrap-stdio");
+    let report = std::fs::read_to_string(w.join("gen/report.txt")).unwrap();
+    // glibc renames the C99 scanf family with asm labels: the symbol is wrapped.
+    assert!(
+        report.contains("vfscanf (symbol __isoc99_vfscanf)"),
+        "{report}"
+    );
+    let check = make_all(&w, &d.join("inst"));
+    assert!(check.contains("check passed"), "{check}");
+    cc_prog(d, "sprog", &prog("stdio_prog.c"), &[]);
+    let expect = run(d, &["./sprog", "6", "a.txt"], &[]);
+    let file = std::fs::read_to_string(d.join("a.txt")).unwrap();
+    let so = w.join("libdrhook-wrap-stdio.so");
+    let r = run(
+        d,
+        &["./sprog", "6", "b.txt"],
+        &preload(CALLPATH, so.to_str().unwrap()),
+    );
+    assert_eq!(r.stdout(), expect.stdout());
+    assert_eq!(std::fs::read_to_string(d.join("b.txt")).unwrap(), file);
+    let p = r.profile("drhook.prof.1");
+    assert_eq!(calls_under(&p, "printf", &["report", "main"]), 6);
+    assert_eq!(calls_under(&p, "fprintf", &["report", "main"]), 6);
+    assert_eq!(calls_under(&p, "fopen", &["report", "main"]), 1);
+    assert!(p.rows_of("vprintf").is_empty() && p.rows_of("vfprintf").is_empty());
+    let names = wrap_list(&d.join("inst"), "stdio");
+    let prof = lib_counts(&p, |n| names.iter().any(|s| s == n));
+    let lt: BTreeMap<String, u64> = ltrace_counts(d, &[], &["./sprog", "6", "c.txt"])
+        .into_iter()
+        .filter(|(k, _)| names.contains(k))
+        .collect();
+    assert_eq!(prof, lt, "profile vs ltrace -c of the executable");
 }

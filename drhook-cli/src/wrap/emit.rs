@@ -196,7 +196,11 @@ pub fn wrappers(wrap: &str, decisions: &[Decision], flavour: Flavour) -> String 
         out.push('\n');
         for d in decisions {
             if d.verdict == Verdict::Wrapped {
-                let _ = writeln!(out, "extern __typeof__({0}) __real_{0};", d.func.name);
+                let _ = writeln!(
+                    out,
+                    "extern __typeof__({}) __real_{};",
+                    d.func.name, d.func.symbol
+                );
             }
         }
     }
@@ -208,6 +212,7 @@ pub fn wrappers(wrap: &str, decisions: &[Decision], flavour: Flavour) -> String 
         };
         let f = &d.func;
         let name = &f.name;
+        let sym = &f.symbol;
         let _ = write!(
             out,
             "\n/* {} ({}:{}){} */\n",
@@ -217,8 +222,13 @@ pub fn wrappers(wrap: &str, decisions: &[Decision], flavour: Flavour) -> String 
             via.map(|v| format!(", forwarded to {v}"))
                 .unwrap_or_default()
         );
-        // The function called: its own real definition, or the v-variant.
+        // The function called: its own real definition, or the v-variant
+        // (C name for its type, symbol to find it).
         let target = via.unwrap_or(name);
+        let target_sym = by_name
+            .get(target)
+            .map(|t| t.func.symbol.as_str())
+            .unwrap_or(target);
         let (fptr_decl, call) = match flavour {
             Flavour::Runtime => {
                 let soname = by_name
@@ -238,18 +248,18 @@ pub fn wrappers(wrap: &str, decisions: &[Decision], flavour: Flavour) -> String 
                          if (__builtin_expect(_dw_f == 0, 0)) {{\n    \
                          _dw_f = (__typeof__(_dw_f))drhook_wrap_resolve({}, {soname});\n    \
                          __atomic_store_n(&{var}, _dw_f, __ATOMIC_RELAXED);\n  }}\n",
-                        c_str(target)
+                        c_str(target_sym)
                     ),
                     "_dw_f".to_string(),
                 )
             }
             Flavour::Linktime => {
-                let _ = writeln!(out, "__typeof__({name}) __wrap_{name};");
+                let _ = writeln!(out, "__typeof__({name}) __wrap_{sym};");
                 let callee = match via {
-                    None => format!("__real_{name}"),
+                    None => format!("__real_{sym}"),
                     // The v-variant's real definition: through its own
                     // __real_ when it is wrapped too, else directly.
-                    Some(v) if wrapped.contains(v) => format!("__real_{v}"),
+                    Some(v) if wrapped.contains(v) => format!("__real_{target_sym}"),
                     Some(v) => format!("({v})"),
                 };
                 (String::new(), callee)
@@ -259,7 +269,7 @@ pub fn wrappers(wrap: &str, decisions: &[Decision], flavour: Flavour) -> String 
             Flavour::Runtime => {
                 format!("DRHOOK_WRAP_API {}", decl_fn(&f.ret, &format!("({name})")))
             }
-            Flavour::Linktime => decl_fn(&f.ret, &format!("__wrap_{name}")),
+            Flavour::Linktime => decl_fn(&f.ret, &format!("__wrap_{sym}")),
         };
         let _ = writeln!(out, "{fname}({}) {{", params(f, true));
         out.push_str("  static void *_dw_site;\n");
@@ -377,7 +387,7 @@ pub fn wrap_list(decisions: &[Decision]) -> String {
     let mut s = String::new();
     for d in decisions {
         if matches!(d.verdict, Verdict::Wrapped | Verdict::Via(_)) {
-            let _ = writeln!(s, "--wrap={}", d.func.name);
+            let _ = writeln!(s, "--wrap={}", d.func.symbol);
         }
     }
     s
@@ -480,19 +490,19 @@ all: $(RT) $(LT) $(PC) $(PCS)
 gen/stamp: libwrap.h filter Makefile
 	$(DRHOOK) wrap generate
 
-gen/wrap-runtime.c gen/wrap-linktime.c gen/check.c gen/pc.in gen/pc-static.in $(LIST): gen/stamp
-
-$(RT): gen/wrap-runtime.c
+# Everything below is made from what `drhook wrap generate` writes
+# (gen/*.c, gen/*.in, $(LIST)), which gen/stamp stands for.
+$(RT): gen/stamp
 	$(CC) $(WFLAGS) -fvisibility=hidden -shared -o $@ gen/wrap-runtime.c -L$(DRHOOK_LIBDIR) -Wl,-rpath,$(DRHOOK_LIBDIR) -ldrhook -ldl
 
-$(LT): gen/wrap-linktime.c
+$(LT): gen/stamp
 	$(CC) $(WFLAGS) -c -o gen/wrap-linktime.o gen/wrap-linktime.c
 	rm -f $@ && $(AR) rcs $@ gen/wrap-linktime.o
 
-$(PC): gen/pc.in
+$(PC): gen/stamp
 	sed 's|@LIBDIR@|$(CURDIR)|g' gen/pc.in > $@
 
-$(PCS): gen/pc-static.in
+$(PCS): gen/stamp
 	sed 's|@LIBDIR@|$(CURDIR)|g' gen/pc-static.in > $@
 
 check: all
@@ -569,10 +579,15 @@ pub fn report(wrap: &str, decisions: &[Decision], front_end: &[String]) -> Strin
     for d in decisions {
         match &d.verdict {
             Verdict::Wrapped | Verdict::Via(_) => {
+                let shown = if d.func.symbol == d.func.name {
+                    d.func.name.clone()
+                } else {
+                    format!("{} (symbol {})", d.func.name, d.func.symbol)
+                };
                 let _ = write!(
                     s,
                     "  {:<32} {}",
-                    d.func.name,
+                    shown,
                     d.library.as_ref().map(|l| l.soname.as_str()).unwrap_or("")
                 );
                 if let Verdict::Via(v) = &d.verdict {

@@ -32,8 +32,11 @@ pub enum Proto {
 /// A function declared at file scope in the preprocessed headers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Func {
-    /// The C name (the symbol).
+    /// The C name (what programs call, the routine's name in the profile).
     pub name: String,
+    /// The symbol: the C name, or the declaration's asm label (glibc's
+    /// `vfscanf` is `__isoc99_vfscanf`).
+    pub symbol: String,
     /// Return type spelling (`void` when it returns nothing).
     pub ret: String,
     /// Parameters, in order.
@@ -232,6 +235,7 @@ mod tests {
     fn f(proto: Proto, params: &[&str]) -> Func {
         Func {
             name: "f".into(),
+            symbol: "f".into(),
             ret: "int".into(),
             params: params
                 .iter()

@@ -243,8 +243,18 @@ unsafe fn function(state: &mut State, c: CXCursor) {
         let invalid = clang_isInvalidDeclaration(c) != 0;
         let fty = clang_getCursorType(c);
         let noreturn = is_noreturn(state.tu, c, fty);
+        // The symbol: an asm label comes back with the front end's "no
+        // prefix" mark (\x01); a redeclaration may add the label.
+        let mangled = text(clang_Cursor_getMangling(c));
+        let symbol = match mangled.trim_start_matches('\u{1}') {
+            "" => name.clone(),
+            m => m.to_string(),
+        };
         if let Some(&i) = state.by_name.get(&name) {
             let f = &mut state.parsed.funcs[i];
+            if symbol != name {
+                f.symbol = symbol;
+            }
             f.defined_in_header |= is_def;
             f.is_static |= is_static;
             f.noreturn |= noreturn;
@@ -273,10 +283,18 @@ unsafe fn function(state: &mut State, c: CXCursor) {
                 } else {
                     None
                 };
+                // A va_list parameter is adjusted to the front end's own
+                // spelling of the builtin (`struct __va_list_tag *`), which
+                // another compiler does not know: write it as `va_list`.
+                let va = is_va_list(t);
                 params.push(Param {
                     name: pname,
-                    ty: text(clang_getTypeSpelling(t)),
-                    is_va_list: is_va_list(t),
+                    ty: if va {
+                        "va_list".to_string()
+                    } else {
+                        text(clang_getTypeSpelling(t))
+                    },
+                    is_va_list: va,
                 });
             }
         }
@@ -284,6 +302,7 @@ unsafe fn function(state: &mut State, c: CXCursor) {
         state.by_name.insert(name.clone(), state.parsed.funcs.len());
         state.parsed.funcs.push(Func {
             name,
+            symbol,
             ret,
             params,
             proto,

@@ -33,7 +33,7 @@ pub fn decide(
         .iter()
         .map(|f| {
             let mut func = f.clone();
-            let library = symbols.get(&f.name).cloned();
+            let library = symbols.get(&f.symbol).cloned();
             let verdict = verdict(&mut func, filter, opts, &by_name, library.is_some(), libs);
             let size = filter.size_of(&f.name).map(|e| size_expr(e, &func));
             Decision {
@@ -75,6 +75,16 @@ fn verdict(
         .find(|t| t.contains("(unnamed") || t.contains("(anonymous"))
     {
         return Skipped(Reason::UnnamedType(t.clone()));
+    }
+    if !f
+        .symbol
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+    {
+        return Skipped(Reason::Unreadable(format!(
+            "its symbol `{}` (an asm label) is not a C identifier",
+            f.symbol
+        )));
     }
     if !in_library {
         return Skipped(Reason::NotInLibrary {
@@ -210,6 +220,7 @@ mod tests {
         }
         Func {
             name: name.into(),
+            symbol: name.into(),
             ret: "int".into(),
             params: ps,
             proto,
