@@ -1,17 +1,18 @@
-//! The cost of a wrapped library call: `crc32` on 64 bytes from zlib,
-//! called in a loop, plain vs wrapped by `drhook wrap` (run time, through
-//! LD_PRELOAD with `libdrhook.so`; link time, `-Wl,--wrap` with
-//! `libdrhook.a`) vs the same call inside a hand-written Dr.Hook
+//! The cost of a wrapped library call: `crc32` on 64 (and 0) bytes from
+//! zlib, called in a loop, plain vs inside a hand-written Dr.Hook
 //! enter/exit pair (`drhook.h` macros: the reference "one pair") vs
-//! `ltrace`, in one run; then instructions per call under callgrind,
-//! counted inside the loop only (`--toggle-collect`).
+//! through the wrapper `drhook wrap` made (run time: LD_PRELOAD with
+//! `libdrhook.so`; link time: `-Wl,--wrap` with `libdrhook.a`) — the three
+//! loops alternately in one process, so that the differences are paired —
+//! and vs `ltrace`, in one run; then instructions per call under
+//! callgrind, counted inside each loop only (`--toggle-collect`).
 //!
 //! `cargo bench -p drhook-cli --bench wrap_overhead`
 //! (`DRHOOK_BENCH_QUICK=1`: 1 M calls × 5 samples instead of 5 M × 9;
 //! `DRHOOK_BENCH_CALLGRIND=0`: no valgrind.)
 //!
-//! Each program runs as one child process per configuration and times its
-//! two loops alternately (medians and minimums of the samples).
+//! Each program runs as one child process per configuration (Dr.Hook reads
+//! its environment once per process).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -157,9 +158,11 @@ fn main() {
     let cc = |out: &str, libs: Vec<String>| {
         let mut a = s(&["cc", "-O2", &inc, src.to_str().unwrap(), "-o", out]);
         a.extend(libs);
+        a.push("-ldl".into());
         sh(&work, &a, &[]);
         work.join(out)
     };
+    // Run time: the program linked with libdrhook.so, the wrapper preloaded.
     let so = cc(
         "bench_so",
         s(&[
@@ -169,66 +172,52 @@ fn main() {
             "-ldrhook",
         ]),
     );
-    let a = cc(
-        "bench_a",
-        s(&[
-            "-lz",
-            lib.join("libdrhook.a").to_str().unwrap(),
-            "-lpthread",
-            "-ldl",
-            "-lm",
-        ]),
-    );
+    // Link time: --wrap list, the link-time archive and libdrhook.a.
     let lt = cc(
         "bench_linktime_a",
         static_libs.split_whitespace().map(String::from).collect(),
     );
+    let flavours: [(&str, &Path, Option<&Path>); 2] = [
+        ("run time (LD_PRELOAD, libdrhook.so)", &so, Some(&preload)),
+        ("link time (--wrap, libdrhook.a)", &lt, None),
+    ];
 
     for len in [64u32, 0] {
         println!(
-            "drhook wrap overhead: crc32 on {len} bytes, ns per call, {n} calls x {samples} samples per configuration (medians; minimums in parentheses), one run\n"
+            "drhook wrap overhead: crc32 on {len} bytes, ns per call, {n} calls x {samples} samples, the three loops timed alternately in one process per row (medians; minimums in parentheses)\n"
         );
         println!(
-            "| configuration | crc32 plain | in a hand-written pair (libdrhook.so) | run-time wrapper (LD_PRELOAD, libdrhook.so) | wrapper − pair | in a hand-written pair (libdrhook.a) | link-time wrapper (libdrhook.a) | wrapper − pair |"
+            "| flavour | configuration | crc32 plain | in a hand-written pair | through the wrapper | pair − plain | wrapper − plain | wrapper − pair (paired median) |"
         );
-        println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+        println!("|---|---|---:|---:|---:|---:|---:|---:|");
         let args = [
             "time".to_string(),
             n.to_string(),
             samples.to_string(),
             len.to_string(),
         ];
-        let time = |prog: &Path, env: &[(&str, &str)], pre: Option<&Path>| {
-            let out = command(prog, env, pre).args(&args).output().expect("run");
-            assert!(
-                out.status.success(),
-                "{}: {}",
-                prog.display(),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            fields(&String::from_utf8_lossy(&out.stdout))
-        };
-        for (cname, env) in CONFIGS {
-            let plain = time(&so, env, None);
-            let wrapped = time(&so, env, Some(&preload));
-            let stat = time(&a, env, None);
-            let link = time(&lt, env, None);
-            let g = |m: &HashMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(f64::NAN);
-            let cell = |m: &HashMap<String, f64>, k: &str| {
-                format!("{:.2} ({:.2})", g(m, k), g(m, &format!("{k}_min")))
-            };
-            println!(
-                "| {cname} | {} | {} | {} | {:.2} ({:.2}) | {} | {} | {:.2} ({:.2}) |",
-                cell(&plain, "crc"),
-                cell(&plain, "pair"),
-                cell(&wrapped, "crc"),
-                g(&wrapped, "crc") - g(&plain, "pair"),
-                g(&wrapped, "crc_min") - g(&plain, "pair_min"),
-                cell(&stat, "pair"),
-                cell(&link, "crc"),
-                g(&link, "crc") - g(&stat, "pair"),
-                g(&link, "crc_min") - g(&stat, "pair_min"),
-            );
+        for (fname, prog, pre) in &flavours {
+            for (cname, env) in CONFIGS {
+                let out = command(prog, env, *pre).args(&args).output().expect("run");
+                assert!(
+                    out.status.success(),
+                    "{}: {}",
+                    prog.display(),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                let m = fields(&String::from_utf8_lossy(&out.stdout));
+                let g = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
+                let cell = |k: &str| format!("{:.2} ({:.2})", g(k), g(&format!("{k}_min")));
+                println!(
+                    "| {fname} | {cname} | {} | {} | {} | {:.2} | {:.2} | {:.2} |",
+                    cell("plain"),
+                    cell("pair"),
+                    cell("crc"),
+                    g("pair") - g("plain"),
+                    g("crc") - g("plain"),
+                    g("diff"),
+                );
+            }
         }
         println!();
     }
@@ -243,12 +232,13 @@ fn main() {
             .expect("ltrace");
         let f = fields(&String::from_utf8_lossy(&out.stdout));
         println!(
-            "ltrace -e crc32 (same program, 64 bytes, DR_HOOK unset, {m} calls x 3 samples): {:.0} ns per call ({:.0} min)",
+            "ltrace -e crc32 (the run-time program without the wrapper, 64 bytes, DR_HOOK unset, {m} calls x 3 samples): {:.0} ns per call ({:.0} min), plain {:.2} ns",
             f.get("crc").copied().unwrap_or(f64::NAN),
-            f.get("crc_min").copied().unwrap_or(f64::NAN)
+            f.get("crc_min").copied().unwrap_or(f64::NAN),
+            f.get("plain").copied().unwrap_or(f64::NAN),
         );
     } else {
-        println!("\n(ltrace not found: its row is skipped)");
+        println!("(ltrace not found: its row is skipped)");
     }
 
     if std::env::var("DRHOOK_BENCH_CALLGRIND").as_deref() == Ok("0") || !have("valgrind") {
@@ -258,12 +248,12 @@ fn main() {
     }
     let calls = 100_000u64;
     println!(
-        "\nInstructions per call (callgrind, user space, inside the loop only with --toggle-collect, {calls} calls of crc32 on 64 bytes), and added to the plain crc32 call:\n"
+        "\nInstructions per call (callgrind, user space, inside each loop only with --toggle-collect, {calls} calls of crc32 on 64 bytes):\n"
     );
     println!(
-        "| configuration | crc32 plain | pair (.so) added | run-time wrapper added | pair (.a) added | link-time wrapper added |"
+        "| flavour | configuration | crc32 plain | pair added | wrapper added | wrapper − pair |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|");
     let count = |prog: &Path, which: &str, env: &[(&str, &str)], pre: Option<&Path>| -> f64 {
         let mut cmd = command(Path::new("valgrind"), env, pre);
         cmd.args([
@@ -272,7 +262,7 @@ fn main() {
             &format!("--toggle-collect=loop_{which}"),
         ])
         .arg(prog)
-        .args([which, &calls.to_string()]);
+        .args([which, &calls.to_string(), "64"]);
         let out = cmd.output().expect("valgrind");
         String::from_utf8_lossy(&out.stderr)
             .lines()
@@ -280,16 +270,16 @@ fn main() {
             .map(|v| v / calls as f64)
             .unwrap_or(f64::NAN)
     };
-    for (cname, env) in CONFIGS {
-        let plain = count(&so, "crc", env, None);
-        let plain_a = count(&a, "crc", env, None);
-        println!(
-            "| {cname} | {plain:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
-            count(&so, "pair", env, None) - plain,
-            count(&so, "crc", env, Some(&preload)) - plain,
-            count(&a, "pair", env, None) - plain_a,
-            count(&lt, "crc", env, None) - plain_a,
-        );
+    for (fname, prog, pre) in &flavours {
+        for (cname, env) in CONFIGS {
+            let plain = count(prog, "plain", env, *pre);
+            let pair = count(prog, "pair", env, *pre) - plain;
+            let wrapped = count(prog, "crc", env, *pre) - plain;
+            println!(
+                "| {fname} | {cname} | {plain:.1} | {pair:.1} | {wrapped:.1} | {:.1} |",
+                wrapped - pair
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -182,6 +182,34 @@ fn zlib_runtime_linktime_and_static_counts_match_the_program_and_ltrace() {
     );
     assert!(!d.join("drhook.prof.1").exists());
 
+    // Threads: each thread's calls are its own rows, exactly.
+    cc_prog(
+        d,
+        "threads",
+        &prog("zlib_threads.c"),
+        &["-lz".into(), "-pthread".into()],
+    );
+    let (nthreads, per) = (4u64, 5000u64);
+    let r = run(
+        d,
+        &["./threads", &nthreads.to_string(), &per.to_string()],
+        &preload(PROF, wrapper.to_str().unwrap()),
+    );
+    assert!(r.stdout().contains("4 threads"), "{}", r.stdout());
+    let p = r.profile("drhook.prof.1");
+    let rows = p.rows_of("crc32");
+    let mut tids: Vec<u32> = rows.iter().map(|r| r.tid).collect();
+    tids.sort();
+    tids.dedup();
+    assert_eq!(
+        tids.len(),
+        nthreads as usize,
+        "one row per thread: {rows:#?}"
+    );
+    assert_eq!(rows.len(), nthreads as usize);
+    assert!(rows.iter().all(|r| r.calls == per), "{rows:#?}");
+    assert_eq!(p.rows_of("worker").len(), nthreads as usize);
+
     // Link time (installed pkg-config file): the program's own calls, as
     // plain `ltrace -c` (calls from the executable) counts them.
     let libs = pkg_libs(&prefix, "drhook-wrap-zlib");

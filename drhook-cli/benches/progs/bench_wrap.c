@@ -1,13 +1,16 @@
-/* The cost of a wrapped library call: crc32 on 64 bytes, called in a loop
- * from an instrumented parent.
- *   bench_wrap time N SAMPLES [LEN] -> crc=... pair=... (ns per call: medians, minimums)
- *   bench_wrap crc|pair N [LEN]     -> one loop (callgrind --toggle-collect=loop_<which>)
- * LEN: bytes per crc32 call (64; 0 leaves only the call itself). 
- * loop_crc calls crc32 directly (wrapped or not, depending on how the
- * program is linked or preloaded); loop_pair calls it inside a
- * hand-written Dr.Hook enter/exit pair (drhook.h), the reference for
- * "one enter/exit pair". */
-#define _POSIX_C_SOURCE 199309L
+/* The cost of a wrapped library call: crc32 called in a loop from an
+ * instrumented parent, three ways in one process, timed alternately:
+ *   plain: the real crc32 (libz's own definition, from dlsym on libz),
+ *   pair:  the real crc32 inside a hand-written Dr.Hook enter/exit pair
+ *          (drhook.h macros): the reference "one enter/exit pair",
+ *   crc:   crc32 as the program calls it: through the wrapper when it is
+ *          preloaded (run time) or linked with --wrap (link time).
+ *   bench_wrap time N SAMPLES LEN -> plain=... pair=... crc=... (ns per call:
+ *                                    medians, minimums, paired differences)
+ *   bench_wrap plain|pair|crc N LEN -> one loop (callgrind --toggle-collect=loop_<which>)
+ * LEN: bytes per crc32 call (64; 0 leaves only the call). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +21,20 @@
 static unsigned char buf[64];
 static uInt len = sizeof buf;
 static volatile uLong sink;
+static uLong (*real_crc32)(uLong, const Bytef *, uInt);
 
 __attribute__((noinline)) static uLong crc_pair(uLong c) {
   DRHOOK_START_BY_STRING("crc32_pair");
-  c = crc32(c, buf, len);
+  c = real_crc32(c, buf, len);
   DRHOOK_END();
   return c;
 }
 
-__attribute__((noinline)) void loop_crc(long n) {
+__attribute__((noinline)) void loop_plain(long n) {
   long i;
   uLong c = 0;
-  DRHOOK_START_BY_STRING("BENCH:CRC_PARENT");
-  for (i = 0; i < n; i++) c = crc32(c, buf, len);
+  DRHOOK_START_BY_STRING("BENCH:PLAIN_PARENT");
+  for (i = 0; i < n; i++) c = real_crc32(c, buf, len);
   sink = c;
   DRHOOK_END();
 }
@@ -40,6 +44,15 @@ __attribute__((noinline)) void loop_pair(long n) {
   uLong c = 0;
   DRHOOK_START_BY_STRING("BENCH:PAIR_PARENT");
   for (i = 0; i < n; i++) c = crc_pair(c);
+  sink = c;
+  DRHOOK_END();
+}
+
+__attribute__((noinline)) void loop_crc(long n) {
+  long i;
+  uLong c = 0;
+  DRHOOK_START_BY_STRING("BENCH:CRC_PARENT");
+  for (i = 0; i < n; i++) c = crc32(c, buf, len);
   sink = c;
   DRHOOK_END();
 }
@@ -55,38 +68,61 @@ static int cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static double median(double *v, int n) {
-  qsort(v, n, sizeof *v, cmp);
-  return v[n / 2];
+static double median(const double *v, int n) {
+  double *w = malloc(n * sizeof *w), m;
+  memcpy(w, v, n * sizeof *w);
+  qsort(w, n, sizeof *w, cmp);
+  m = w[n / 2];
+  free(w);
+  return m;
+}
+
+static double minimum(const double *v, int n) {
+  double m = v[0];
+  for (int i = 1; i < n; i++)
+    if (v[i] < m) m = v[i];
+  return m;
+}
+
+static double timed(void (*f)(long), long n) {
+  double t = now_ns();
+  f(n);
+  return (now_ns() - t) / n;
 }
 
 int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "time";
   long n = argc > 2 ? atol(argv[2]) : 1000000;
-  int samples = argc > 3 ? atoi(argv[3]) : 9, s;
+  int timing = strcmp(mode, "time") == 0;
+  int samples = timing && argc > 3 ? atoi(argv[3]) : 9;
+  int larg = timing ? 4 : 3;
+  if (argc > larg) len = (uInt)atoi(argv[larg]);
   for (size_t i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)(i * 31 + 7);
-  if (argc > 1 && strcmp(argv[1], "time") != 0 && argc > 3) len = (uInt)atoi(argv[3]);
-  if (argc > 4) len = (uInt)atoi(argv[4]);
-  if (argc > 1 && strcmp(argv[1], "crc") == 0) {
-    loop_crc(n);
+  /* libz's own crc32, whatever the program's crc32 symbol resolves to. */
+  void *z = dlopen("libz.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  real_crc32 = z ? (uLong(*)(uLong, const Bytef *, uInt))dlsym(z, "crc32") : 0;
+  if (!real_crc32) {
+    fprintf(stderr, "libz.so.1 is not loaded: %s\n", dlerror());
+    return 1;
+  }
+  if (!timing) {
+    void (*f)(long) = !strcmp(mode, "plain") ? loop_plain : !strcmp(mode, "pair") ? loop_pair : loop_crc;
+    f(n);
     return 0;
   }
-  if (argc > 1 && strcmp(argv[1], "pair") == 0) {
-    loop_pair(n);
-    return 0;
-  }
-  double *crc = malloc(samples * sizeof *crc), *pair = malloc(samples * sizeof *pair);
-  loop_crc(n / 10); /* warm up: resolution, first-call paths, caches */
+  double *p = malloc(samples * sizeof *p), *q = malloc(samples * sizeof *q),
+         *c = malloc(samples * sizeof *c), *d = malloc(samples * sizeof *d);
+  loop_plain(n / 10); /* warm up: resolution, first calls, caches */
   loop_pair(n / 10);
-  for (s = 0; s < samples; s++) {
-    double t = now_ns();
-    loop_crc(n);
-    crc[s] = (now_ns() - t) / n;
-    t = now_ns();
-    loop_pair(n);
-    pair[s] = (now_ns() - t) / n;
+  loop_crc(n / 10);
+  for (int s = 0; s < samples; s++) {
+    p[s] = timed(loop_plain, n);
+    q[s] = timed(loop_pair, n);
+    c[s] = timed(loop_crc, n);
+    d[s] = c[s] - q[s];
   }
-  double cmed = median(crc, samples), cmin = crc[0];
-  double pmed = median(pair, samples), pmin = pair[0];
-  printf("crc=%.3f crc_min=%.3f pair=%.3f pair_min=%.3f\n", cmed, cmin, pmed, pmin);
+  printf("plain=%.3f plain_min=%.3f pair=%.3f pair_min=%.3f crc=%.3f crc_min=%.3f diff=%.3f\n",
+         median(p, samples), minimum(p, samples), median(q, samples), minimum(q, samples),
+         median(c, samples), minimum(c, samples), median(d, samples));
   return 0;
 }
