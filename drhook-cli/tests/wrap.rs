@@ -772,6 +772,26 @@ fn errors_say_what_to_do_next() {
         e.contains("-lno_such_lib_xyz") && e.contains("add -L"),
         "{e}"
     );
+    // Without libclang (LIBCLANG_PATH is the only place clang-sys then
+    // looks): the package to install, and nothing created.
+    let r = run_in(
+        d,
+        dh,
+        &[
+            "wrap", "init", "--name", "nolc", "--header", "stdio.h", "--lib", "c",
+        ],
+        &[(
+            "LIBCLANG_PATH",
+            d.join("no-libclang-here").to_str().unwrap(),
+        )],
+    );
+    assert!(!r.output.status.success());
+    let e = r.stderr();
+    assert!(
+        e.contains("apt-get install libclang-dev") && e.contains("LIBCLANG_PATH"),
+        "{e}"
+    );
+    assert!(!d.join("wrap-nolc").exists());
     let e = fail(&["init", "--name", "a/b", "--header", "stdio.h", "--lib", "c"]);
     assert!(e.contains("wrapper name"), "{e}");
     let e = fail(&[

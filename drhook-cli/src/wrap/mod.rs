@@ -494,6 +494,8 @@ pub struct InitSpec {
 /// `filter`) and generates the wrappers once.
 pub fn init(spec: &InitSpec, cfg: &Config) -> Result<Generated, String> {
     check_name(&cfg.name)?;
+    // Before anything is written: without libclang nothing can be generated.
+    parse::load_libclang()?;
     if spec.headers.is_empty() {
         return Err(
             "no header: name the library's headers with --header (e.g. --header netcdf.h)".into(),
