@@ -284,7 +284,10 @@ fn demo_library_every_kind_of_declaration() {
         ],
         &[],
     );
-    let libs = format!("-L{} -ldemo", d.display());
+    // Relative -I and -L paths (from where init runs): the Makefile,
+    // which runs in wrap-demo/, gets them absolute.
+    std::fs::create_dir_all(d.join("inc")).unwrap();
+    std::fs::copy(src.join("demo.h"), d.join("inc/demo.h")).unwrap();
     let out = wrap_init(
         d,
         &[
@@ -293,9 +296,9 @@ fn demo_library_every_kind_of_declaration() {
             "--header",
             "demo.h",
             "--cflags",
-            &inc,
+            "-Iinc",
             "--libs",
-            &libs,
+            "-L. -ldemo",
             "--map",
             "demo_log=demo_vlog",
             "--void",

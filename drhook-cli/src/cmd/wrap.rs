@@ -224,7 +224,12 @@ fn init(a: InitArgs) -> Result<(), String> {
             link.push(format!("-l{l}"));
         }
     }
-    let cfg = config(&a.name, link.join(" "), &a.flags)?;
+    let mut cfg = config(&a.name, link.join(" "), &a.flags)?;
+    // The Makefile runs in the wrapper directory: relative -I/-L paths of
+    // the command line are made absolute.
+    let cwd = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
+    cfg.cppflags = wrap::absolute_flags(&cfg.cppflags, &cwd)?;
+    cfg.libs = wrap::absolute_flags(&cfg.libs, &cwd)?;
     let out = a
         .out
         .clone()

@@ -53,6 +53,52 @@ pub fn split_flags(s: &str) -> Result<Vec<String>, String> {
     shlex::split(s).ok_or_else(|| format!("unbalanced quotes in `{s}`: fix the quoting"))
 }
 
+/// Makes the relative paths of compiler and linker flags absolute against
+/// `cwd` (`-Iinclude`, `-L lib`, `-isystem x`, `./libfoo.so`): the wrapper
+/// directory's Makefile runs from elsewhere.
+pub fn absolute_flags(flags: &str, cwd: &Path) -> Result<String, String> {
+    let words = split_flags(flags)?;
+    let abs = |p: &str| -> String {
+        if p.is_empty() || Path::new(p).is_absolute() {
+            p.to_string()
+        } else {
+            cwd.join(p).display().to_string()
+        }
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut next_is_path = false;
+    for w in words {
+        if next_is_path {
+            out.push(abs(&w));
+            next_is_path = false;
+            continue;
+        }
+        let mut done = false;
+        for opt in ["-isystem", "-idirafter", "-iquote", "-I", "-L"] {
+            if w == opt {
+                out.push(w.clone());
+                next_is_path = true;
+                done = true;
+                break;
+            }
+            if let Some(rest) = w.strip_prefix(opt) {
+                out.push(format!("{opt}{}", abs(rest)));
+                done = true;
+                break;
+            }
+        }
+        if !done {
+            if !w.starts_with('-') && (w.contains(".so") || w.ends_with(".a")) {
+                out.push(abs(&w));
+            } else {
+                out.push(w);
+            }
+        }
+    }
+    shlex::try_join(out.iter().map(String::as_str))
+        .map_err(|e| format!("cannot quote the flags `{flags}`: {e}"))
+}
+
 /// Parses `name=vname` mappings.
 pub fn parse_maps(items: &[String]) -> Result<Vec<(String, String)>, String> {
     items
@@ -569,6 +615,24 @@ mod tests {
                 PathBuf::from("/usr/include/zlib.h"),
                 PathBuf::from("/opt/x/x.h")
             ]
+        );
+    }
+
+    #[test]
+    fn relative_paths_in_flags_become_absolute() {
+        let cwd = Path::new("/home/u/model");
+        assert_eq!(
+            absolute_flags(
+                "-Iinclude -I /opt/x -isystem sys -DX=1 -L lib -lfoo ./libbar.so",
+                cwd
+            )
+            .unwrap(),
+            "-I/home/u/model/include -I /opt/x -isystem /home/u/model/sys '-DX=1' \
+             -L /home/u/model/lib -lfoo /home/u/model/./libbar.so"
+        );
+        assert_eq!(
+            absolute_flags("-I'my dir'", cwd).unwrap(),
+            "'-I/home/u/model/my dir'"
         );
     }
 
