@@ -1,14 +1,16 @@
-//! `drhook`: reports from Dr.Hook profiles (merge, flamegraph, json, diff,
-//! top). The work is done by the `drhook_cli` library; this is the command
-//! line and the exit status.
+//! `drhook`: the command of drhook-rs — reports from Dr.Hook profiles
+//! (merge, flamegraph, json, diff, top) and library wrappers (wrap). The
+//! work is done by the `drhook_cli` library; this is the command line and
+//! the exit status.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use drhook_cli::cmd::{self, EXIT_ERROR, Global};
 
-/// Reports from Dr.Hook profiles (drhook.prof.N text files, ours or the
-/// reference Dr.Hook's, and drhook-profile JSON).
+/// Dr.Hook tools: reports from profiles (drhook.prof.N text files, ours or
+/// the reference Dr.Hook's, and drhook-profile JSON) and wrappers that put
+/// a C library's functions into the calling tree.
 ///
 /// Exit status: 0 success; 1 `diff --threshold` found a regression;
 /// 2 bad arguments, unreadable or malformed input, failed output.
@@ -37,17 +39,21 @@ enum Command {
     Diff(cmd::diff::Args),
     /// A profile as a readable tree (or table) in the terminal.
     Top(cmd::top::Args),
+    /// Generate Dr.Hook wrappers for a C library (its functions become
+    /// routines in the calling tree).
+    Wrap(Box<cmd::wrap::WrapArgs>),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let g = &cli.global;
-    let result = match &cli.command {
-        Command::Merge(a) => cmd::merge::run(a, g),
-        Command::Flamegraph(a) => cmd::flamegraph::run(a, g),
-        Command::Json(a) => cmd::json::run(a, g),
-        Command::Diff(a) => cmd::diff::run(a, g),
-        Command::Top(a) => cmd::top::run(a, g),
+    let Cli { global, command } = Cli::parse();
+    let g = &global;
+    let result = match command {
+        Command::Merge(a) => cmd::merge::run(&a, g),
+        Command::Flamegraph(a) => cmd::flamegraph::run(&a, g),
+        Command::Json(a) => cmd::json::run(&a, g),
+        Command::Diff(a) => cmd::diff::run(&a, g),
+        Command::Top(a) => cmd::top::run(&a, g),
+        Command::Wrap(a) => return cmd::wrap::run(*a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
