@@ -88,27 +88,26 @@ pub fn exit(token: Token, size: u64) {
     }
 }
 
-/// Out of line, as `enter_on`.
+/// Out of line, as `enter_on`. The mode word comes from the thread's tree
+/// (the same value as `MODE`, in the cache line of the top of the stack).
 #[inline(never)]
 fn exit_on(token: Token) {
-    let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
         return exit_without_tree(token);
     }
     // SAFETY: `td` is the calling thread's own tree; the token is only compared.
-    unsafe { (*td).exit(token.0, 0, mode) }
+    unsafe { (*td).exit(token.0, 0, (*td).mode) }
 }
 
 #[inline(never)]
 fn exit_sized(token: Token, size: u64) {
-    let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
         return exit_without_tree(token);
     }
     // SAFETY: as in `exit_on`.
-    unsafe { (*td).exit(token.0, size, mode) }
+    unsafe { (*td).exit(token.0, size, (*td).mode) }
 }
 
 // --- resumable activations: futures and spans -----------------------------
@@ -227,22 +226,19 @@ fn enter_handle_any(site: &'static Site, wide: bool) -> u64 {
 }
 
 /// The part of [`enter_handle`] that makes no call and cannot panic:
-/// `Some(handle)` when done (`Some(0)` when Dr.Hook is off), `None` when
-/// [`enter_handle`] is needed (first call of the site on this thread or
-/// under this parent, a slow clock). For foreign entry points that keep
-/// their panic guard off the fast path.
+/// `Some(handle)` when done, `None` when [`enter_handle`] is needed (Dr.Hook
+/// off or not initialised, first call of the site on this thread or under
+/// this parent, a slow clock). For foreign entry points that keep their
+/// panic guard off the fast path. A thread has a tree only when Dr.Hook is
+/// on, so the mode word comes from the tree.
 #[inline(always)]
 pub fn enter_handle_fast(site: &'static Site, wide: bool) -> Option<u64> {
-    let mode = MODE.load(Ordering::Relaxed);
-    if mode == 0 {
-        return Some(0);
-    }
     let td = thread::current();
     if td.is_null() {
         return None;
     }
     // SAFETY: `td` is the calling thread's own tree.
-    unsafe { (*td).enter_handle_fast(site.raw_id(), mode, wide) }
+    unsafe { (*td).enter_handle_fast(site.raw_id(), (*td).mode, wide) }
 }
 
 /// The part of [`exit_handle`] that makes no call and cannot panic: true
@@ -259,13 +255,16 @@ fn exit_handle_try(handle: u64, wide: bool, size: u64) -> bool {
     if handle == 0 {
         return true;
     }
-    let mode = MODE.load(Ordering::Relaxed);
-    if mode & (bits::SYSCALL_CLOCKS | bits::STRICT) != 0 {
+    let td = thread::current();
+    if td.is_null() {
         return false;
     }
-    let td = thread::current();
     // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
-    !td.is_null() && unsafe { (*td).exit_handle_fast(handle, wide, size, mode) }
+    unsafe {
+        let mode = (*td).mode;
+        mode & (bits::SYSCALL_CLOCKS | bits::STRICT) == 0
+            && (*td).exit_handle_fast(handle, wide, size, mode)
+    }
 }
 
 #[cold]
@@ -281,7 +280,7 @@ fn enter_handle_cold(site: &'static Site, wide: bool) -> u64 {
         if wide {
             (*td).top_handle64(token.0)
         } else {
-            crate::tree::handle::encode32((*token.0).depth, (*token.0).index) as u64
+            (*token.0).handle32() as u64
         }
     }
 }

@@ -30,7 +30,7 @@ static SENTINEL: Node = Node {
     cpu_incl: std::sync::atomic::AtomicU64::new(0),
     cpu_enter: std::sync::atomic::AtomicU64::new(0),
     index: u32::MAX,
-    depth: 0,
+    tag: 0,
 };
 
 /// Open-addressing map (parent index, site id) -> node, used when the
@@ -104,10 +104,20 @@ struct Local {
     map: NodeMap,
 }
 
-/// One thread's calling tree and statistics.
+/// One thread's calling tree and statistics. The fields the enter and exit
+/// fast paths read (`current`, `mode`, `local`'s per-site cache) come first,
+/// in one cache line.
+#[repr(C)]
 pub(crate) struct ThreadData {
     /// Top of the call stack (the root when nothing is active).
     current: AtomicPtr<Node>,
+    /// The mode word (`setup::MODE`) this thread's tree was created under:
+    /// the process's, which never changes once Dr.Hook is initialised (0
+    /// for private trees, whose callers pass their mode). Read by the fast
+    /// paths next to `current` instead of the global.
+    pub(crate) mode: u32,
+    /// Dr.Hook thread number (1 = main thread).
+    pub(crate) tid: u32,
     local: UnsafeCell<Local>,
     pub(crate) arena: NodeArena,
     pub(crate) sizes: Segmented<SizeStats>,
@@ -121,10 +131,6 @@ pub(crate) struct ThreadData {
     /// their place in the row (offset, length).
     stampers: Box<[PlacedStamper]>,
     pub(crate) root: *const Node,
-    /// Dr.Hook thread number (1 = main thread).
-    pub(crate) tid: u32,
-    /// The thread's part of a 64-bit handle (see `handle.rs`).
-    tid_bits: u64,
     /// Kernel thread id.
     pub(crate) unix_tid: i32,
     /// Wall ticks at the thread's first instrumented call.
@@ -155,6 +161,8 @@ impl ThreadData {
     ) -> Box<ThreadData> {
         let mut td = Box::new(ThreadData {
             current: AtomicPtr::new(ptr::null_mut()),
+            mode: 0,
+            tid,
             local: UnsafeCell::new(Local {
                 by_site: Vec::new(),
                 map: NodeMap::new(),
@@ -165,8 +173,6 @@ impl ThreadData {
             rows: Rows::new(width),
             stampers: stampers.into_boxed_slice(),
             root: ptr::null(),
-            tid,
-            tid_bits: super::handle::encode64(tid, 0, 0),
             unix_tid,
             start_wall,
             next: AtomicPtr::new(ptr::null_mut()),
@@ -247,9 +253,11 @@ impl ThreadData {
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: owner-thread access to `local` (caller contract).
         let by_site = unsafe { &(*self.local.get()).by_site };
+        // (A site this thread has not seen yet may be out of range: a miss.)
         let cand = match by_site.get(id as usize) {
             Some(&n) => n,
-            None => &SENTINEL,
+            // SAFETY: owner thread, and no reference into `local` is live.
+            None => return unsafe { self.enter_miss::<COUNT>(site, id, cur, mode) },
         };
         // SAFETY: `cand` is the sentinel or a node of this arena; both live forever.
         if unsafe { (*cand).parent } != cur {
@@ -441,8 +449,10 @@ impl ThreadData {
             // SAFETY: owner thread (caller contract).
             return unsafe { self.exit_mismatch(token, size, mode, wall, cpu) };
         }
-        // SAFETY: `cur` is this thread's top node.
-        unsafe { self.close(cur, size, mode, wall, cpu) };
+        // SAFETY: `token` is this thread's top node. (Closing `token`
+        // rather than `cur`: the new top then comes from the token's parent,
+        // which does not wait for the load of `current`.)
+        unsafe { self.close(token, size, mode, wall, cpu) };
     }
 
     #[inline(always)]
@@ -512,12 +522,14 @@ impl ThreadData {
         // SAFETY: owner thread; no other reference into `local` is live.
         let local = unsafe { &mut *self.local.get() };
         // SAFETY: `cur` is a node of this arena.
-        let (cur_index, cur_depth) = unsafe { ((*cur).index, (*cur).depth) };
+        let (cur_index, cur_tag) = unsafe { ((*cur).index, (*cur).tag) };
         let key = ((cur_index as u64) << 32) | id as u64;
         let node = match local.map.get(key) {
             Some(n) => n,
             None => {
-                let n = self.arena.push(cur, site, cur_depth + 1);
+                let n = self
+                    .arena
+                    .push(cur, site, Node::child_tag(cur_tag, self.tid));
                 // SAFETY: `n` was just published in this arena.
                 self.rows.ensure(unsafe { (*n).index });
                 local.map.insert(key, n);
@@ -595,14 +607,12 @@ impl ThreadData {
                 0
             } else {
                 // SAFETY: `top` is a node of this arena.
-                unsafe { super::handle::encode64(self.tid, (*top).depth, (*top).index) }
+                unsafe { (*top).handle64() }
             };
             // A Rust token is shown in the handle encoding, like foreign handles.
             let presented = presented.unwrap_or_else(|| {
                 // SAFETY: `t` was found on this thread's stack.
-                target.map_or(0, |t| unsafe {
-                    super::handle::encode64(self.tid, (*t).depth, (*t).index)
-                })
+                target.map_or(0, |t| unsafe { (*t).handle64() })
             });
             mismatch::report(&Mismatch {
                 tid: self.tid,
@@ -630,16 +640,16 @@ impl ThreadData {
     #[inline(always)]
     pub(crate) fn top_handle64(&self, node: *const Node) -> u64 {
         // SAFETY: `node` is a node of this arena (just entered).
-        unsafe { super::handle::encode64(self.tid, (*node).depth, (*node).index) }
+        unsafe { (*node).handle64() }
     }
 
     /// The handle of node `n` of this thread (64-bit when `wide`).
     #[inline(always)]
     fn handle_of(&self, n: &Node, wide: bool) -> u64 {
         if wide {
-            self.tid_bits | ((n.depth as u64 & 0xFFFF) << 32) | n.index as u64
+            n.handle64()
         } else {
-            super::handle::encode32(n.depth, n.index) as u64
+            n.handle32() as u64
         }
     }
 
@@ -675,10 +685,7 @@ impl ThreadData {
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: owner-thread access to `local` (caller contract).
         let by_site = unsafe { &(*self.local.get()).by_site };
-        let cand = match by_site.get(id as usize) {
-            Some(&n) => n,
-            None => &SENTINEL,
-        };
+        let cand = *by_site.get(id as usize)?;
         // SAFETY: `cand` is the sentinel or a node of this arena.
         if unsafe { (*cand).parent } != cur || mode & bits::SYSCALL_CLOCKS != 0 {
             return None;
@@ -706,7 +713,8 @@ impl ThreadData {
     /// Fast exit for a foreign handle: closes the top activation if the
     /// handle designates it and returns true; returns false (having changed
     /// nothing) otherwise. Only for modes without slow clocks or strict
-    /// regions.
+    /// regions, and a non-zero handle (the root's handle is 0, so the root
+    /// never matches).
     ///
     /// # Safety
     /// Owner thread only.
@@ -726,7 +734,7 @@ impl ThreadData {
         let top = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: the top of the stack (possibly the root) is a node of this arena.
         let n = unsafe { &*top };
-        if handle != self.handle_of(n, wide) || top == self.root {
+        if handle != self.handle_of(n, wide) {
             return false;
         }
         // SAFETY: `top` is this thread's top node.
@@ -750,15 +758,16 @@ impl ThreadData {
         exit_site: Option<&'static Site>,
         strict: bool,
     ) {
-        let tid = self.tid;
         let is_target = move |p: *const Node| {
             // SAFETY: only called with nodes of this thread's stack.
-            let (d, i) = unsafe { ((*p).depth, (*p).index) };
-            if wide {
-                super::handle::matches64(handle, tid, d, i)
-            } else {
-                super::handle::matches32(handle as u32, d, i)
-            }
+            let n = unsafe { &*p };
+            // (The root's handles are 0, which never matches.)
+            handle != 0
+                && if wide {
+                    handle == n.handle64()
+                } else {
+                    handle as u32 == n.handle32()
+                }
         };
         let top = self.current.load(Ordering::Relaxed) as *const Node;
         let same_routine = |p: *const Node| match exit_site {
@@ -886,7 +895,8 @@ pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadDat
     } else {
         Vec::new()
     };
-    let boxed = ThreadData::with_metrics(tid, gettid(), start_wall, layout.width, stampers);
+    let mut boxed = ThreadData::with_metrics(tid, gettid(), start_wall, layout.width, stampers);
+    boxed.mode = mode;
     let td: &'static ThreadData = Box::leak(boxed);
     let mut head = HEAD.load(Ordering::Acquire);
     loop {
@@ -990,7 +1000,7 @@ mod tests {
         for i in 1..=10_000 {
             let n = node(&td, i);
             assert_eq!(n.calls.load(Ordering::Relaxed), 1);
-            assert_eq!(n.depth, i);
+            assert_eq!(n.depth16(), i);
             let w = n.wall_incl.load(Ordering::Relaxed);
             assert!(
                 w <= prev,
@@ -1083,7 +1093,8 @@ mod tests {
             assert_eq!(td.current(), td.root);
             // 32-bit handles.
             let a = td.enter(&S1, S1.id(), ON);
-            let h32 = crate::tree::handle::encode32((*a).depth, (*a).index);
+            let h32 = (*a).handle32();
+            assert_eq!(h32, crate::tree::handle::encode32(1, (*a).index));
             td.exit_handle(h32 as u64 ^ 1, false, 0, ON, None, false);
             assert_eq!(td.current(), a);
             td.exit_handle(h32 as u64, false, 0, ON, None, false);
