@@ -16,6 +16,7 @@ use crate::sys::clock;
 use crate::tree::bits;
 use crate::tree::node::Node;
 use crate::tree::site::Site;
+use crate::tree::spans::SpanState;
 use crate::tree::thread;
 
 /// An entered activation, handed back to [`exit`]. Opaque: it is only ever
@@ -159,14 +160,13 @@ pub fn exit_stamped(token: Token, size: u64) -> u64 {
 
 #[inline(never)]
 fn exit_stamped_on(token: Token, size: u64) -> u64 {
-    let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
         exit_without_tree(token);
         return 0;
     }
     // SAFETY: `td` is the calling thread's own tree; the token is only compared.
-    unsafe { (*td).exit_stamped(token.0, size, mode) }
+    unsafe { (*td).exit_stamped(token.0, size, (*td).mode) }
 }
 
 /// Leaves `token` if it is on the calling thread's stack, first closing
@@ -186,13 +186,57 @@ pub fn exit_lenient(token: Token) -> u64 {
 
 #[inline(never)]
 fn exit_lenient_on(token: Token) -> u64 {
-    let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
         return 0;
     }
     // SAFETY: `td` is the calling thread's own tree; the token is only compared.
-    unsafe { (*td).exit_lenient(token.0, mode) }
+    unsafe { (*td).exit_lenient(token.0, (*td).mode) }
+}
+
+// --- tracing spans ----------------------------------------------------------
+
+/// Enters an activation of tracing span `id` on the calling thread: a
+/// first activation counts a call, a later one (after an exit on any
+/// thread, recorded in `state`) resumes it, as [`resume`] does. The
+/// activation is kept on the thread's span stack, so that [`exit_span`]
+/// needs only the id. One call, nothing done after it.
+#[inline(never)]
+pub(crate) fn enter_span(site: &'static Site, id: u64, state: &'static SpanState) {
+    // A thread has a tree only when Dr.Hook is on: no tree (off, not
+    // initialised, first call of the thread) is the cold path's question.
+    let td = thread::current();
+    if td.is_null() {
+        return enter_span_cold(site, id, state);
+    }
+    // SAFETY: `td` is the calling thread's own tree.
+    unsafe { (*td).enter_span(site, id, state, (*td).mode) }
+}
+
+#[cold]
+#[inline(never)]
+fn enter_span_cold(site: &'static Site, id: u64, state: &'static SpanState) {
+    let mode = mode();
+    if mode == 0 {
+        return;
+    }
+    let td = thread::register_current(mode, clock::wall(mode & bits::WALL_MONO != 0));
+    // SAFETY: `td` is the calling thread's own tree.
+    unsafe { td.enter_span(site, id, state, mode) }
+}
+
+/// Leaves the activation of tracing span `id` on the calling thread if it
+/// is entered there, as [`exit_lenient`] does (first closing whatever was
+/// entered after it; never a mismatch), and records the exit's stamp in
+/// the span's state for a later resumption.
+#[inline(never)]
+pub(crate) fn exit_span(id: u64) {
+    let td = thread::current();
+    if td.is_null() {
+        return;
+    }
+    // SAFETY: `td` is the calling thread's own tree.
+    unsafe { (*td).exit_span(id, (*td).mode) }
 }
 
 // --- foreign callers: handles instead of tokens ---------------------------

@@ -16,6 +16,7 @@ use super::bits;
 use super::mismatch::{self, Mismatch};
 use super::node::{Node, NodeArena, ResumeStats, Segmented, SizeStats};
 use super::site::Site;
+use super::spans::{self, Entered, SpanState, Spans};
 use crate::metrics::PlacedStamper;
 use crate::sys::clock;
 use crate::sys::segmented::Rows;
@@ -102,6 +103,8 @@ struct Local {
     /// Per site id: the node last entered for that site on this thread.
     by_site: Vec<*const Node>,
     map: NodeMap,
+    /// Tracing spans entered on this thread.
+    spans: Spans,
 }
 
 /// One thread's calling tree and statistics. The fields the enter and exit
@@ -166,6 +169,7 @@ impl ThreadData {
             local: UnsafeCell::new(Local {
                 by_site: Vec::new(),
                 map: NodeMap::new(),
+                spans: Spans::new(),
             }),
             arena: NodeArena::new(),
             sizes: Segmented::new(),
@@ -359,12 +363,25 @@ impl ThreadData {
     ///
     /// # Safety
     /// Owner thread only; the token is only compared.
+    #[inline(always)]
     pub(crate) unsafe fn exit_lenient(&self, token: *const Node, mode: u32) -> u64 {
         let top = self.current.load(Ordering::Relaxed) as *const Node;
         if top == token {
             // SAFETY: `token` is the top of this thread's stack.
             return unsafe { self.exit_stamped(token, 0, mode) };
         }
+        // SAFETY: caller contract.
+        unsafe { self.exit_lenient_below(top, token, mode) }
+    }
+
+    /// [`ThreadData::exit_lenient`] of a token that is not the top of the
+    /// stack: closes down to it if it is on the stack.
+    ///
+    /// # Safety
+    /// As [`ThreadData::exit_lenient`]; `top` is the top of the stack.
+    #[cold]
+    #[inline(never)]
+    unsafe fn exit_lenient_below(&self, top: *const Node, token: *const Node, mode: u32) -> u64 {
         let mut p = top;
         while !p.is_null() && p != self.root && p != token {
             // SAFETY: `p` is on this thread's stack.
@@ -386,6 +403,175 @@ impl ThreadData {
         // SAFETY: `token` is on this thread's stack, below `top`.
         unsafe { self.close_down_to(top, token, 0, mode, wall, cpu) };
         wall
+    }
+
+    /// Enters an activation of tracing span `id` (state `state`, site
+    /// `site`): a first activation counts a call, a later one (the span
+    /// was exited before, on any thread) resumes it. The activation goes
+    /// on this thread's span stack for [`ThreadData::exit_span`].
+    ///
+    /// The fast path (a first activation under the node's usual parent,
+    /// TSC or no clock, room on the stack) makes no call; anything else is
+    /// one tail call that does the whole operation.
+    ///
+    /// # Safety
+    /// As [`ThreadData::enter`].
+    #[inline(always)]
+    pub(crate) unsafe fn enter_span(
+        &self,
+        site: &'static Site,
+        id: u64,
+        state: &'static SpanState,
+        mode: u32,
+    ) {
+        // SAFETY: owner thread; no other reference into `local` is live.
+        let local = unsafe { &mut *self.local.get() };
+        let n = local.spans.len;
+        if n >= spans::CAP || mode & bits::SYSCALL_CLOCKS != 0 {
+            // SAFETY: caller contract.
+            return unsafe { self.enter_span_slow(site, id, state, mode) };
+        }
+        if state.stamp.load(Ordering::Acquire) != 0 {
+            // SAFETY: caller contract.
+            return unsafe { self.enter_span_slow(site, id, state, mode) };
+        }
+        let cur = self.current.load(Ordering::Relaxed) as *const Node;
+        let Some(&cand) = local.by_site.get(site.raw_id() as usize) else {
+            // SAFETY: caller contract.
+            return unsafe { self.enter_span_slow(site, id, state, mode) };
+        };
+        // SAFETY: `cand` is the sentinel or a node of this arena.
+        if unsafe { (*cand).parent } != cur {
+            // SAFETY: caller contract.
+            return unsafe { self.enter_span_slow(site, id, state, mode) };
+        }
+        // SAFETY: `cand` is a node of this arena.
+        let node = unsafe { &*cand };
+        node.calls
+            .store(node.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.current.store(cand as *mut Node, Ordering::Release);
+        let e = &mut local.spans.items[n];
+        e.id = id;
+        e.token = cand;
+        e.state = state;
+        local.spans.len = n + 1;
+        if mode & bits::WALL != 0 {
+            node.wall_enter.store(clock::cycles(), Ordering::Relaxed);
+        }
+    }
+
+    /// [`ThreadData::enter_span`], every case.
+    ///
+    /// # Safety
+    /// As [`ThreadData::enter`].
+    #[inline(never)]
+    unsafe fn enter_span_slow(
+        &self,
+        site: &'static Site,
+        id: u64,
+        state: &'static SpanState,
+        mode: u32,
+    ) {
+        // SAFETY: caller contract.
+        let node = unsafe {
+            match state.last_exit() {
+                None => self.enter(site, site.raw_id(), mode),
+                Some(since) => self.resume(site, site.raw_id(), mode, since),
+            }
+        };
+        // SAFETY: owner thread; no other reference into `local` is live.
+        unsafe { &mut (*self.local.get()).spans }.push(Entered {
+            id,
+            token: node,
+            state,
+        });
+    }
+
+    /// Leaves the activation of tracing span `id` on this thread, as
+    /// [`ThreadData::exit_lenient`] does (closing what was entered after
+    /// it; nothing if it is not entered here), and stamps the span's state
+    /// for a later resumption.
+    ///
+    /// The fast path (the span is the top entry and its activation the top
+    /// of the stack, TSC or no clock) makes no call; anything else is one
+    /// tail call.
+    ///
+    /// # Safety
+    /// Owner thread only.
+    #[inline(always)]
+    pub(crate) unsafe fn exit_span(&self, id: u64, mode: u32) {
+        // SAFETY: owner thread; no other reference into `local` is live.
+        let spans = unsafe { &mut (*self.local.get()).spans };
+        let i = spans.len.wrapping_sub(1);
+        if i >= spans::CAP {
+            // SAFETY: caller contract.
+            return unsafe { self.exit_span_slow(id, mode) };
+        }
+        if mode & bits::SYSCALL_CLOCKS != 0 {
+            // SAFETY: caller contract.
+            return unsafe { self.exit_span_slow(id, mode) };
+        }
+        let e = &spans.items[i];
+        let (token, state) = (e.token, e.state);
+        if e.id != id || !std::ptr::eq(self.current.load(Ordering::Relaxed), token) {
+            // SAFETY: caller contract.
+            return unsafe { self.exit_span_slow(id, mode) };
+        }
+        let wall = if mode & bits::WALL != 0 {
+            clock::cycles()
+        } else {
+            0
+        };
+        spans.len = i;
+        // SAFETY: `token` is the top of this thread's stack.
+        unsafe { self.close(token, 0, mode, wall, 0) };
+        // SAFETY: span states are static (never freed).
+        unsafe { (*state).record_exit(id, wall) };
+    }
+
+    /// [`ThreadData::exit_span`], every case.
+    ///
+    /// # Safety
+    /// Owner thread only.
+    #[inline(never)]
+    unsafe fn exit_span_slow(&self, id: u64, mode: u32) {
+        // SAFETY: owner thread; the reference ends before the exit.
+        let top = unsafe { &mut (*self.local.get()).spans }.pop_if(id);
+        match top {
+            Some(e) => {
+                // SAFETY: caller contract; the token is only compared.
+                let stamp = unsafe { self.exit_lenient(e.token, mode) };
+                // SAFETY: span states are static (never freed).
+                unsafe { (*e.state).record_exit(id, stamp) };
+            }
+            // SAFETY: caller contract.
+            None => unsafe { self.exit_span_below(id, mode) },
+        }
+    }
+
+    /// [`ThreadData::exit_span`] of a span that is not the top entry
+    /// (spans left out of order, deep stacks) or not entered here.
+    ///
+    /// # Safety
+    /// Owner thread only.
+    #[cold]
+    #[inline(never)]
+    unsafe fn exit_span_below(&self, id: u64, mode: u32) {
+        // SAFETY: owner thread; the reference ends before the exit.
+        let spans = unsafe { &mut (*self.local.get()).spans };
+        let Some(pos) = spans.find(id) else {
+            return;
+        };
+        // Leaving it also closes what was entered after it. (The exit does
+        // not touch the span stack.)
+        // SAFETY: caller contract; the token is only compared.
+        let stamp = unsafe { self.exit_lenient(spans.get(pos).token, mode) };
+        for i in pos..spans.len {
+            let e = spans.get(i);
+            // SAFETY: span states are static (never freed).
+            unsafe { (*e.state).record_exit(e.id, stamp) };
+        }
+        spans.truncate(pos);
     }
 
     /// Closes the activations from `top` down to `target` (included; it
@@ -819,6 +1005,7 @@ impl ThreadData {
             + self.rows.allocated_bytes()
             + local.by_site.capacity() * size_of::<*const Node>()
             + local.map.bytes()
+            + local.spans.bytes()
     }
 }
 
@@ -1114,6 +1301,57 @@ mod tests {
             td.exit_handle(other, true, 0, ON, None, false);
             assert_eq!(td.current(), a);
         }
+    }
+
+    #[test]
+    fn span_activations_deep_out_of_order_and_resumed() {
+        use crate::tree::spans::{CAP, SpanState};
+        static SPAN_SITES: [Site; 3] = [const { Site::new("t::span", file!(), line!()) }; 3];
+        static STATES: [SpanState; 2 * CAP + 8] = [const { SpanState::new() }; 2 * CAP + 8];
+        let td = ThreadData::new(1, 0, 0);
+        let mode = ON | WALL;
+        let n = STATES.len();
+        for (i, st) in STATES.iter().enumerate() {
+            st.id.store(100 + i as u64, Ordering::Relaxed);
+        }
+        // SAFETY: private instance.
+        unsafe {
+            // Deeper than the inline stack, left in order.
+            for (i, st) in STATES.iter().enumerate() {
+                td.enter_span(&SPAN_SITES[i % 3], 100 + i as u64, st, mode);
+            }
+            for i in (0..n).rev() {
+                td.exit_span(100 + i as u64, mode);
+            }
+            assert_eq!(td.current(), td.root);
+            for st in &STATES {
+                assert!(st.last_exit().is_some_and(|s| s > 0), "stamped");
+            }
+            // Out of order: leaving the outer one closes the inner one;
+            // the inner one's later exit is ignored.
+            for st in &STATES[..2] {
+                st.stamp.store(0, Ordering::Relaxed);
+            }
+            td.enter_span(&SPAN_SITES[0], 100, &STATES[0], mode);
+            td.enter_span(&SPAN_SITES[1], 101, &STATES[1], mode);
+            td.exit_span(100, mode);
+            assert_eq!(td.current(), td.root);
+            td.exit_span(101, mode);
+            assert_eq!(td.current(), td.root);
+            // An exit of a span never entered here does nothing.
+            td.exit_span(999, mode);
+            // Entered again after an exit: a resumption, not a call.
+            let calls = |i: u32| node(&td, i).calls.load(Ordering::Relaxed);
+            let before = calls(1);
+            td.enter_span(&SPAN_SITES[0], 100, &STATES[0], mode);
+            td.exit_span(100, mode);
+            assert_eq!(calls(1), before, "resumed, not counted");
+            let r = td.resumed.get(1).unwrap();
+            assert_eq!(r.resumes.load(Ordering::Relaxed), 1);
+        }
+        // SAFETY: private instance, no other reference into `local`.
+        let spans = unsafe { &(*td.local.get()).spans };
+        assert_eq!(spans.len, 0);
     }
 
     #[test]
