@@ -26,6 +26,14 @@ fn leaf(x: u64) -> u64 {
     black_box(x) + 1
 }
 
+/// One `rdtsc` next to the plain call: the unit of the Rust path's time
+/// targets (measured in the same process as the configuration).
+#[inline(never)]
+fn one_tsc(x: u64) -> u64 {
+    black_box(drhook::clock::cycles());
+    plain(x)
+}
+
 #[inline(never)]
 fn two_tsc(x: u64) -> u64 {
     let a = drhook::clock::cycles();
@@ -122,10 +130,13 @@ fn child(mode: &str) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    let peer = mode.starts_with("peer_");
     let (n, samples) = if mode == "cpuprof" || mode == "hpmprof" {
         (20_000, 15)
     } else if quick {
         (200_000, 9)
+    } else if peer {
+        (200_000, 25)
     } else {
         (2_000_000, 25)
     };
@@ -133,6 +144,7 @@ fn child(mode: &str) {
         "plain" => plain,
         "floor" => two_tsc,
         "tracing" | "tracing_noop" | "tracing_drhook" => traced,
+        _ if peer => traced,
         "fastrace" => fastraced,
         _ => leaf,
     };
@@ -152,6 +164,32 @@ fn child(mode: &str) {
             tracing_subscriber::registry().with(drhook::DrHookLayer::new()),
         )
     });
+    // The layers a Rust user would pick for the same question, on the same
+    // spans, writing to a sink.
+    let _peer_timing = (mode == "peer_timing").then(|| {
+        use tracing_subscriber::prelude::*;
+        let layer = tracing_timing::Builder::default().layer(|| {
+            tracing_timing::Histogram::new_with_max(1_000_000_000, 2).expect("histogram")
+        });
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(layer))
+    });
+    let _peer_flame = (mode == "peer_flame").then(|| {
+        use tracing_subscriber::prelude::*;
+        // Empty samples on: the bench's spans have no parent, which the
+        // default configuration does not record.
+        let layer = tracing_flame::FlameLayer::new(std::io::sink()).with_empty_samples(true);
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(layer))
+    });
+    let _peer_chrome = (mode == "peer_chrome").then(|| {
+        use tracing_subscriber::prelude::*;
+        let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new()
+            .writer(std::io::sink())
+            .build();
+        (
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(layer)),
+            guard,
+        )
+    });
     if pairs > 0 {
         // Fixed number of pairs, for callgrind / strace.
         leaf(0);
@@ -169,10 +207,32 @@ fn child(mode: &str) {
         Box::new(loop_of(f))
     };
     let mut base_loop: Box<dyn FnMut(u64)> = Box::new(loop_of(plain));
-    let t = ns_per_iter_vs(n, samples, run, |k| base_loop(k * base_n / n));
-    let scale = n as f64 / base_n as f64;
-    let (ns, base, ns_min, base_min) = (t.median, t.base_median * scale, t.min, t.base_min * scale);
-    let paired = t.paired_ratio / scale;
+    let (ns, base, ns_min, base_min, paired);
+    let mut tsc = String::new();
+    if base_n == n {
+        // The configuration, the plain call, one rdtsc and two rdtsc reads
+        // timed in turn in this process: the Rust path's targets are
+        // ratios of these.
+        let mut run = run;
+        let mut one = loop_of(one_tsc);
+        let mut two = loop_of(two_tsc);
+        let t = ns_per_iter_multi(
+            n,
+            samples,
+            &mut [&mut base_loop, &mut run, &mut one, &mut two],
+        );
+        (ns, base, ns_min, base_min) = (t.median[1], t.median[0], t.min[1], t.min[0]);
+        paired = t.paired[1];
+        tsc = format!(
+            " tsc1={:.3} tsc1_min={:.3} tsc1_paired={:.4} tsc2={:.3} tsc2_min={:.3} tsc2_paired={:.4}",
+            t.median[2], t.min[2], t.paired[2], t.median[3], t.min[3], t.paired[3]
+        );
+    } else {
+        let t = ns_per_iter_vs(n, samples, run, |k| base_loop(k * base_n / n));
+        let scale = n as f64 / base_n as f64;
+        (ns, base, ns_min, base_min) = (t.median, t.base_median * scale, t.min, t.base_min * scale);
+        paired = t.paired_ratio / scale;
+    }
     // Memory: allocations during steady-state calls, and the size of a new
     // thread's tree before it has entered a second distinct routine.
     let before = ALLOCS.load(Ordering::Relaxed);
@@ -189,7 +249,7 @@ fn child(mode: &str) {
     .join()
     .unwrap();
     println!(
-        "ns={ns:.3} base={base:.3} ns_min={ns_min:.3} base_min={base_min:.3} paired={paired:.4} steady_allocs={steady} first_call_alloc_bytes={} tree_bytes={}",
+        "ns={ns:.3} base={base:.3} ns_min={ns_min:.3} base_min={base_min:.3} paired={paired:.4} steady_allocs={steady} first_call_alloc_bytes={} tree_bytes={}{tsc}",
         tree.0, tree.1
     );
 }
@@ -271,12 +331,52 @@ const CONFIGS: &[Config] = &[
         what: "exact wall profile of spans",
     },
     Config {
+        name: "tracing registry + tracing-timing layer",
+        mode: "peer_timing",
+        env: &[],
+        what: "histograms of the time between events (spans without events: none)",
+    },
+    Config {
+        name: "tracing registry + tracing-flame layer",
+        mode: "peer_flame",
+        env: &[],
+        what: "one folded-stack line per span activation (to a sink)",
+    },
+    Config {
+        name: "tracing registry + tracing-chrome layer",
+        mode: "peer_chrome",
+        env: &[],
+        what: "begin/end trace events, written by a thread (to a sink)",
+    },
+    Config {
         name: "fastrace local span under a root",
         mode: "fastrace",
         env: &[],
         what: "raw span per call (fresh root per 512)",
     },
 ];
+
+/// The Rust path's targets, in units measured in the same child process
+/// (the plain call, one rdtsc, two rdtsc reads around the plain call):
+/// (x plain, ns added, added / one rdtsc, / two-rdtsc floor), from the
+/// paired medians and from the minimums.
+fn in_process(out: &str) -> [[f64; 4]; 2] {
+    let g = |k: &str| field(out, k).unwrap_or(f64::NAN);
+    let (base, base_min) = (g("base"), g("base_min"));
+    let paired = [
+        g("paired"),
+        (g("paired") - 1.0) * base,
+        (g("paired") - 1.0) / (g("tsc1_paired") - 1.0),
+        g("paired") / g("tsc2_paired"),
+    ];
+    let min = [
+        g("ns_min") / base_min,
+        g("ns_min") - base_min,
+        (g("ns_min") - base_min) / (g("tsc1_min") - base_min),
+        g("ns_min") / g("tsc2_min"),
+    ];
+    [paired, min]
+}
 
 fn main() {
     if let Ok(mode) = std::env::var("DRHOOK_BENCH_CHILD") {
@@ -294,6 +394,7 @@ fn main() {
     let mut ns = std::collections::HashMap::new();
     let mut mins = std::collections::HashMap::new();
     let mut mem = String::new();
+    let mut same_process = std::collections::HashMap::new();
     let only = std::env::var("DRHOOK_BENCH_ONLY").ok();
     for c in CONFIGS {
         if only
@@ -319,14 +420,25 @@ fn main() {
                     vm / bm,
                     c.what
                 );
-                if c.name.contains("prof") || c.name.contains("call tree") {
-                    mem.push_str(&format!(
-                        "| {} | {} | {} B | {} B |\n",
-                        c.name,
-                        field(&out, "steady_allocs").unwrap_or(f64::NAN),
-                        field(&out, "first_call_alloc_bytes").unwrap_or(f64::NAN),
-                        field(&out, "tree_bytes").unwrap_or(f64::NAN)
-                    ));
+                if c.mode == "leaf" {
+                    let one_rdtsc = field(&out, "tsc1").unwrap_or(f64::NAN) - base;
+                    same_process.insert(c.name, (in_process(&out), one_rdtsc));
+                }
+                if c.name.contains("prof")
+                    || c.name.contains("call tree")
+                    || c.mode.starts_with("peer_")
+                {
+                    let steady = field(&out, "steady_allocs").unwrap_or(f64::NAN);
+                    if c.mode.starts_with("peer_") {
+                        mem.push_str(&format!("| {} | {steady} | - | - |\n", c.name));
+                    } else {
+                        mem.push_str(&format!(
+                            "| {} | {steady} | {} B | {} B |\n",
+                            c.name,
+                            field(&out, "first_call_alloc_bytes").unwrap_or(f64::NAN),
+                            field(&out, "tree_bytes").unwrap_or(f64::NAN)
+                        ));
+                    }
                 }
             }
             Err(e) => println!("| {} | failed: {e} | | |", c.name),
@@ -358,6 +470,9 @@ fn main() {
                 - g("tracing registry + no-op layer"),
             g("drhook via tracing registry + DrHookLayer, DR_HOOK_OPT=prof")
                 - g("tracing registry + no-op layer"),
+            g("tracing registry + tracing-timing layer") - g("tracing registry + no-op layer"),
+            g("tracing registry + tracing-flame layer") - g("tracing registry + no-op layer"),
+            g("tracing registry + tracing-chrome layer") - g("tracing registry + no-op layer"),
         ]
     };
     let (m, n) = (ratios(&ns), ratios(&mins));
@@ -396,6 +511,39 @@ fn main() {
         "| DrHookLayer - no-op layer, prof, ns per span pair | {:.1} | {:.1} | <= 25 ns |",
         m[8], n[8]
     );
+    for (i, peer) in ["tracing-timing", "tracing-flame", "tracing-chrome"]
+        .iter()
+        .enumerate()
+    {
+        println!(
+            "| {peer} - no-op layer, ns per span pair | {:.1} | {:.1} | (peer, same spans) |",
+            m[9 + i],
+            n[9 + i]
+        );
+    }
+
+    println!(
+        "\nThe Rust path against the plain call and rdtsc timed in the same process (each configuration's child times it, the plain call, one rdtsc and two rdtsc reads around the plain call in turn):\n"
+    );
+    println!(
+        "| configuration | x plain call (paired / min) | ns added (paired / min) | added / one rdtsc (paired / min) | / two-rdtsc floor (paired / min) | one rdtsc, ns | target |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---|");
+    for (name, target) in [
+        ("drhook, DR_HOOK unset (off)", "<= 1.5x the plain call"),
+        ("drhook, DR_HOOK=1 (call tree)", "<= 0.5 rdtsc added"),
+        (
+            "drhook, DR_HOOK_OPT=prof",
+            "<= 2.4 rdtsc added, <= 1.2x the two-rdtsc floor",
+        ),
+    ] {
+        if let Some(([p, q], tsc1)) = same_process.get(name) {
+            println!(
+                "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {:.1} | {target} |",
+                p[0], q[0], p[1], q[1], p[2], q[2], p[3], q[3], tsc1
+            );
+        }
+    }
 
     println!("\nMemory:\n");
     println!(
@@ -456,10 +604,20 @@ fn main() {
         ] {
             match per_pair("tracing_drhook", env) {
                 Some(v) => println!(
-                    "| {name} | {:.1} | (no-op layer: {:.1} per span) |",
+                    "| {name} | {:.1} | <= 100 (no-op layer: {:.1} per span) |",
                     v - noop,
                     noop - base
                 ),
+                None => println!("| {name} | valgrind failed | |"),
+            }
+        }
+        for (name, mode) in [
+            ("tracing-timing layer over a no-op layer", "peer_timing"),
+            ("tracing-flame layer over a no-op layer", "peer_flame"),
+            ("tracing-chrome layer over a no-op layer", "peer_chrome"),
+        ] {
+            match per_pair(mode, &[]) {
+                Some(v) => println!("| {name} | {:.1} | (peer, same spans) |", v - noop),
                 None => println!("| {name} | valgrind failed | |"),
             }
         }
