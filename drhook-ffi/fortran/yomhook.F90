@@ -20,9 +20,10 @@
 ! procedures that libdrhook implements itself (dr_hook_default8_,
 ! dr_hook_default4_), so CALL DR_HOOK(...) goes straight into the library
 ! in the compiler's own calling convention (arguments by reference, the
-! name's hidden length by value after them: gfortran >= 8, flang, ifx,
-! nvfortran). The other specifics are module procedures calling the
-! library's C ABI through BIND(C) interfaces. LHOOK lives in the COMMON
+! name's hidden length by value after them, as gfortran >= 8 and flang-new
+! pass them; see drhook-ffi/README.md for other compilers). The other
+! specifics are module procedures calling the library's C ABI through
+! BIND(C) interfaces. LHOOK lives in the COMMON
 ! block /YOMHOOK_LHOOK/, which libdrhook defines with the initial value
 ! .TRUE.; the first DR_HOOK call reads the environment (inside libdrhook),
 ! and LHOOK becomes .FALSE. when DR_HOOK is off. Codes may set LHOOK to

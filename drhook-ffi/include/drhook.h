@@ -242,9 +242,10 @@ void c_drhook_print_(const int *ftnunitno,
  panic guard.
 
  # Safety
- The Fortran calling convention of gfortran (≥ 8), flang, ifx, nvfortran:
- `name` valid for `name_len` bytes (or null), `kswitch` and `pkey` valid
- (non-optional dummy arguments are always present).
+ The Fortran calling convention of gfortran (≥ 8) and flang-new (see
+ the crate's README for other compilers): `name` valid for `name_len`
+ bytes (or null), `kswitch` and `pkey` valid (non-optional dummy
+ arguments are always present).
  */
 void dr_hook_default8_(const char *name, const int32_t *kswitch, uint64_t *pkey, size_t name_len);
 

@@ -38,9 +38,10 @@ use crate::{hook, names};
 /// panic guard.
 ///
 /// # Safety
-/// The Fortran calling convention of gfortran (≥ 8), flang, ifx, nvfortran:
-/// `name` valid for `name_len` bytes (or null), `kswitch` and `pkey` valid
-/// (non-optional dummy arguments are always present).
+/// The Fortran calling convention of gfortran (≥ 8) and flang-new (see
+/// the crate's README for other compilers): `name` valid for `name_len`
+/// bytes (or null), `kswitch` and `pkey` valid (non-optional dummy
+/// arguments are always present).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dr_hook_default8_(
     name: *const c_char,
