@@ -216,17 +216,34 @@ fn child(mode: &str) {
         let mut run = run;
         let mut one = loop_of(one_tsc);
         let mut two = loop_of(two_tsc);
-        let t = ns_per_iter_multi(
-            n,
-            samples,
-            &mut [&mut base_loop, &mut run, &mut one, &mut two],
-        );
+        // A layer's cost is its spans minus the same spans through the
+        // registry with a no-op layer, timed in the same process too.
+        let layered = mode == "tracing_drhook" || peer;
+        let noop_dispatch = {
+            use tracing_subscriber::prelude::*;
+            tracing::Dispatch::new(tracing_subscriber::registry().with(Noop))
+        };
+        let mut noop = |k: u64| {
+            tracing::dispatcher::with_default(&noop_dispatch, || loop_of(traced)(k));
+        };
+        let mut loops: Vec<&mut dyn FnMut(u64)> =
+            vec![&mut base_loop, &mut run, &mut one, &mut two];
+        if layered {
+            loops.push(&mut noop);
+        }
+        let t = ns_per_iter_multi(n, samples, &mut loops);
         (ns, base, ns_min, base_min) = (t.median[1], t.median[0], t.min[1], t.min[0]);
         paired = t.paired[1];
         tsc = format!(
             " tsc1={:.3} tsc1_min={:.3} tsc1_paired={:.4} tsc2={:.3} tsc2_min={:.3} tsc2_paired={:.4}",
             t.median[2], t.min[2], t.paired[2], t.median[3], t.min[3], t.paired[3]
         );
+        if layered {
+            tsc.push_str(&format!(
+                " noop={:.3} noop_min={:.3} noop_paired={:.4}",
+                t.median[4], t.min[4], t.paired[4]
+            ));
+        }
     } else {
         let t = ns_per_iter_vs(n, samples, run, |k| base_loop(k * base_n / n));
         let scale = n as f64 / base_n as f64;
@@ -395,6 +412,7 @@ fn main() {
     let mut mins = std::collections::HashMap::new();
     let mut mem = String::new();
     let mut same_process = std::collections::HashMap::new();
+    let mut over_noop: Vec<(&str, f64, f64)> = Vec::new();
     let only = std::env::var("DRHOOK_BENCH_ONLY").ok();
     for c in CONFIGS {
         if only
@@ -423,6 +441,11 @@ fn main() {
                 if c.mode == "leaf" {
                     let one_rdtsc = field(&out, "tsc1").unwrap_or(f64::NAN) - base;
                     same_process.insert(c.name, (in_process(&out), one_rdtsc));
+                }
+                if let (Some(np), Some(nm)) = (field(&out, "noop_paired"), field(&out, "noop_min"))
+                {
+                    // ns per span over the no-op layer, in this process.
+                    over_noop.push((c.name, (paired - np) * base, vm - nm));
                 }
                 if c.name.contains("prof")
                     || c.name.contains("call tree")
@@ -466,13 +489,6 @@ fn main() {
             g("drhook, DR_HOOK_OPT=prof") / g("tracing registry + counting layer"),
             g("drhook, DR_HOOK_OPT=cpuprof") - plain,
             plain,
-            g("drhook via tracing registry + DrHookLayer, DR_HOOK=1 (call tree)")
-                - g("tracing registry + no-op layer"),
-            g("drhook via tracing registry + DrHookLayer, DR_HOOK_OPT=prof")
-                - g("tracing registry + no-op layer"),
-            g("tracing registry + tracing-timing layer") - g("tracing registry + no-op layer"),
-            g("tracing registry + tracing-flame layer") - g("tracing registry + no-op layer"),
-            g("tracing registry + tracing-chrome layer") - g("tracing registry + no-op layer"),
         ]
     };
     let (m, n) = (ratios(&ns), ratios(&mins));
@@ -504,22 +520,17 @@ fn main() {
         m[5], n[5]
     );
     println!(
-        "| DrHookLayer - no-op layer, call tree, ns per span pair | {:.1} | {:.1} | <= 25 ns |",
-        m[7], n[7]
+        "\nLayers over the registry with a no-op layer, ns per span (new, enter, exit, close), both timed in the same process:\n"
     );
-    println!(
-        "| DrHookLayer - no-op layer, prof, ns per span pair | {:.1} | {:.1} | <= 25 ns |",
-        m[8], n[8]
-    );
-    for (i, peer) in ["tracing-timing", "tracing-flame", "tracing-chrome"]
-        .iter()
-        .enumerate()
-    {
-        println!(
-            "| {peer} - no-op layer, ns per span pair | {:.1} | {:.1} | (peer, same spans) |",
-            m[9 + i],
-            n[9 + i]
-        );
+    println!("| layer | from paired medians | from minimums | target |");
+    println!("|---|---:|---:|---|");
+    for (name, p, q) in &over_noop {
+        let target = if name.contains("DrHookLayer") {
+            "<= 25 ns"
+        } else {
+            "(peer, same spans)"
+        };
+        println!("| {name} | {p:.1} | {q:.1} | {target} |");
     }
 
     println!(
