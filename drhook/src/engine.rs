@@ -201,6 +201,7 @@ fn exit_lenient_on(token: Token) -> u64 {
 /// thread, recorded in `state`) resumes it, as [`resume`] does. The
 /// activation is kept on the thread's span stack, so that [`exit_span`]
 /// needs only the id. One call, nothing done after it.
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
 #[inline(never)]
 pub(crate) fn enter_span(site: &'static Site, id: u64, state: &'static SpanState) {
     // A thread has a tree only when Dr.Hook is on: no tree (off, not
@@ -213,6 +214,7 @@ pub(crate) fn enter_span(site: &'static Site, id: u64, state: &'static SpanState
     unsafe { (*td).enter_span(site, id, state, (*td).mode) }
 }
 
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
 #[cold]
 #[inline(never)]
 fn enter_span_cold(site: &'static Site, id: u64, state: &'static SpanState) {
@@ -229,6 +231,7 @@ fn enter_span_cold(site: &'static Site, id: u64, state: &'static SpanState) {
 /// is entered there, as [`exit_lenient`] does (first closing whatever was
 /// entered after it; never a mismatch), and records the exit's stamp in
 /// the span's state for a later resumption.
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
 #[inline(never)]
 pub(crate) fn exit_span(id: u64) {
     let td = thread::current();

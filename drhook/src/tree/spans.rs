@@ -7,6 +7,10 @@
 //! exit) is a [`SpanState`] that the front door keeps per live span; each
 //! entry here points to it, and an exit stamps it only if it still belongs
 //! to the span (a closed span's state may have been reused).
+//!
+//! Used by the tracing layer (feature `tracing`).
+
+#![cfg_attr(not(feature = "tracing"), allow(dead_code))]
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -102,6 +102,10 @@ impl NodeMap {
 struct Local {
     /// Per site id: the node last entered for that site on this thread.
     by_site: Vec<*const Node>,
+    /// `by_site.len()` when this tree's mode lets the call-free foreign and
+    /// span enters run (no clock read through a call), else 0: their one
+    /// bounds check is also the mode check.
+    fast_len: usize,
     map: NodeMap,
     /// Tracing spans entered on this thread.
     spans: Spans,
@@ -168,6 +172,7 @@ impl ThreadData {
             tid,
             local: UnsafeCell::new(Local {
                 by_site: Vec::new(),
+                fast_len: 0,
                 map: NodeMap::new(),
                 spans: Spans::new(),
             }),
@@ -416,6 +421,7 @@ impl ThreadData {
     ///
     /// # Safety
     /// As [`ThreadData::enter`].
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     #[inline(always)]
     pub(crate) unsafe fn enter_span(
         &self,
@@ -426,20 +432,20 @@ impl ThreadData {
     ) {
         // SAFETY: owner thread; no other reference into `local` is live.
         let local = unsafe { &mut *self.local.get() };
+        debug_assert!(mode & bits::SYSCALL_CLOCKS == 0 || local.fast_len == 0);
         let n = local.spans.len;
-        if n >= spans::CAP || mode & bits::SYSCALL_CLOCKS != 0 {
-            // SAFETY: caller contract.
-            return unsafe { self.enter_span_slow(site, id, state, mode) };
-        }
-        if state.stamp.load(Ordering::Acquire) != 0 {
+        if n >= spans::CAP || state.stamp.load(Ordering::Acquire) != 0 {
             // SAFETY: caller contract.
             return unsafe { self.enter_span_slow(site, id, state, mode) };
         }
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
-        let Some(&cand) = local.by_site.get(site.raw_id() as usize) else {
+        let i = site.raw_id() as usize;
+        if i >= local.fast_len {
             // SAFETY: caller contract.
             return unsafe { self.enter_span_slow(site, id, state, mode) };
-        };
+        }
+        // SAFETY: `i < fast_len <= by_site.len()`.
+        let cand = unsafe { *local.by_site.get_unchecked(i) };
         // SAFETY: `cand` is the sentinel or a node of this arena.
         if unsafe { (*cand).parent } != cur {
             // SAFETY: caller contract.
@@ -464,6 +470,7 @@ impl ThreadData {
     ///
     /// # Safety
     /// As [`ThreadData::enter`].
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     #[inline(never)]
     unsafe fn enter_span_slow(
         &self,
@@ -498,6 +505,7 @@ impl ThreadData {
     ///
     /// # Safety
     /// Owner thread only.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     #[inline(always)]
     pub(crate) unsafe fn exit_span(&self, id: u64, mode: u32) {
         // SAFETY: owner thread; no other reference into `local` is live.
@@ -533,6 +541,7 @@ impl ThreadData {
     ///
     /// # Safety
     /// Owner thread only.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     #[inline(never)]
     unsafe fn exit_span_slow(&self, id: u64, mode: u32) {
         // SAFETY: owner thread; the reference ends before the exit.
@@ -554,6 +563,7 @@ impl ThreadData {
     ///
     /// # Safety
     /// Owner thread only.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
     #[cold]
     #[inline(never)]
     unsafe fn exit_span_below(&self, id: u64, mode: u32) {
@@ -726,6 +736,11 @@ impl ThreadData {
         if i >= local.by_site.len() {
             let new_len = (i + 1).next_power_of_two().max(64);
             local.by_site.resize(new_len, &SENTINEL);
+            local.fast_len = if self.mode & bits::SYSCALL_CLOCKS == 0 {
+                new_len
+            } else {
+                0
+            };
         }
         local.by_site[i] = node;
         node
@@ -865,15 +880,21 @@ impl ThreadData {
     /// full path is needed (first call under this parent, slow clocks).
     ///
     /// # Safety
-    /// As [`ThreadData::enter`].
+    /// As [`ThreadData::enter`]; `mode` is this tree's mode (`self.mode`).
     #[inline(always)]
     pub(crate) unsafe fn enter_handle_fast(&self, id: u32, mode: u32, wide: bool) -> Option<u64> {
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: owner-thread access to `local` (caller contract).
-        let by_site = unsafe { &(*self.local.get()).by_site };
-        let cand = *by_site.get(id as usize)?;
+        let local = unsafe { &*self.local.get() };
+        debug_assert!(mode & bits::SYSCALL_CLOCKS == 0 || local.fast_len == 0);
+        // (`fast_len` is 0 when the mode reads a clock through a call.)
+        if id as usize >= local.fast_len {
+            return None;
+        }
+        // SAFETY: `id < fast_len <= by_site.len()`.
+        let cand = unsafe { *local.by_site.get_unchecked(id as usize) };
         // SAFETY: `cand` is the sentinel or a node of this arena.
-        if unsafe { (*cand).parent } != cur || mode & bits::SYSCALL_CLOCKS != 0 {
+        if unsafe { (*cand).parent } != cur {
             return None;
         }
         // SAFETY: `cand` is a node of this arena.
