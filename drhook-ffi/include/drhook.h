@@ -228,6 +228,37 @@ void c_drhook_print_(const int *ftnunitno,
                      int *level);
 
 /*
+ `DR_HOOK(CDNAME, KSWITCH, PKEY)` with an 8-byte `REAL` `PKEY`: the
+ specific `DR_HOOK_DEFAULT8` of `yomhook.F90`, called by client code
+ directly. `KSWITCH` 0 enters the routine `CDNAME` and stores the handle
+ in `PKEY` (bit for bit); 1 leaves the activation `PKEY` designates;
+ anything else does nothing, as does any call while `LHOOK` is
+ `.FALSE.`. The first call reads the environment; when Dr.Hook is off,
+ an enter stores 0 and sets `LHOOK = .FALSE.`.
+
+ The fast paths (a name in its slot of the direct-mapped table, the
+ engine's call-free enter and exit) make no call and save no register;
+ everything else is one tail call to an out-of-line function with the
+ panic guard.
+
+ # Safety
+ The Fortran calling convention of gfortran (≥ 8) and flang-new (see
+ the crate's README for other compilers): `name` valid for `name_len`
+ bytes (or null), `kswitch` and `pkey` valid (non-optional dummy
+ arguments are always present).
+ */
+void dr_hook_default8_(const char *name, const int32_t *kswitch, uint64_t *pkey, size_t name_len);
+
+/*
+ As [`dr_hook_default8_`] with a 4-byte `REAL` `PKEY` (the specific
+ `DR_HOOK_DEFAULT4`, single-precision builds).
+
+ # Safety
+ As [`dr_hook_default8_`], with `pkey` valid for 4 bytes.
+ */
+void dr_hook_default4_(const char *name, const int32_t *kswitch, uint32_t *pkey, size_t name_len);
+
+/*
  `DR_HOOK(CDNAME, 0, PKEY)` with an 8-byte `PKEY`: enters the routine and
  returns the handle, which the module stores in `PKEY` bit for bit. 0
  means that Dr.Hook is off (the module then sets `LHOOK = .FALSE.`). The
