@@ -499,7 +499,6 @@ pub mod writable {
     }
 }
 
-
 /// A name (and file) that cannot be cached by address, with its site.
 struct ByContent {
     /// The name's bytes as passed, then the file's.
