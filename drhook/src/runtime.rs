@@ -156,7 +156,10 @@ fn announce(e: &Engine) {
     }
     let f = "drhook_init";
     crate::diag::raw_line(crate::diag::LEGEND);
-    crate::diag!(f, "DR_HOOK_OPT=\"{}\"", c.options.echo());
+    // As the reference: the recognised options only when there are some.
+    if !c.options.canonical.is_empty() {
+        crate::diag!(f, "DR_HOOK_OPT=\"{}\"", c.options.echo());
+    }
     for w in &c.warnings {
         crate::diag!(f, "{w}");
     }

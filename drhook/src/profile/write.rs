@@ -43,7 +43,8 @@ fn collect<R>(e: &Engine, write: impl FnOnce(&Header, &Summary<'_>) -> R) -> R {
             e.mode,
         ))
     });
-    let summary = rows.finish();
+    let mut summary = rows.finish();
+    pad_thread_lines(&mut summary, crate::sys::sysinfo::thread_count_hint(), kind);
     let header = Header {
         program: e.program.clone(),
         myproc: e.config.task.myproc,
@@ -64,6 +65,32 @@ fn collect<R>(e: &Engine, write: impl FnOnce(&Header, &Summary<'_>) -> R) -> R {
         counters_at: counters.map_or(0, |c| c.offset),
     };
     write(&header, &summary)
+}
+
+/// The reference's header has one line per thread 1..N, N =
+/// `omp_get_max_threads()` at start-up, used or not. Adds a zero line for
+/// each thread number up to `max(hint, highest number seen)` that made no
+/// call (at most 4096 of them, so a program of short-lived threads with
+/// high numbers does not get a page of empty lines).
+fn pad_thread_lines(s: &mut Summary<'_>, hint: u32, kind: ProfileKind) {
+    let highest = s.threads.iter().map(|t| t.tid).max().unwrap_or(0);
+    let n = highest.max(hint);
+    let missing = (n as usize).saturating_sub(s.threads.len());
+    if missing == 0 || missing > 4096 {
+        return;
+    }
+    for tid in 1..=n {
+        if !s.threads.iter().any(|t| t.tid == tid) {
+            s.threads.push(compute::ThreadLine {
+                tid,
+                secs: 0.0,
+                pct: 0.0,
+                self_ticks: (kind == ProfileKind::Wall).then_some(0),
+                lifetime_ticks: 0,
+            });
+        }
+    }
+    s.threads.sort_by_key(|t| t.tid);
 }
 
 /// Why a profile could not be written.

@@ -125,6 +125,21 @@ pub fn mem_usage() -> MemUsage {
     }
 }
 
+static THREAD_COUNT_HINT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Declares how many threads the program may use (OpenMP's
+/// `omp_get_max_threads()` at start-up; the C/Fortran library sets it).
+/// The profile header then counts at least that many threads and prints a
+/// line for each of them, used or not, as the reference does.
+pub fn set_thread_count_hint(n: u32) {
+    THREAD_COUNT_HINT.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The number declared by [`set_thread_count_hint`] (0 when none).
+pub fn thread_count_hint() -> u32 {
+    THREAD_COUNT_HINT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
