@@ -167,6 +167,10 @@ impl SignalConfig {
 pub struct Config {
     /// `DR_HOOK`.
     pub enabled: bool,
+    /// `DR_HOOK_STACKCHECK` is true (`1`, `yes`, `true`, `on`).
+    pub stackcheck: bool,
+    /// `DR_HOOK_HEAPCHECK` is true.
+    pub heapcheck: bool,
     /// `DR_HOOK_OPT`.
     pub options: Options,
     /// `DR_HOOK_PROFILE`, with `.%d` appended when it had no `%`.
@@ -457,7 +461,11 @@ impl Config {
             }
         }
         let counter_events = get(env::DR_HOOK_PAPI_COUNTERS).filter(|v| !v.trim().is_empty());
+        let stackcheck = get(env::DR_HOOK_STACKCHECK).is_some_and(|v| parse_truthy(&v));
+        let heapcheck = get(env::DR_HOOK_HEAPCHECK).is_some_and(|v| parse_truthy(&v));
         Config {
+            stackcheck,
+            heapcheck,
             counter_events,
             signals,
             strict_regions,

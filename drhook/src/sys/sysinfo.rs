@@ -100,18 +100,24 @@ pub fn status_kb(status: &str, field: &str) -> Option<u64> {
     })
 }
 
+/// Bytes the heap holds from the system: glibc's arena plus mmapped blocks
+/// (`mallinfo2`); 0 elsewhere.
+pub fn heap_bytes() -> u64 {
+    #[cfg(target_env = "gnu")]
+    {
+        // SAFETY: mallinfo2 has no preconditions.
+        let mi = unsafe { libc::mallinfo2() };
+        (mi.arena + mi.hblkhd) as u64
+    }
+    #[cfg(not(target_env = "gnu"))]
+    0
+}
+
 /// Current memory usage (zeros where the system does not tell).
 pub fn mem_usage() -> MemUsage {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let kb = |f| status_kb(&status, f).unwrap_or(0) * 1024;
-    #[cfg(target_env = "gnu")]
-    let heap = {
-        // SAFETY: mallinfo2 has no preconditions.
-        let mi = unsafe { libc::mallinfo2() };
-        (mi.arena + mi.hblkhd) as u64
-    };
-    #[cfg(not(target_env = "gnu"))]
-    let heap = 0;
+    let heap = heap_bytes();
     // SAFETY: `ru` is plain data written by getrusage.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointer.
