@@ -185,3 +185,16 @@ CALL C_CHECK_WATCH(CDWHERE, IABORT, INT(LEN(CDWHERE), C_SIZE_T))
 END SUBROUTINE DR_HOOK_CHECK_WATCH
 
 END MODULE DR_HOOK_WATCH_MOD
+
+! Writes one line to Fortran unit KUNIT, for libdrhook's C_DRHOOK_PRINT
+! with a unit other than 0 and 6 (C cannot write to a Fortran unit). Found
+! by libdrhook through a weak reference: linked whenever this file's object
+! is (make install puts it in one object with YOMHOOK).
+SUBROUTINE DRHOOK_FORTRAN_WRITE(KUNIT, CDTEXT, KLEN) BIND(C, NAME='drhook_fortran_write')
+USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_INT, C_CHAR
+IMPLICIT NONE
+INTEGER(KIND=C_INT), VALUE :: KUNIT, KLEN
+CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDTEXT(KLEN)
+WRITE(KUNIT, '(*(A))') CDTEXT(1:KLEN)
+FLUSH(KUNIT)
+END SUBROUTINE DRHOOK_FORTRAN_WRITE

@@ -407,9 +407,10 @@ pub unsafe extern "C" fn c_drhook_set_lhook_(lhook: *const c_int) {
 /// `c_drhook_print_(unit, thread_id, option, level)`: option 2 prints the
 /// calling tree of thread `thread_id` (the calling thread's when it is ≤ 0)
 /// and sets `*level` to the number of routines in it; option 3 writes the
-/// profile file and prints it. Unit ≤ 0 is stderr, 6 is stdout; other
-/// Fortran units and other options are not available (a warning is
-/// printed once).
+/// profile file and prints it. Unit ≤ 0 is stderr, 6 is stdout, any other
+/// unit is written by the Fortran companion (`dr_hook_watch_mod.F90`'s
+/// `drhook_fortran_write`) when it is linked, else stderr with a warning;
+/// other options are not available (a warning is printed once).
 ///
 /// # Safety
 /// Pointers null or valid.
@@ -475,13 +476,14 @@ pub unsafe extern "C" fn c_drhook_print_(
             6 => std::io::stdout()
                 .write_all(&text)
                 .and_then(|_| std::io::stdout().flush()),
+            u if u > 0 && crate::compat::write_fortran_unit(u, &text) => Ok(()),
             u => {
                 if u > 0 {
                     warn_once(
                         Unimplemented::FortranUnit,
                         "c_drhook_print_",
                         &format!(
-                            "printing to Fortran unit {u} is not available; printing to stderr"
+                            "printing to Fortran unit {u} needs dr_hook_watch_mod.F90's object linked into the program; printing to stderr"
                         ),
                     );
                 }

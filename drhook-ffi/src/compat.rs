@@ -273,3 +273,68 @@ pub unsafe extern "C" fn trapfpe_slave_threads_(silent: *const c_int) {
         }
     })
 }
+
+/// `void drhook_fortran_write(int unit, const char *text, int len)`: writes
+/// one line to a Fortran unit (`dr_hook_watch_mod.F90`, compiled with the
+/// program's Fortran compiler).
+type FortranWrite = unsafe extern "C" fn(c_int, *const c_char, c_int);
+
+/// The Fortran companion's line writer, when it is linked into the
+/// program: a weak reference (the library must link without it, in C
+/// programs), read from the GOT, where a missing weak symbol is 0.
+pub(crate) fn fortran_writer() -> Option<FortranWrite> {
+    #[cfg(target_arch = "x86_64")]
+    let p: usize = {
+        let p: usize;
+        // SAFETY: loads the address of a (weak) symbol from the GOT; no
+        // memory is written and no stack used.
+        unsafe {
+            std::arch::asm!(
+                ".weak drhook_fortran_write",
+                "mov {p}, qword ptr [rip + drhook_fortran_write@GOTPCREL]",
+                p = out(reg) p,
+                options(nostack, readonly, preserves_flags),
+            );
+        }
+        p
+    };
+    #[cfg(target_arch = "aarch64")]
+    let p: usize = {
+        let p: usize;
+        // SAFETY: as above.
+        unsafe {
+            std::arch::asm!(
+                ".weak drhook_fortran_write",
+                "adrp {p}, :got:drhook_fortran_write",
+                "ldr {p}, [{p}, :got_lo12:drhook_fortran_write]",
+                p = out(reg) p,
+                options(nostack, readonly, preserves_flags),
+            );
+        }
+        p
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let p: usize = 0;
+    if p == 0 {
+        return None;
+    }
+    // SAFETY: a non-zero address of the companion's BIND(C) subroutine.
+    Some(unsafe { std::mem::transmute::<usize, FortranWrite>(p) })
+}
+
+/// Writes `text` line by line to Fortran unit `unit` through the
+/// companion; false (nothing written) when it is not linked.
+pub(crate) fn write_fortran_unit(unit: c_int, text: &[u8]) -> bool {
+    let Some(w) = fortran_writer() else {
+        return false;
+    };
+    for line in text.split(|&b| b == b'\n') {
+        if line.is_empty() {
+            continue;
+        }
+        let n = line.len().min(c_int::MAX as usize) as c_int;
+        // SAFETY: `line` is valid for `n` bytes during the call.
+        unsafe { w(unit, line.as_ptr().cast(), n) };
+    }
+    true
+}

@@ -13,6 +13,10 @@ use std::path::Path;
 
 /// `f_compat.F90` with `dr_hook_watch_mod.F90`, OpenMP, libdrhook.a.
 fn fortran() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    fortran_with(Link::Static)
+}
+
+fn fortran_with(link: Link) -> Option<(tempfile::TempDir, std::path::PathBuf)> {
     if !have_gfortran() {
         return None;
     }
@@ -25,7 +29,7 @@ fn fortran() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
         "prog",
         &[watch.as_path(), p.as_path()],
         &["-fopenmp", "-fno-inline"],
-        Link::Static,
+        link,
     );
     Some((d, exe))
 }
@@ -336,6 +340,27 @@ fn prefixes_timers_and_aborts_from_c() {
     );
     assert!(out.contains("WALL 1 CPU 1"), "{out}");
 
+    // c_drhook_print_ to a Fortran unit without the Fortran companion:
+    // stderr, with one warning; option 4 (memory profile) warns.
+    let r = run_in(
+        d.path(),
+        &exe.display().to_string(),
+        &["print"],
+        &[("DR_HOOK", "1")],
+    );
+    ok(&r);
+    assert_eq!(r.stdout().trim(), "LEVEL 1");
+    let err = r.stderr();
+    assert!(err.contains("[DrHookCallTree] :  C_COMPAT "), "{err}");
+    assert!(
+        err.contains("printing to Fortran unit 77 needs dr_hook_watch_mod.F90"),
+        "{err}"
+    );
+    assert!(
+        err.contains("c_drhook_print_ option 4 is not implemented"),
+        "{err}"
+    );
+
     // drhook_abort: the reference's ABOR1/MPL_ABORT lines, the tree, SIGABRT.
     let r = run_in(
         d.path(),
@@ -372,4 +397,40 @@ fn prefixes_timers_and_aborts_from_c() {
         r.stderr()
     );
     assert!(!r.stderr().contains("ABOR1"), "{}", r.stderr());
+}
+
+#[test]
+fn c_drhook_print_writes_to_a_fortran_unit() {
+    // libdrhook finds the companion's writer through a weak reference:
+    // resolved by the static link, or by the dynamic linker from the
+    // executable with libdrhook.so.
+    for link in [Link::Static, Link::Shared] {
+        print_to_unit(link);
+    }
+}
+
+fn print_to_unit(link: Link) {
+    let Some((d, exe)) = fortran_with(link) else {
+        return;
+    };
+    let r = run_mode(d.path(), &exe, "unit", &[("DR_HOOK", "1")]);
+    ok(&r);
+    assert_eq!(r.stdout().trim(), "LEVEL 2");
+    let file = std::fs::read_to_string(d.path().join("tree.txt")).unwrap();
+    let lines: Vec<&str> = file.lines().collect();
+    assert_eq!(lines.len(), 4, "{file}");
+    assert!(
+        lines[0].contains("[DrHookCallTree] DR_HOOK call tree"),
+        "{file}"
+    );
+    assert!(
+        lines[1].ends_with("[DrHookCallTree] :  COMPAT:MAIN "),
+        "{file}"
+    );
+    assert!(
+        lines[2].ends_with("[DrHookCallTree] :   COMPAT:PRINT_TREE "),
+        "{file}"
+    );
+    assert_eq!(lines[3], "AFTER");
+    assert!(!r.stderr().contains("DrHookCallTree"), "{}", r.stderr());
 }

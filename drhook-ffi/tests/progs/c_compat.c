@@ -16,6 +16,7 @@ const char *drhook_TIMESTR(int tid);
 double util_walltime_(void);
 double util_cputime_(void);
 void trapfpe_slave_threads_(const int *silent);
+void c_drhook_print_(const int *unit, const int *tid, const int *option, int *level);
 
 static double values[4] = {1.0, 2.0, 3.0, 4.0};
 
@@ -45,6 +46,12 @@ int main(int argc, char **argv) {
     trapfpe_slave_threads_(&silent);
     printf("PREFIX %s\nTIMESTR %s\n", drhook_PREFIX(1), drhook_TIMESTR(1));
     printf("WALL %d CPU %d\n", util_walltime_() >= t0, util_cputime_() >= 0.0);
+  } else if (!strcmp(mode, "print")) {
+    /* No Fortran companion in a C program: unit 77 falls back to stderr. */
+    int unit = 77, tid = 0, tree = 2, mem = 4, level = 0;
+    c_drhook_print_(&unit, &tid, &tree, &level);
+    c_drhook_print_(&unit, &tid, &mem, &level);
+    printf("LEVEL %d\n", level);
   } else if (!strcmp(mode, "abort")) {
     drhook_abort("c_compat.c", 42, "my own fatal error");
   } else if (!strcmp(mode, "hook")) {
