@@ -6,17 +6,7 @@
 #include <string.h>
 #include "drhook.h"
 
-void c_drhook_watch_(const int *onoff, const char *name, const void *ptr,
-                     const int *nbytes, const int *abort_if_changed,
-                     const int *printkey, const int *nvals,
-                     const int *print_traceback_when_set, size_t name_len);
-void c_drhook_check_watch_(const char *where, const int *allow_abort, size_t where_len);
-const char *drhook_PREFIX(int tid);
-const char *drhook_TIMESTR(int tid);
-double util_walltime_(void);
-double util_cputime_(void);
-void trapfpe_slave_threads_(const int *silent);
-void c_drhook_print_(const int *unit, const int *tid, const int *option, int *level);
+/* Prototypes from drhook.h. */
 
 static double values[4] = {1.0, 2.0, 3.0, 4.0};
 
