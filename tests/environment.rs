@@ -16,8 +16,19 @@ fn malformed_values_warn_and_the_program_keeps_working() {
     let r = run_in(dir.path(), PROG, &["basic"], &env);
     assert_eq!(r.code(), 0);
     let err = r.stderr();
-    assert!(err.contains("no match for DR_HOOK_OPT=\"bogus\""), "{err}");
-    assert!(err.contains("valid tokens are:"), "{err}");
+    // The reference's two lines, byte for byte after the prefix; our hint
+    // on a line of its own.
+    assert!(
+        err.lines()
+            .any(|l| l.ends_with("] DR_HOOK_OPT=\"WALLPROF\"")),
+        "{err}"
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.ends_with("] Warning - no match for DR_HOOK_OPT=\"BOGUS\"")),
+        "{err}"
+    );
+    assert!(err.contains("valid DR_HOOK_OPT tokens are:"), "{err}");
     assert!(
         err.contains("DR_HOOK_PROFILE_LIMIT=\"lots\" is not a number"),
         "{err}"
@@ -27,6 +38,51 @@ fn malformed_values_warn_and_the_program_keeps_working() {
         "{err}"
     );
     r.profile("drhook.prof.1");
+}
+
+#[test]
+fn dr_hook_opt_echo_only_when_options_remain() {
+    let dir = tempfile::tempdir().unwrap();
+    let echo = |r: &drhook_tests::Run| {
+        r.stderr()
+            .lines()
+            .filter(|l| l.contains("] DR_HOOK_OPT=") || l.contains("no match for DR_HOOK_OPT"))
+            .map(|l| l.split("] ").last().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    for blank in ["", " ", " ,\t/"] {
+        let r = run_in(
+            dir.path(),
+            PROG,
+            &["basic"],
+            &[("DR_HOOK", "1"), ("DR_HOOK_OPT", blank)],
+        );
+        assert_eq!(r.code(), 0);
+        assert!(echo(&r).is_empty(), "{blank:?}: {}", r.stderr());
+    }
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "foo, bar/foo")],
+    );
+    assert_eq!(
+        echo(&r),
+        ["Warning - no match for DR_HOOK_OPT=\"FOO,BAR,FOO\""]
+    );
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "Count,x,wall")],
+    );
+    assert_eq!(
+        echo(&r),
+        [
+            "DR_HOOK_OPT=\"CALLS,WALLTIME\"",
+            "Warning - no match for DR_HOOK_OPT=\"X\""
+        ]
+    );
 }
 
 #[test]

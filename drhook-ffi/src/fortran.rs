@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering;
 
 use drhook::engine;
 
-use crate::boundary::{Unimplemented, guard, warn_once};
+use crate::boundary::guard;
 use crate::switch::fortran_lhook;
 use crate::{hook, names};
 
@@ -420,8 +420,9 @@ pub extern "C" fn drhook_f_end() {
     })
 }
 
-/// `DR_HOOK_CALLTREE([KTID])`: prints the calling thread's current calling
-/// tree on stderr (`ktid` 0 = the calling thread).
+/// `DR_HOOK_CALLTREE([KTID])`: prints the current calling tree of thread
+/// `KTID` on stderr (`ktid` ≤ 0 = the calling thread; another thread's
+/// stack is read as the crash handler reads it).
 #[unsafe(no_mangle)]
 pub extern "C" fn drhook_f_calltree(ktid: c_int) {
     guard("drhook_f_calltree", (), || {
@@ -430,15 +431,11 @@ pub extern "C" fn drhook_f_calltree(ktid: c_int) {
         }
         let own = drhook::engine::current_thread_number();
         if ktid > 0 && own.is_some_and(|t| t != ktid as u32) {
-            warn_once(
-                Unimplemented::OtherThreadTree,
-                "dr_hook_calltree",
-                &format!(
-                    "DR_HOOK_CALLTREE(KTID={ktid}) on thread {}: only the calling thread's tree can be printed; printing it",
-                    own.unwrap_or(0)
-                ),
-            );
+            let mut buf = Vec::new();
+            let _ = drhook::print_calltree_of_to(ktid as u32, &mut buf);
+            drhook::linebuf::write_all(2, &buf);
+        } else {
+            drhook::print_calltree();
         }
-        drhook::print_calltree();
     })
 }

@@ -355,6 +355,25 @@ fn assert_mismatch_abort(r: &Run, lines: &[&str]) {
         assert!(err.contains(l), "missing {l:?} in:\n{err}");
     }
     assert!(!r.stdout().contains("NOT REACHED"));
+    // The reference's abort lines, after "Aborting..." and before the tree
+    // (compat §3.5), which regression scripts grep for.
+    let all: Vec<&str> = err.lines().collect();
+    let at = |p: &dyn Fn(&str) -> bool| all.iter().position(|l| p(l));
+    let aborting = at(&|l| l.ends_with("[signal#6(SIGABRT)]: Aborting...")).expect(&err);
+    let abor1 = at(&|l| {
+        l.starts_with("ABOR1     [PROC=1,THRD=1] from [mismatch.rs +")
+            && l.ends_with("] : *** Fatal error; drhook_abort ...")
+    })
+    .expect(&err);
+    assert_eq!(
+        all[abor1 + 1],
+        "MPL_ABORT [PROC=1,THRD=1] : *** Fatal error; drhook_abort ..."
+    );
+    assert!(
+        all[abor1 + 2].contains("[DrHookCallTree] DR_HOOK call tree"),
+        "{err}"
+    );
+    assert!(aborting < abor1);
 }
 
 #[test]

@@ -58,6 +58,18 @@ fn wire(config: &Config) {
     crate::tree::site::set_case_insensitive(config.options.trim);
     crate::tree::mismatch::set_default_handler(crate::crash::mismatch::default_handler);
     crate::tree::thread::set_new_thread_hook(crate::crash::signals::on_new_thread);
+    crate::metrics::watch::set_checker(crate::crash::watch::check_boundary);
+    crate::crash::watch::set_enabler(enable_watch_checks);
+}
+
+/// Makes every enter and exit call the stampers (the watch-point check):
+/// sets the `METRICS` bit of the mode word, once a watch point is set.
+/// Nothing when Dr.Hook is off or not initialised (a watch point then
+/// watches nothing, as in the reference).
+fn enable_watch_checks() {
+    let _ = MODE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
+        (m != 0 && m & bits::UNINIT == 0 && m & bits::METRICS == 0).then_some(m | bits::METRICS)
+    });
 }
 
 fn build(config: Config) -> Engine {
@@ -97,9 +109,23 @@ fn build(config: Config) -> Engine {
             metrics.push(c);
         }
     }
-    if crate::metrics::install(metrics).stamped {
+    // Stamped from the start: the counters. The watch-point metric is
+    // installed whenever Dr.Hook is on (so that every thread has its
+    // stamper) but stamped only from the first watch point on
+    // (`enable_watch_checks`).
+    if metrics.iter().any(|m| m.stamped()) {
         mode |= bits::METRICS;
     }
+    // DR_HOOK_STACKCHECK / DR_HOOK_HEAPCHECK: the same stampers, from the
+    // start.
+    if mode != 0 && (config.stackcheck || config.heapcheck) {
+        crate::crash::watch::enable_stack_heap(config.stackcheck, config.heapcheck);
+        mode |= bits::METRICS;
+    }
+    if mode != 0 {
+        metrics.push(crate::metrics::watch::metric());
+    }
+    crate::metrics::install(metrics);
     let start = ClockPair::now(wall_source);
     let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
         overhead::calibrate(mode)
@@ -156,7 +182,10 @@ fn announce(e: &Engine) {
     }
     let f = "drhook_init";
     crate::diag::raw_line(crate::diag::LEGEND);
-    crate::diag!(f, "DR_HOOK_OPT=\"{}\"", c.options.echo());
+    // As the reference: the recognised options only when there are some.
+    if !c.options.canonical.is_empty() {
+        crate::diag!(f, "DR_HOOK_OPT=\"{}\"", c.options.echo());
+    }
     for w in &c.warnings {
         crate::diag!(f, "{w}");
     }
@@ -198,4 +227,17 @@ pub fn write_profile() -> Result<Option<std::path::PathBuf>, crate::profile::wri
         return Ok(None);
     }
     crate::profile::write::write_profile()
+}
+
+/// Writes this task's profile now and cancels the write at exit, as the
+/// reference's `c_drhook_prof_()` does: the file keeps the numbers of this
+/// moment. Returns what [`write_profile`] returns.
+pub fn write_final_profile()
+-> Result<Option<std::path::PathBuf>, crate::profile::write::ProfileError> {
+    if engine().is_none() {
+        return Ok(None);
+    }
+    let r = crate::profile::write::write_profile();
+    crate::profile::write::cancel_write_at_exit();
+    r
 }

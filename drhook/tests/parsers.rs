@@ -42,7 +42,13 @@ fn variables() -> Vec<&'static str> {
         env::DRHOOK_BACKTRACE,
         env::DRHOOK_CLOCK,
     ];
-    v.extend(env::UNSUPPORTED);
+    v.extend(env::UNSUPPORTED.iter().map(|(name, _)| *name));
+    v.extend(env::MPI_LAUNCH_VARS);
+    v.extend([
+        env::DR_HOOK_WATCH_PRINT_MAX,
+        env::DR_HOOK_STACKCHECK,
+        env::DR_HOOK_HEAPCHECK,
+    ]);
     v.extend(env::RANK_VARS);
     v.extend(env::SIZE_VARS);
     v

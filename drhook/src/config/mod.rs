@@ -167,6 +167,10 @@ impl SignalConfig {
 pub struct Config {
     /// `DR_HOOK`.
     pub enabled: bool,
+    /// `DR_HOOK_STACKCHECK` is true (`1`, `yes`, `true`, `on`).
+    pub stackcheck: bool,
+    /// `DR_HOOK_HEAPCHECK` is true.
+    pub heapcheck: bool,
     /// `DR_HOOK_OPT`.
     pub options: Options,
     /// `DR_HOOK_PROFILE`, with `.%d` appended when it had no `%`.
@@ -302,6 +306,44 @@ pub fn profile_template(value: Option<&str>) -> String {
     }
 }
 
+/// Whether the reference would act on `value` of an unsupported variable
+/// (see [`env::Acts`]).
+pub fn unsupported_value_acts(acts: env::Acts, value: &str, mpi_launched: bool) -> bool {
+    let v = value.trim();
+    match acts {
+        env::Acts::NonZero => atoi(v) != 0,
+        env::Acts::True => parse_truthy(v),
+        env::Acts::NonBlank => !v.is_empty(),
+        env::Acts::MpiAssert => mpi_launched && parse_switch(Some(v)),
+    }
+}
+
+/// The reference's true values of its Fortran-side switches
+/// (`DR_HOOK_STACKCHECK`, `DR_HACK`, ...): `1`, `yes`, `true`, `on` (any
+/// case, blanks around ignored).
+pub fn parse_truthy(value: &str) -> bool {
+    let v = value.trim();
+    ["1", "yes", "true", "on"]
+        .iter()
+        .any(|t| v.eq_ignore_ascii_case(t))
+}
+
+/// C's `atoi`: optional blanks and sign, then digits; anything else ends
+/// the number (garbage reads 0). Saturates instead of overflowing.
+pub fn atoi(value: &str) -> i64 {
+    let s = value.trim_start();
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut n: i64 = 0;
+    for b in digits.bytes().take_while(u8::is_ascii_digit) {
+        n = n.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    if neg { -n } else { n }
+}
+
 /// Expands `%d` in a profile template to the 1-based task number.
 pub fn profile_path(template: &str, myproc: u32) -> String {
     template.replace("%d", &myproc.to_string())
@@ -407,15 +449,23 @@ impl Config {
             &mut warnings,
         ) != 0;
         let signals = SignalConfig::from_lookup(get, &mut warnings);
-        for var in env::UNSUPPORTED {
-            if get(var).is_some_and(|v| !v.trim().is_empty()) {
+        let mpi_launched = env::MPI_LAUNCH_VARS
+            .iter()
+            .any(|v| get(v).is_some_and(|v| !v.trim().is_empty()));
+        for &(var, acts) in env::UNSUPPORTED {
+            let Some(v) = get(var) else { continue };
+            if unsupported_value_acts(acts, &v, mpi_launched) {
                 warnings.push(Warning(format!(
-                    "Warning - {var} is not supported by drhook-rs (ignored)"
+                    "Warning - {var}=\"{v}\" is not supported by drhook-rs (ignored)"
                 )));
             }
         }
         let counter_events = get(env::DR_HOOK_PAPI_COUNTERS).filter(|v| !v.trim().is_empty());
+        let stackcheck = get(env::DR_HOOK_STACKCHECK).is_some_and(|v| parse_truthy(&v));
+        let heapcheck = get(env::DR_HOOK_HEAPCHECK).is_some_and(|v| parse_truthy(&v));
         Config {
+            stackcheck,
+            heapcheck,
             counter_events,
             signals,
             strict_regions,
@@ -687,13 +737,45 @@ mod tests {
 
     #[test]
     fn unsupported_reference_variables_are_reported() {
-        let c = cfg(&[("DR_HOOK_TIMELINE", "-1"), ("DR_HOOK_NCALLSTACK", "")]);
+        let c = cfg(&[("DR_HOOK_TIMELINE", "-1"), ("DR_HOOK_NCALLSTACK", "64")]);
         assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
         assert!(
             c.warnings[0]
                 .0
-                .contains("DR_HOOK_TIMELINE is not supported")
+                .contains("DR_HOOK_TIMELINE=\"-1\" is not supported")
         );
+    }
+
+    #[test]
+    fn unsupported_variables_warn_only_for_values_that_would_act() {
+        // Values with which the reference does nothing: no warning.
+        let quiet = cfg(&[
+            ("DR_HOOK_TIMELINE", "0"),
+            ("DR_HOOK_FUNCENTER", "x"),
+            ("DR_HACK", "no"),
+            ("DR_HOOK_DUMP_HUGEPAGES", " "),
+            ("DR_HOOK_ASSERT_MPI_INITIALIZED", "1"),
+            ("DR_HOOK_NOT_MPI", "1"),
+            ("DR_HOOK_NCALLSTACK", "64"),
+        ]);
+        assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
+        // The MPI assertion matters only in an MPI-launched process, and
+        // not when switched off.
+        let off = cfg(&[
+            ("DR_HOOK_ASSERT_MPI_INITIALIZED", "0"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+        ]);
+        assert!(off.warnings.is_empty(), "{:?}", off.warnings);
+        let loud = cfg(&[
+            ("DR_HOOK_ASSERT_MPI_INITIALIZED", "yes"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+            ("DR_HACK", "TRUE"),
+            ("DR_HOOK_GENCORE", " 3"),
+        ]);
+        assert_eq!(loud.warnings.len(), 3, "{:?}", loud.warnings);
+        assert_eq!(atoi(" -12x"), -12);
+        assert_eq!(atoi("abc"), 0);
+        assert!(parse_truthy(" On ") && !parse_truthy("2"));
     }
 
     #[test]

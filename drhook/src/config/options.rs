@@ -121,13 +121,12 @@ impl Options {
     pub fn parse(value: &str) -> (Options, Vec<Warning>) {
         let mut o = Options::default();
         let mut warnings = Vec::new();
+        // The reference upper-cases the value, then reports every unknown
+        // token in one line, joined by commas, in the order given.
+        let mut unknown: Vec<String> = Vec::new();
         for token in split_list(value) {
             let Some(canon) = canonical_of(token) else {
-                let valid: Vec<&str> = TOKENS.iter().flat_map(|(s, _)| s.iter().copied()).collect();
-                warnings.push(Warning(format!(
-                    "Warning - no match for DR_HOOK_OPT=\"{token}\" (ignored); valid tokens are: {}",
-                    valid.join(",")
-                )));
+                unknown.push(token.to_ascii_uppercase());
                 continue;
             };
             // A repeated token moves to the end: the echo's order is the
@@ -182,6 +181,25 @@ impl Options {
                     "memory statistics per routine are not collected",
                 )),
             }
+        }
+        if !unknown.is_empty() {
+            let valid: Vec<&str> = TOKENS.iter().flat_map(|(s, _)| s.iter().copied()).collect();
+            warnings.insert(
+                0,
+                Warning(format!(
+                    "Warning - no match for DR_HOOK_OPT=\"{}\"",
+                    unknown.join(",")
+                )),
+            );
+            // Our hint, on its own line so that the reference's line stays
+            // byte for byte what scripts match.
+            warnings.insert(
+                1,
+                Warning(format!(
+                    "(ignored; valid DR_HOOK_OPT tokens are: {})",
+                    valid.join(",")
+                )),
+            );
         }
         (o, warnings)
     }
@@ -268,12 +286,26 @@ mod tests {
     }
 
     #[test]
-    fn unknown_token_warns_with_valid_list() {
+    fn unknown_tokens_warn_in_one_line_upper_cased() {
         let (o, w) = Options::parse("prof,bogus");
         assert_eq!(o.profile, Some(ProfileKind::Wall));
-        assert_eq!(w.len(), 1);
-        assert!(w[0].0.contains("\"bogus\""));
-        assert!(w[0].0.contains("WALLPROF") && w[0].0.contains("CPUPROF"));
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[0].0, "Warning - no match for DR_HOOK_OPT=\"BOGUS\"");
+        assert!(w[1].0.contains("WALLPROF") && w[1].0.contains("CPUPROF"));
+        // All unknown tokens in one line, as given (repeats kept), before
+        // the not-implemented notices.
+        let (o, w) = Options::parse("foo/heap, Bar\tfoo");
+        assert_eq!(o.echo(), "HEAP");
+        assert_eq!(w[0].0, "Warning - no match for DR_HOOK_OPT=\"FOO,BAR,FOO\"");
+        assert!(w[2].0.contains("accepted, not implemented yet"));
+        assert_eq!(w.len(), 3);
+        // Only unknown tokens: nothing to echo.
+        let (o, w) = Options::parse("x");
+        assert_eq!(o.echo(), "");
+        assert_eq!(w[0].0, "Warning - no match for DR_HOOK_OPT=\"X\"");
+        // Blank: nothing at all.
+        let (o, w) = Options::parse(" ,\t/ ");
+        assert!(w.is_empty() && o.echo().is_empty());
     }
 
     #[test]

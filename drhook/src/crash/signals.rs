@@ -325,6 +325,14 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
 /// (and for the installing thread): floating-point traps (they are
 /// per-thread state) and an alternate signal stack large enough for the
 /// handler, so that a stack overflow can still be reported.
+/// Sets the calling thread up as Dr.Hook sets up each thread at its first
+/// instrumented call: the floating-point traps of `DR_HOOK_TRAPFPE*` and
+/// the alternate signal stack, once the handlers are installed (the
+/// reference's `trapfpe_slave_threads_`, for threads that make no call).
+pub fn init_this_thread() {
+    on_new_thread();
+}
+
 pub(crate) fn on_new_thread() {
     if !*INSTALL_LOCK.lock().unwrap_or_else(|p| p.into_inner()) {
         return;

@@ -28,6 +28,9 @@
 //!
 //! Metrics:
 //! * `counters` — hardware or software counters per routine (`hpmprof`).
+//! * `watch` — watch points checked at every enter and exit; installed
+//!   whenever Dr.Hook is on but stamped only once a watch point is set
+//!   (the `METRICS` bit is set then; see `watch.rs`).
 
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
@@ -35,6 +38,7 @@ use std::sync::atomic::AtomicU64;
 use crate::sys::linebuf::LineBuf;
 
 pub(crate) mod counters;
+pub(crate) mod watch;
 
 /// How a word of a metric adds up over the calling tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

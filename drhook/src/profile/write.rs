@@ -43,7 +43,8 @@ fn collect<R>(e: &Engine, write: impl FnOnce(&Header, &Summary<'_>) -> R) -> R {
             e.mode,
         ))
     });
-    let summary = rows.finish();
+    let mut summary = rows.finish();
+    pad_thread_lines(&mut summary, crate::sys::sysinfo::thread_count_hint(), kind);
     let header = Header {
         program: e.program.clone(),
         myproc: e.config.task.myproc,
@@ -64,6 +65,36 @@ fn collect<R>(e: &Engine, write: impl FnOnce(&Header, &Summary<'_>) -> R) -> R {
         counters_at: counters.map_or(0, |c| c.offset),
     };
     write(&header, &summary)
+}
+
+/// The reference's header has one line per thread 1..N, N =
+/// `omp_get_max_threads()` at start-up, used or not. When the program
+/// declared such a count (`hint` > 0: C and Fortran programs with OpenMP),
+/// adds a zero line for each thread number up to `max(hint, highest
+/// number seen)` that made no call (at most 4096 of them). Without it
+/// (Rust programs) the lines are the threads that made calls.
+fn pad_thread_lines(s: &mut Summary<'_>, hint: u32, kind: ProfileKind) {
+    if hint == 0 {
+        return;
+    }
+    let highest = s.threads.iter().map(|t| t.tid).max().unwrap_or(0);
+    let n = highest.max(hint);
+    let missing = (n as usize).saturating_sub(s.threads.len());
+    if missing == 0 || missing > 4096 {
+        return;
+    }
+    for tid in 1..=n {
+        if !s.threads.iter().any(|t| t.tid == tid) {
+            s.threads.push(compute::ThreadLine {
+                tid,
+                secs: 0.0,
+                pct: 0.0,
+                self_ticks: (kind == ProfileKind::Wall).then_some(0),
+                lifetime_ticks: 0,
+            });
+        }
+    }
+    s.threads.sort_by_key(|t| t.tid);
 }
 
 /// Why a profile could not be written.
@@ -257,7 +288,19 @@ fn write_to(path: &Path, header: &Header, summary: &Summary<'_>) -> std::io::Res
     })
 }
 
+static EXIT_WRITE_CANCELLED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// The write at exit will not happen (the reference's `c_drhook_prof_`
+/// writes the profile and turns the one at exit off).
+pub(crate) fn cancel_write_at_exit() {
+    EXIT_WRITE_CANCELLED.store(true, std::sync::atomic::Ordering::Release);
+}
+
 extern "C" fn write_profile_at_exit() {
+    if EXIT_WRITE_CANCELLED.load(std::sync::atomic::Ordering::Acquire) {
+        return;
+    }
     // Never unwind into libc.
     let _ = std::panic::catch_unwind(|| {
         let _ = write_profile();

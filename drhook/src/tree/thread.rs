@@ -1098,7 +1098,11 @@ pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadDat
     }
     let tid = choose_tid();
     let layout = crate::metrics::layout();
-    let stampers = if mode & bits::METRICS != 0 {
+    // Every thread gets the stampers of the installed stamped metrics, even
+    // while the METRICS bit is clear: a watch point set later turns them
+    // on by setting the bit (`metrics::watch`).
+    let _ = mode;
+    let stampers = if layout.stamped {
         layout.stampers()
     } else {
         Vec::new()
