@@ -98,7 +98,7 @@ fn exit_on(token: Token) {
         return exit_without_tree(token);
     }
     // SAFETY: `td` is the calling thread's own tree; the token is only compared.
-    unsafe { (*td).exit(token.0, 0, (*td).mode) }
+    unsafe { (*td).exit(token.0, 0, (*td).mode()) }
 }
 
 #[inline(never)]
@@ -108,7 +108,7 @@ fn exit_sized(token: Token, size: u64) {
         return exit_without_tree(token);
     }
     // SAFETY: as in `exit_on`.
-    unsafe { (*td).exit(token.0, size, (*td).mode) }
+    unsafe { (*td).exit(token.0, size, (*td).mode()) }
 }
 
 // --- resumable activations: futures and spans -----------------------------
@@ -166,7 +166,7 @@ fn exit_stamped_on(token: Token, size: u64) -> u64 {
         return 0;
     }
     // SAFETY: `td` is the calling thread's own tree; the token is only compared.
-    unsafe { (*td).exit_stamped(token.0, size, (*td).mode) }
+    unsafe { (*td).exit_stamped(token.0, size, (*td).mode()) }
 }
 
 /// Leaves `token` if it is on the calling thread's stack, first closing
@@ -191,7 +191,7 @@ fn exit_lenient_on(token: Token) -> u64 {
         return 0;
     }
     // SAFETY: `td` is the calling thread's own tree; the token is only compared.
-    unsafe { (*td).exit_lenient(token.0, (*td).mode) }
+    unsafe { (*td).exit_lenient(token.0, (*td).mode()) }
 }
 
 // --- tracing spans ----------------------------------------------------------
@@ -211,7 +211,7 @@ pub(crate) fn enter_span(site: &'static Site, id: u64, state: &'static SpanState
         return enter_span_cold(site, id, state);
     }
     // SAFETY: `td` is the calling thread's own tree.
-    unsafe { (*td).enter_span(site, id, state, (*td).mode) }
+    unsafe { (*td).enter_span(site, id, state, (*td).mode()) }
 }
 
 #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
@@ -239,7 +239,7 @@ pub(crate) fn exit_span(id: u64) {
         return;
     }
     // SAFETY: `td` is the calling thread's own tree.
-    unsafe { (*td).exit_span(id, (*td).mode) }
+    unsafe { (*td).exit_span(id, (*td).mode()) }
 }
 
 // --- foreign callers: handles instead of tokens ---------------------------
@@ -285,7 +285,7 @@ pub fn enter_handle_fast(site: &'static Site, wide: bool) -> Option<u64> {
         return None;
     }
     // SAFETY: `td` is the calling thread's own tree.
-    unsafe { (*td).enter_handle_fast(site.raw_id(), (*td).mode, wide) }
+    unsafe { (*td).enter_handle_fast(site.raw_id(), (*td).mode(), wide) }
 }
 
 /// The part of [`exit_handle`] that makes no call and cannot panic: true
@@ -308,7 +308,7 @@ fn exit_handle_try(handle: u64, wide: bool, size: u64) -> bool {
     }
     // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
     unsafe {
-        let mode = (*td).mode;
+        let mode = (*td).mode();
         mode & (bits::SYSCALL_CLOCKS | bits::STRICT) == 0
             && (*td).exit_handle_fast(handle, wide, size, mode)
     }

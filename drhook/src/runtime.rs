@@ -67,9 +67,14 @@ fn wire(config: &Config) {
 /// Nothing when Dr.Hook is off or not initialised (a watch point then
 /// watches nothing, as in the reference).
 fn enable_watch_checks() {
-    let _ = MODE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
+    let added = MODE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
         (m != 0 && m & bits::UNINIT == 0 && m & bits::METRICS == 0).then_some(m | bits::METRICS)
     });
+    if added.is_ok() {
+        // The exits and the foreign enters read the mode of the thread's
+        // tree: every tree gains the bit too.
+        crate::tree::thread::add_mode_bits(bits::METRICS);
+    }
 }
 
 fn build(config: Config) -> Engine {

@@ -10,7 +10,7 @@
 
 use std::cell::UnsafeCell;
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::bits;
 use super::mismatch::{self, Mismatch};
@@ -102,10 +102,6 @@ impl NodeMap {
 struct Local {
     /// Per site id: the node last entered for that site on this thread.
     by_site: Vec<*const Node>,
-    /// `by_site.len()` when this tree's mode lets the call-free foreign and
-    /// span enters run (no clock read through a call), else 0: their one
-    /// bounds check is also the mode check.
-    fast_len: usize,
     map: NodeMap,
     /// Tracing spans entered on this thread.
     spans: Spans,
@@ -118,13 +114,19 @@ struct Local {
 pub(crate) struct ThreadData {
     /// Top of the call stack (the root when nothing is active).
     current: AtomicPtr<Node>,
-    /// The mode word (`setup::MODE`) this thread's tree was created under:
-    /// the process's, which never changes once Dr.Hook is initialised (0
-    /// for private trees, whose callers pass their mode). Read by the fast
-    /// paths next to `current` instead of the global.
-    pub(crate) mode: u32,
+    /// The mode word (`setup::MODE`) as this thread's tree knows it: the
+    /// process's (0 for private trees, whose callers pass their mode). Read
+    /// by the fast paths next to `current` instead of the global. It only
+    /// ever gains bits after start-up (`add_mode_bits`: a watch point turns
+    /// the metric stampers on).
+    mode: AtomicU32,
     /// Dr.Hook thread number (1 = main thread).
     pub(crate) tid: u32,
+    /// `by_site.len()` when this tree's mode lets the call-free foreign and
+    /// span enters run (no clock read through a call), else 0: their one
+    /// bounds check is also the mode check. Written by the owner when
+    /// `by_site` grows, and set to 0 by `add_mode_bits` from any thread.
+    fast_len: AtomicUsize,
     local: UnsafeCell<Local>,
     pub(crate) arena: NodeArena,
     pub(crate) sizes: Segmented<SizeStats>,
@@ -168,11 +170,11 @@ impl ThreadData {
     ) -> Box<ThreadData> {
         let mut td = Box::new(ThreadData {
             current: AtomicPtr::new(ptr::null_mut()),
-            mode: 0,
+            mode: AtomicU32::new(0),
             tid,
+            fast_len: AtomicUsize::new(0),
             local: UnsafeCell::new(Local {
                 by_site: Vec::new(),
-                fast_len: 0,
                 map: NodeMap::new(),
                 spans: Spans::new(),
             }),
@@ -191,6 +193,21 @@ impl ThreadData {
         td.root = root;
         td.current.store(root as *mut Node, Ordering::Relaxed);
         td
+    }
+
+    /// The mode word of this tree (see the field).
+    #[inline(always)]
+    pub(crate) fn mode(&self) -> u32 {
+        self.mode.load(Ordering::Relaxed)
+    }
+
+    /// Adds `bits_added` to this tree's mode; a slow clock among them stops
+    /// the call-free enters.
+    fn gain_mode_bits(&self, bits_added: u32) {
+        self.mode.fetch_or(bits_added, Ordering::SeqCst);
+        if bits_added & bits::SYSCALL_CLOCKS != 0 {
+            self.fast_len.store(0, Ordering::SeqCst);
+        }
     }
 
     /// The top of this thread's stack (for readers on any thread).
@@ -432,7 +449,6 @@ impl ThreadData {
     ) {
         // SAFETY: owner thread; no other reference into `local` is live.
         let local = unsafe { &mut *self.local.get() };
-        debug_assert!(mode & bits::SYSCALL_CLOCKS == 0 || local.fast_len == 0);
         let n = local.spans.len;
         if n >= spans::CAP || state.stamp.load(Ordering::Acquire) != 0 {
             // SAFETY: caller contract.
@@ -440,7 +456,9 @@ impl ThreadData {
         }
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
         let i = site.raw_id() as usize;
-        if i >= local.fast_len {
+        // A mode that just gained a slow clock (`add_mode_bits`) may still
+        // see the old length for a moment: those calls skip the new stamps.
+        if i >= self.fast_len.load(Ordering::Relaxed) {
             // SAFETY: caller contract.
             return unsafe { self.enter_span_slow(site, id, state, mode) };
         }
@@ -736,11 +754,19 @@ impl ThreadData {
         if i >= local.by_site.len() {
             let new_len = (i + 1).next_power_of_two().max(64);
             local.by_site.resize(new_len, &SENTINEL);
-            local.fast_len = if self.mode & bits::SYSCALL_CLOCKS == 0 {
-                new_len
-            } else {
+            // Stored, then the mode checked again: a concurrent
+            // `add_mode_bits` either sees this length and clears it, or is
+            // seen here (both sides are sequentially consistent).
+            let slow = |m: u32| m & bits::SYSCALL_CLOCKS != 0;
+            let fast = if slow(self.mode.load(Ordering::SeqCst)) {
                 0
+            } else {
+                new_len
             };
+            self.fast_len.store(fast, Ordering::SeqCst);
+            if slow(self.mode.load(Ordering::SeqCst)) {
+                self.fast_len.store(0, Ordering::SeqCst);
+            }
         }
         local.by_site[i] = node;
         node
@@ -886,9 +912,8 @@ impl ThreadData {
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: owner-thread access to `local` (caller contract).
         let local = unsafe { &*self.local.get() };
-        debug_assert!(mode & bits::SYSCALL_CLOCKS == 0 || local.fast_len == 0);
         // (`fast_len` is 0 when the mode reads a clock through a call.)
-        if id as usize >= local.fast_len {
+        if id as usize >= self.fast_len.load(Ordering::Relaxed) {
             return None;
         }
         // SAFETY: `id < fast_len <= by_site.len()`.
@@ -1107,8 +1132,10 @@ pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadDat
     } else {
         Vec::new()
     };
-    let mut boxed = ThreadData::with_metrics(tid, gettid(), start_wall, layout.width, stampers);
-    boxed.mode = mode;
+    let boxed = ThreadData::with_metrics(tid, gettid(), start_wall, layout.width, stampers);
+    boxed
+        .mode
+        .store(mode | ADDED_BITS.load(Ordering::SeqCst), Ordering::SeqCst);
     let td: &'static ThreadData = Box::leak(boxed);
     let mut head = HEAD.load(Ordering::Acquire);
     loop {
@@ -1123,6 +1150,13 @@ pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadDat
             Err(h) => head = h,
         }
     }
+    // Bits added while this tree was being registered: either
+    // `add_mode_bits` found it in the list, or they are seen here.
+    std::sync::atomic::fence(Ordering::SeqCst);
+    let added = ADDED_BITS.load(Ordering::SeqCst);
+    if added & !td.mode() != 0 {
+        td.gain_mode_bits(added);
+    }
     super::tls::set(td as *const ThreadData as *const ());
     let hook = ON_NEW_THREAD.load(Ordering::Acquire);
     if !hook.is_null() {
@@ -1134,6 +1168,18 @@ pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadDat
 }
 
 static ON_NEW_THREAD: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
+
+/// Mode bits added after start-up (see [`add_mode_bits`]).
+static ADDED_BITS: AtomicU32 = AtomicU32::new(0);
+
+/// Adds `bits_added` to the mode of every thread's tree, present and future
+/// (the caller has added them to `setup::MODE`, which the enters read):
+/// `METRICS` when the first watch point is set. Modes only gain bits.
+pub(crate) fn add_mode_bits(bits_added: u32) {
+    ADDED_BITS.fetch_or(bits_added, Ordering::SeqCst);
+    std::sync::atomic::fence(Ordering::SeqCst);
+    for_each_thread(|td| td.gain_mode_bits(bits_added));
+}
 
 /// Installs the function called on each thread right after its tree is
 /// registered (at its first instrumented call): per-thread set-up of other
