@@ -316,9 +316,9 @@ pub unsafe fn resolve(
         && is_read_only(name_b)
         && (file_len == 0 || (!file_b.is_empty() && is_read_only(file_b)));
     if !cacheable {
-        let site = by_content(name_b, file_b);
+        let (site, text) = by_content(name_b, file_b);
         if file_len == 0 && !name_b.is_empty() {
-            writable::remember(name_b, site);
+            writable::remember(name as usize, &text[..name_b.len()], site);
         }
         return site;
     }
@@ -362,7 +362,7 @@ pub unsafe fn resolve(
 /// site. Entries are interned per (address, text) and never freed; a miss
 /// replaces the slot's entry.
 pub mod writable {
-    use std::collections::HashMap;
+    use std::hash::BuildHasher as _;
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -370,12 +370,13 @@ pub mod writable {
 
     struct Entry {
         addr: usize,
-        text: Box<[u8]>,
+        /// The text, owned by the content table (never freed).
+        text: &'static [u8],
         site: *const Site,
     }
 
-    // SAFETY: `site` points to a `&'static Site` (Sync); the rest is owned
-    // and immutable.
+    // SAFETY: `site` points to a `&'static Site` (Sync); the rest is
+    // immutable.
     unsafe impl Sync for Entry {}
     // SAFETY: as above.
     unsafe impl Send for Entry {}
@@ -383,7 +384,12 @@ pub mod writable {
     const LOG2: u32 = 12;
     static SLOTS: [AtomicPtr<Entry>; 1 << LOG2] =
         [const { AtomicPtr::new(std::ptr::null_mut()) }; 1 << LOG2];
-    type Interned = HashMap<(usize, Box<[u8]>), &'static Entry>;
+    /// Every entry made, so that a (address, text) pair evicted from its
+    /// slot and seen again reuses its entry instead of leaking another.
+    struct Interned {
+        table: hashbrown::HashTable<&'static Entry>,
+        hasher: foldhash::fast::RandomState,
+    }
     static ENTRIES: Mutex<Option<Interned>> = Mutex::new(None);
 
     /// The first and last 8 bytes of `n` bytes at `p` (all of them, packed,
@@ -475,26 +481,32 @@ pub mod writable {
         }
     }
 
-    /// Caches `site` for the text `b` at its address (after a lookup by
-    /// content).
-    pub fn remember(b: &[u8], site: &'static Site) {
+    /// Caches `site` for the name at `addr` whose bytes are `text` (the
+    /// content table's copy, after a lookup by content).
+    pub fn remember(addr: usize, text: &'static [u8], site: &'static Site) {
         let mut g = ENTRIES.lock().unwrap_or_else(|p| p.into_inner());
-        let m = g.get_or_insert_with(HashMap::new);
-        let key = (b.as_ptr() as usize, Box::<[u8]>::from(b));
-        let e: &'static Entry = match m.get(&key) {
+        let m = g.get_or_insert_with(|| Interned {
+            table: hashbrown::HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
+        });
+        let hash = m.hasher.hash_one((addr, text));
+        let e: &'static Entry = match m.table.find(hash, |e| e.addr == addr && e.text == text) {
             Some(e) => e,
             None => {
                 let e: &'static Entry = Box::leak(Box::new(Entry {
-                    addr: key.0,
-                    text: key.1.clone(),
+                    addr,
+                    text,
                     site: site as *const Site,
                 }));
-                m.insert(key, e);
+                let hasher = &m.hasher;
+                m.table
+                    .insert_unique(hash, e, |e| hasher.hash_one((e.addr, e.text)));
                 e
             }
         };
-        // SAFETY: `b` is a slice.
-        unsafe { slot(b.as_ptr(), b.len()) }
+        // SAFETY: `text` is a slice of `text.len()` bytes (the same bytes
+        // as at `addr`).
+        unsafe { slot(addr as *const u8, text.len()) }
             .store(e as *const Entry as *mut Entry, Ordering::Release);
     }
 }
@@ -518,7 +530,10 @@ fn content_hash(h: &foldhash::fast::RandomState, name: &[u8], file: &[u8]) -> u6
     h.hash_one((name, file))
 }
 
-fn by_content(name: &[u8], file: &[u8]) -> &'static Site {
+/// The site of a name (and file) by its text, with the table's copy of
+/// the name's and the file's bytes (never freed: entries are never removed
+/// and their boxed bytes do not move when the table grows).
+fn by_content(name: &[u8], file: &[u8]) -> (&'static Site, &'static [u8]) {
     static BY_CONTENT: Mutex<Option<ContentMap>> = Mutex::new(None);
     let mut g = BY_CONTENT.lock().unwrap_or_else(|p| p.into_inner());
     let map = g.get_or_insert_with(|| ContentMap {
@@ -530,15 +545,20 @@ fn by_content(name: &[u8], file: &[u8]) -> &'static Site {
         let (n, f) = e.text.split_at(e.name_len);
         n == name && f == file
     };
+    let stable = |e: &ByContent| -> &'static [u8] {
+        // SAFETY: the boxed bytes of an entry live as long as the (static)
+        // table, which never removes entries, and never move.
+        unsafe { std::slice::from_raw_parts(e.text.as_ptr(), e.text.len()) }
+    };
     if let Some(e) = map.table.find(hash, same) {
-        return e.site;
+        return (e.site, stable(e));
     }
     let site = intern(name, file);
     let mut text = Vec::with_capacity(name.len() + file.len());
     text.extend_from_slice(name);
     text.extend_from_slice(file);
     let hasher = &map.hasher;
-    map.table.insert_unique(
+    let e = map.table.insert_unique(
         hash,
         ByContent {
             text: text.into_boxed_slice(),
@@ -550,7 +570,7 @@ fn by_content(name: &[u8], file: &[u8]) -> &'static Site {
             content_hash(hasher, n, f)
         },
     );
-    site
+    (site, stable(e.get()))
 }
 
 fn intern(name: &[u8], file: &[u8]) -> &'static Site {
