@@ -307,7 +307,7 @@ impl ThreadData {
             && let Some(row) = self.rows.get(n.index)
         {
             for s in &self.stampers {
-                s.enter(row);
+                s.enter(n.index, row);
             }
         }
         if mode & bits::WALL != 0 {
@@ -380,8 +380,18 @@ impl ThreadData {
         wall
     }
 
+    /// The stampers' exit of node `index` (`bits::METRICS`).
+    fn stamp_exit(&self, index: u32) {
+        if let Some(row) = self.rows.get(index) {
+            for s in &self.stampers {
+                s.exit(index, row);
+            }
+        }
+    }
+
     /// Closes the activations from `top` down to `target` (included; it
-    /// gets `size`), as if each had been left now.
+    /// gets `size`), as if each had been left now; the stampers see each
+    /// exit.
     ///
     /// # Safety
     /// Owner thread only; `target` is on this thread's stack at or below
@@ -400,9 +410,16 @@ impl ThreadData {
             // SAFETY: `p` is on this thread's stack, above `target`.
             unsafe {
                 let parent = (*p).parent;
+                if mode & bits::METRICS != 0 {
+                    self.stamp_exit((*p).index);
+                }
                 self.close(p, 0, mode, wall, cpu);
                 p = parent;
             }
+        }
+        if mode & bits::METRICS != 0 {
+            // SAFETY: `target` is on this thread's stack (caller contract).
+            self.stamp_exit(unsafe { (*target).index });
         }
         // SAFETY: `target` is on this thread's stack (caller contract).
         unsafe { self.close(target, size, mode, wall, cpu) };
@@ -417,12 +434,7 @@ impl ThreadData {
         };
         if mode & bits::METRICS != 0 && std::ptr::eq(token, self.current.load(Ordering::Relaxed)) {
             // SAFETY: `token` is the top of this thread's stack.
-            let index = unsafe { (*token).index };
-            if let Some(row) = self.rows.get(index) {
-                for s in &self.stampers {
-                    s.exit(row);
-                }
-            }
+            self.stamp_exit(unsafe { (*token).index });
         }
         let cpu = if mode & bits::CPU != 0 {
             clock::thread_cpu_ns()
@@ -882,7 +894,7 @@ pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadDat
     let tid = choose_tid();
     let layout = crate::metrics::layout();
     let stampers = if mode & bits::METRICS != 0 {
-        layout.stampers()
+        layout.stampers(tid)
     } else {
         Vec::new()
     };
