@@ -28,6 +28,9 @@
 //!
 //! Metrics:
 //! * `counters` — hardware or software counters per routine (`hpmprof`).
+//! * `trace` — not a figure per routine but the timeline (`trace`): its
+//!   stamper appends each enter and exit, with the node and a timestamp,
+//!   to a bounded per-thread buffer that `profile::trace` writes out.
 
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
@@ -35,6 +38,7 @@ use std::sync::atomic::AtomicU64;
 use crate::sys::linebuf::LineBuf;
 
 pub(crate) mod counters;
+pub(crate) mod trace;
 
 /// How a word of a metric adds up over the calling tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

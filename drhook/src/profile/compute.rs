@@ -156,7 +156,9 @@ impl<'p, 'a> Builder<'p, 'a> {
         }
     }
 
-    /// Adds the rows of one thread.
+    /// Adds the rows of one thread (tests; the writer shares the figures
+    /// with the JSON tree through [`Builder::add_thread_with`]).
+    #[cfg(test)]
     pub(crate) fn add_thread(&mut self, t: &ThreadSnap) {
         let figures = NodeFigures::of(t, self.p);
         self.add_thread_with(t, &figures);
