@@ -18,7 +18,8 @@
 //!   * [`report::merge`] and [`report::table`]: statistics across tasks;
 //!   * [`report::diff`]: two runs compared;
 //!   * [`report::folded`], [`report::hatchet`]: flame-graph stacks, Hatchet;
-//!   * [`report::top`]: the terminal view.
+//!   * [`report::top`]: the terminal view;
+//!   * [`report::trace`]: Chrome/Perfetto traces of tasks merged.
 //! * [`cmd`]: one module per subcommand (arguments and running them).
 //! * [`error`]: the error type (file, line, message).
 

@@ -1,5 +1,5 @@
 //! `drhook`: reports from Dr.Hook profiles (merge, flamegraph, json, diff,
-//! top). The work is done by the `drhook_cli` library; this is the command
+//! top) and timelines (trace merge). The work is done by the `drhook_cli` library; this is the command
 //! line and the exit status.
 
 use std::process::ExitCode;
@@ -37,6 +37,9 @@ enum Command {
     Diff(cmd::diff::Args),
     /// A profile as a readable tree (or table) in the terminal.
     Top(cmd::top::Args),
+    /// Timelines (DR_HOOK_OPT=trace): `drhook trace merge` puts the tasks
+    /// of a run in one Chrome/Perfetto trace.
+    Trace(cmd::trace::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Json(a) => cmd::json::run(a, g),
         Command::Diff(a) => cmd::diff::run(a, g),
         Command::Top(a) => cmd::top::run(a, g),
+        Command::Trace(a) => cmd::trace::run(a, g),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -7,6 +7,7 @@ pub mod flamegraph;
 pub mod json;
 pub mod merge;
 pub mod top;
+pub mod trace;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
