@@ -1,7 +1,8 @@
 //! ns per enter+exit pair of a trivial `#[inline(never)]` region, in one
 //! run, for the uninstrumented call, Dr.Hook off / call tree / prof /
-//! cpuprof, and the floors and peers of `peers.md`; then instructions per
-//! pair under callgrind, system calls per pair for cpuprof, and memory.
+//! cpuprof / hpmprof / the timeline (trace), and the floors and peers of
+//! `peers.md`; then instructions per pair under callgrind, system calls per
+//! pair for cpuprof, and memory.
 //!
 //! `cargo bench -p drhook-benches --bench overhead`
 //! (`DRHOOK_BENCH_QUICK=1` for a short run, `DRHOOK_BENCH_CALLGRIND=0` to
@@ -116,6 +117,19 @@ fn measured_pairs(f: fn(u64) -> u64, n: u64) {
     loop_of(f)(n);
 }
 
+/// The timeline's children end without the exit handlers: the write of
+/// millions of events is not what is measured here (BENCHMARKS.md has
+/// the write's cost), and the harness's profile path is unwritable, so
+/// the trace would go to the working directory.
+fn end_child(mode: &str) {
+    if mode == "trace" {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        // SAFETY: ends the process at once; nothing is left to run.
+        unsafe { libc::_exit(0) }
+    }
+}
+
 fn child(mode: &str) {
     let quick = std::env::var("DRHOOK_BENCH_QUICK").is_ok();
     let pairs: u64 = std::env::var("DRHOOK_BENCH_PAIRS")
@@ -124,6 +138,11 @@ fn child(mode: &str) {
         .unwrap_or(0);
     let (n, samples) = if mode == "cpuprof" || mode == "hpmprof" {
         (20_000, 15)
+    } else if mode == "trace" {
+        // Every pair recorded: 25 x 100 000 pairs (+ warm-up and the
+        // memory figures) fit in the DR_HOOK_TRACE_EVENTS of the
+        // configuration.
+        (100_000, 25)
     } else if quick {
         (200_000, 9)
     } else {
@@ -156,6 +175,7 @@ fn child(mode: &str) {
         // Fixed number of pairs, for callgrind / strace.
         leaf(0);
         measured_pairs(f, pairs);
+        end_child(mode);
         return;
     }
     let base_n = if mode == "cpuprof" || mode == "hpmprof" {
@@ -192,6 +212,7 @@ fn child(mode: &str) {
         "ns={ns:.3} base={base:.3} ns_min={ns_min:.3} base_min={base_min:.3} paired={paired:.4} steady_allocs={steady} first_call_alloc_bytes={} tree_bytes={}",
         tree.0, tree.1
     );
+    end_child(mode);
 }
 
 // --- parent side -----------------------------------------------------------
@@ -239,6 +260,26 @@ const CONFIGS: &[Config] = &[
         mode: "hpmprof",
         env: &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "hpmprof")],
         what: "wall profile + counters per routine",
+    },
+    Config {
+        name: "drhook, DR_HOOK_OPT=trace",
+        mode: "trace",
+        env: &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "trace"),
+            ("DR_HOOK_TRACE_EVENTS", "6000000"),
+        ],
+        what: "timeline: every enter and exit",
+    },
+    Config {
+        name: "drhook, DR_HOOK_OPT=prof,trace",
+        mode: "trace",
+        env: &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof,trace"),
+            ("DR_HOOK_TRACE_EVENTS", "6000000"),
+        ],
+        what: "wall profile + timeline",
     },
     Config {
         name: "floor: two rdtsc reads",
@@ -319,7 +360,10 @@ fn main() {
                     vm / bm,
                     c.what
                 );
-                if c.name.contains("prof") || c.name.contains("call tree") {
+                if c.name.contains("prof")
+                    || c.name.contains("call tree")
+                    || c.name.contains("trace")
+                {
                     mem.push_str(&format!(
                         "| {} | {} | {} B | {} B |\n",
                         c.name,
@@ -358,6 +402,8 @@ fn main() {
                 - g("tracing registry + no-op layer"),
             g("drhook via tracing registry + DrHookLayer, DR_HOOK_OPT=prof")
                 - g("tracing registry + no-op layer"),
+            g("drhook, DR_HOOK_OPT=trace") - g("drhook, DR_HOOK=1 (call tree)"),
+            g("drhook, DR_HOOK_OPT=prof,trace") - g("drhook, DR_HOOK_OPT=prof"),
         ]
     };
     let (m, n) = (ratios(&ns), ratios(&mins));
@@ -395,6 +441,15 @@ fn main() {
     println!(
         "| DrHookLayer - no-op layer, prof, ns per span pair | {:.1} | {:.1} | <= 25 ns |",
         m[8], n[8]
+    );
+
+    println!(
+        "| trace: ns added per pair to the call tree | {:.1} | {:.1} | (documented) |",
+        m[9], n[9]
+    );
+    println!(
+        "| prof,trace: ns added per pair to prof | {:.1} | {:.1} | (documented) |",
+        m[10], n[10]
     );
 
     println!("\nMemory:\n");
@@ -435,8 +490,23 @@ fn main() {
                 &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")][..],
                 "<= 90 (reference ~880)",
             ),
+            (
+                "DR_HOOK_OPT=trace",
+                &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "trace")][..],
+                "(documented)",
+            ),
+            (
+                "DR_HOOK_OPT=prof,trace",
+                &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,trace")][..],
+                "(documented)",
+            ),
         ] {
-            match per_pair("leaf", env) {
+            let mode = if name.contains("trace") {
+                "trace"
+            } else {
+                "leaf"
+            };
+            match per_pair(mode, env) {
                 Some(v) => println!("| {name} | {:.1} | {target} |", v - base),
                 None => println!("| {name} | valgrind failed | {target} |"),
             }

@@ -128,7 +128,7 @@ impl Stamper for ThreadCounters {
     }
 
     /// Adds the counters since the entry to the node's inclusive values.
-    fn exit(&self, _node: u32, row: &[AtomicU64]) {
+    fn exit(&self, _node: u32, row: &[AtomicU64], _wall: u64) {
         let n = self.n;
         // SAFETY: stampers run on the owner thread.
         if let Some((vals, t)) = unsafe { self.read() } {
@@ -263,11 +263,11 @@ pub(crate) mod tests {
         fake.set_now_ns(100);
         c.enter(1, &slot);
         fake.set_now_ns(600);
-        c.exit(1, &slot);
+        c.exit(1, &slot, 0);
         fake.set_now_ns(1000);
         c.enter(1, &slot);
         fake.set_now_ns(1100);
-        c.exit(1, &slot);
+        c.exit(1, &slot, 0);
         assert_eq!(slot[0].load(Ordering::Relaxed), 2 * (500 + 100));
     }
 
@@ -280,7 +280,7 @@ pub(crate) mod tests {
         fake.set_now_ns(0);
         c.enter(1, &slot);
         fake.set_now_ns(1000);
-        c.exit(1, &slot);
+        c.exit(1, &slot, 0);
         let v = slot[0].load(Ordering::Relaxed);
         assert!((990..=1010).contains(&v), "{v}");
     }

@@ -107,8 +107,9 @@ pub(crate) trait Stamper: Send + Sync {
     /// the thread's tree, `row` this metric's words of that node.
     fn enter(&self, node: u32, row: &[AtomicU64]);
     /// Before the node is left (also when it is closed by the repair of a
-    /// mismatched exit).
-    fn exit(&self, node: u32, row: &[AtomicU64]);
+    /// mismatched exit); `wall` is the exit's wall-clock stamp, already
+    /// read (0 when wall time is not measured).
+    fn exit(&self, node: u32, row: &[AtomicU64], wall: u64);
 }
 
 /// A thread's stamper with its metric's place in the row.
@@ -126,11 +127,12 @@ impl PlacedStamper {
             .enter(node, &row[self.offset..self.offset + self.len]);
     }
 
-    /// Before node `node` (whose row is `row`) is left.
+    /// Before node `node` (whose row is `row`) is left at wall stamp
+    /// `wall` (0: not measured).
     #[inline]
-    pub fn exit(&self, node: u32, row: &[AtomicU64]) {
+    pub fn exit(&self, node: u32, row: &[AtomicU64], wall: u64) {
         self.stamper
-            .exit(node, &row[self.offset..self.offset + self.len]);
+            .exit(node, &row[self.offset..self.offset + self.len], wall);
     }
 }
 

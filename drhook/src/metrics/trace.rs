@@ -294,8 +294,10 @@ impl Stamper for ThreadTrace {
         row[0].store(1, Ordering::Relaxed);
     }
 
+    /// The end's timestamp is the exit's wall stamp when the tree took one
+    /// (a profile is on: one clock read saved), else read here.
     #[inline]
-    fn exit(&self, node: u32, row: &[AtomicU64]) {
+    fn exit(&self, node: u32, row: &[AtomicU64], wall: u64) {
         if row[0].load(Ordering::Relaxed) == 0 {
             return;
         }
@@ -304,7 +306,11 @@ impl Stamper for ThreadTrace {
         // SAFETY: as in `enter`.
         let open = unsafe { &mut *b.open.get() };
         *open = open.saturating_sub(1);
-        let ts = clock::wall(self.monotonic);
+        let ts = if wall != 0 {
+            wall
+        } else {
+            clock::wall(self.monotonic)
+        };
         let len = b.len.load(Ordering::Relaxed);
         // Always true: the begin reserved this slot.
         if len < b.capacity {
@@ -352,8 +358,8 @@ mod tests {
         let r = rows(3);
         t.enter(1, &r[1]);
         t.enter(2, &r[2]);
-        t.exit(2, &r[2]);
-        t.exit(1, &r[1]);
+        t.exit(2, &r[2], 0);
+        t.exit(1, &r[1], 0);
         let ev = b.events();
         let shape: Vec<(u32, Phase)> = ev.iter().map(|e| (e.node, e.phase())).collect();
         assert_eq!(
@@ -379,12 +385,12 @@ mod tests {
         t.enter(3, &r[3]);
         // No room for a fourth begin and its end beside the three owed ends.
         t.enter(4, &r[4]);
-        t.exit(4, &r[4]);
-        t.exit(3, &r[3]);
+        t.exit(4, &r[4], 0);
+        t.exit(3, &r[3], 0);
         t.enter(5, &r[5]);
-        t.exit(5, &r[5]);
-        t.exit(2, &r[2]);
-        t.exit(1, &r[1]);
+        t.exit(5, &r[5], 0);
+        t.exit(2, &r[2], 0);
+        t.exit(1, &r[1], 0);
         let ev = b.events();
         assert_eq!(ev.len(), 6, "{ev:?}");
         let begins = ev.iter().filter(|e| e.phase() == Phase::Begin).count();
@@ -394,7 +400,7 @@ mod tests {
         assert!(at.is_some());
         // Nothing is ever written past the capacity.
         t.enter(6, &r[6]);
-        t.exit(6, &r[6]);
+        t.exit(6, &r[6], 0);
         assert_eq!(b.events().len(), 6);
         assert_eq!(b.dropped().0, 3);
     }
@@ -403,11 +409,11 @@ mod tests {
     fn an_end_without_a_recorded_begin_is_not_recorded() {
         let (t, b) = recorder(4);
         let r = rows(2);
-        t.exit(1, &r[1]);
+        t.exit(1, &r[1], 0);
         assert!(b.events().is_empty());
         let (t0, b0) = recorder(0);
         t0.enter(1, &r[1]);
-        t0.exit(1, &r[1]);
+        t0.exit(1, &r[1], 0);
         assert!(b0.events().is_empty());
         assert_eq!(b0.dropped().0, 1);
     }

@@ -380,11 +380,12 @@ impl ThreadData {
         wall
     }
 
-    /// The stampers' exit of node `index` (`bits::METRICS`).
-    fn stamp_exit(&self, index: u32) {
+    /// The stampers' exit of node `index` (`bits::METRICS`), left at wall
+    /// stamp `wall` (0 when wall time is not measured).
+    fn stamp_exit(&self, index: u32, wall: u64) {
         if let Some(row) = self.rows.get(index) {
             for s in &self.stampers {
-                s.exit(index, row);
+                s.exit(index, row, wall);
             }
         }
     }
@@ -411,7 +412,7 @@ impl ThreadData {
             unsafe {
                 let parent = (*p).parent;
                 if mode & bits::METRICS != 0 {
-                    self.stamp_exit((*p).index);
+                    self.stamp_exit((*p).index, wall);
                 }
                 self.close(p, 0, mode, wall, cpu);
                 p = parent;
@@ -419,7 +420,7 @@ impl ThreadData {
         }
         if mode & bits::METRICS != 0 {
             // SAFETY: `target` is on this thread's stack (caller contract).
-            self.stamp_exit(unsafe { (*target).index });
+            self.stamp_exit(unsafe { (*target).index }, wall);
         }
         // SAFETY: `target` is on this thread's stack (caller contract).
         unsafe { self.close(target, size, mode, wall, cpu) };
@@ -434,7 +435,7 @@ impl ThreadData {
         };
         if mode & bits::METRICS != 0 && std::ptr::eq(token, self.current.load(Ordering::Relaxed)) {
             // SAFETY: `token` is the top of this thread's stack.
-            self.stamp_exit(unsafe { (*token).index });
+            self.stamp_exit(unsafe { (*token).index }, wall);
         }
         let cpu = if mode & bits::CPU != 0 {
             clock::thread_cpu_ns()
