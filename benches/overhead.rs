@@ -1,7 +1,8 @@
 //! ns per enter+exit pair of a trivial `#[inline(never)]` region, in one
 //! run, for the uninstrumented call, Dr.Hook off / call tree / prof /
-//! cpuprof, and the floors and peers of `peers.md`; then instructions per
-//! pair under callgrind, system calls per pair for cpuprof, and memory.
+//! cpuprof / hpmprof / the timeline (trace), and the floors and peers of
+//! `peers.md`; then instructions per pair under callgrind, system calls per
+//! pair for cpuprof, and memory.
 //!
 //! `cargo bench -p drhook-benches --bench overhead`
 //! (`DRHOOK_BENCH_QUICK=1` for a short run, `DRHOOK_BENCH_CALLGRIND=0` to
@@ -124,6 +125,19 @@ fn measured_pairs(f: fn(u64) -> u64, n: u64) {
     loop_of(f)(n);
 }
 
+/// The timeline's children end without the exit handlers: the write of
+/// millions of events is not what is measured here (BENCHMARKS.md has
+/// the write's cost), and the harness's profile path is unwritable, so
+/// the trace would go to the working directory.
+fn end_child(mode: &str) {
+    if mode == "trace" {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        // SAFETY: ends the process at once; nothing is left to run.
+        unsafe { libc::_exit(0) }
+    }
+}
+
 fn child(mode: &str) {
     let quick = std::env::var("DRHOOK_BENCH_QUICK").is_ok();
     let pairs: u64 = std::env::var("DRHOOK_BENCH_PAIRS")
@@ -133,6 +147,11 @@ fn child(mode: &str) {
     let peer = mode.starts_with("peer_");
     let (n, samples) = if mode == "cpuprof" || mode == "hpmprof" {
         (20_000, 15)
+    } else if mode == "trace" {
+        // Every pair recorded: 25 x 100 000 pairs (+ warm-up and the
+        // memory figures) fit in the DR_HOOK_TRACE_EVENTS of the
+        // configuration.
+        (100_000, 25)
     } else if quick {
         (200_000, 9)
     } else if peer {
@@ -194,6 +213,7 @@ fn child(mode: &str) {
         // Fixed number of pairs, for callgrind / strace.
         leaf(0);
         measured_pairs(f, pairs);
+        end_child(mode);
         return;
     }
     let base_n = if mode == "cpuprof" || mode == "hpmprof" {
@@ -269,6 +289,7 @@ fn child(mode: &str) {
         "ns={ns:.3} base={base:.3} ns_min={ns_min:.3} base_min={base_min:.3} paired={paired:.4} steady_allocs={steady} first_call_alloc_bytes={} tree_bytes={}{tsc}",
         tree.0, tree.1
     );
+    end_child(mode);
 }
 
 // --- parent side -----------------------------------------------------------
@@ -316,6 +337,26 @@ const CONFIGS: &[Config] = &[
         mode: "hpmprof",
         env: &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "hpmprof")],
         what: "wall profile + counters per routine",
+    },
+    Config {
+        name: "drhook, DR_HOOK_OPT=trace",
+        mode: "trace",
+        env: &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "trace"),
+            ("DR_HOOK_TRACE_EVENTS", "6000000"),
+        ],
+        what: "timeline: every enter and exit",
+    },
+    Config {
+        name: "drhook, DR_HOOK_OPT=prof,trace",
+        mode: "trace",
+        env: &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof,trace"),
+            ("DR_HOOK_TRACE_EVENTS", "6000000"),
+        ],
+        what: "wall profile + timeline",
     },
     Config {
         name: "floor: two rdtsc reads",
@@ -449,6 +490,7 @@ fn main() {
                 }
                 if c.name.contains("prof")
                     || c.name.contains("call tree")
+                    || c.name.contains("trace")
                     || c.mode.starts_with("peer_")
                 {
                     let steady = field(&out, "steady_allocs").unwrap_or(f64::NAN);
@@ -489,6 +531,8 @@ fn main() {
             g("drhook, DR_HOOK_OPT=prof") / g("tracing registry + counting layer"),
             g("drhook, DR_HOOK_OPT=cpuprof") - plain,
             plain,
+            g("drhook, DR_HOOK_OPT=trace") - g("drhook, DR_HOOK=1 (call tree)"),
+            g("drhook, DR_HOOK_OPT=prof,trace") - g("drhook, DR_HOOK_OPT=prof"),
         ]
     };
     let (m, n) = (ratios(&ns), ratios(&mins));
@@ -518,6 +562,14 @@ fn main() {
     println!(
         "| cpuprof, ns added per pair | {:.0} | {:.0} | (2 syscalls) |",
         m[5], n[5]
+    );
+    println!(
+        "| trace: ns added per pair to the call tree | {:.1} | {:.1} | (documented) |",
+        m[7], n[7]
+    );
+    println!(
+        "| prof,trace: ns added per pair to prof | {:.1} | {:.1} | (documented) |",
+        m[8], n[8]
     );
     println!(
         "\nLayers over the registry with a no-op layer, ns per span (new, enter, exit, close), both timed in the same process:\n"
@@ -594,8 +646,23 @@ fn main() {
                 &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")][..],
                 "<= 90 (reference ~880)",
             ),
+            (
+                "DR_HOOK_OPT=trace",
+                &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "trace")][..],
+                "(documented)",
+            ),
+            (
+                "DR_HOOK_OPT=prof,trace",
+                &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,trace")][..],
+                "(documented)",
+            ),
         ] {
-            match per_pair("leaf", env) {
+            let mode = if name.contains("trace") {
+                "trace"
+            } else {
+                "leaf"
+            };
+            match per_pair(mode, env) {
                 Some(v) => println!("| {name} | {:.1} | {target} |", v - base),
                 None => println!("| {name} | valgrind failed | {target} |"),
             }

@@ -18,7 +18,8 @@
 //!   * [`report::merge`] and [`report::table`]: statistics across tasks;
 //!   * [`report::diff`]: two runs compared;
 //!   * [`report::folded`], [`report::hatchet`]: flame-graph stacks, Hatchet;
-//!   * [`report::top`]: the terminal view.
+//!   * [`report::top`]: the terminal view;
+//!   * [`report::trace`]: Chrome/Perfetto traces of tasks merged.
 //! * [`wrap`]: `drhook wrap` — wrappers for any C library, so that its
 //!   functions appear as routines in the Dr.Hook calling tree
 //!   (`parse` → `filter` → `check` → `select` → `emit`; `locate` finds

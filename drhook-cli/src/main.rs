@@ -1,7 +1,7 @@
 //! `drhook`: the command of drhook-rs — reports from Dr.Hook profiles
-//! (merge, flamegraph, json, diff, top) and library wrappers (wrap). The
-//! work is done by the `drhook_cli` library; this is the command line and
-//! the exit status.
+//! (merge, flamegraph, json, diff, top), timelines (trace merge) and
+//! library wrappers (wrap). The work is done by the `drhook_cli` library;
+//! this is the command line and the exit status.
 
 use std::process::ExitCode;
 
@@ -39,6 +39,9 @@ enum Command {
     Diff(cmd::diff::Args),
     /// A profile as a readable tree (or table) in the terminal.
     Top(cmd::top::Args),
+    /// Timelines (DR_HOOK_OPT=trace): `drhook trace merge` puts the tasks
+    /// of a run in one Chrome/Perfetto trace.
+    Trace(cmd::trace::Args),
     /// Generate Dr.Hook wrappers for a C library (its functions become
     /// routines in the calling tree).
     Wrap(Box<cmd::wrap::WrapArgs>),
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Json(a) => cmd::json::run(&a, g),
         Command::Diff(a) => cmd::diff::run(&a, g),
         Command::Top(a) => cmd::top::run(&a, g),
+        Command::Trace(a) => cmd::trace::run(&a, g),
         Command::Wrap(a) => return cmd::wrap::run(*a),
     };
     match result {

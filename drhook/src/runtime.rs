@@ -114,6 +114,10 @@ fn build(config: Config) -> Engine {
             metrics.push(c);
         }
     }
+    if mode != 0 && config.writes_trace() {
+        crate::metrics::trace::init(config.trace_events, wall_source == WallSource::Monotonic);
+        metrics.extend(crate::metrics::trace::metric());
+    }
     // Stamped from the start: the counters. The watch-point metric is
     // installed whenever Dr.Hook is on (so that every thread has its
     // stamper) but stamped only from the first watch point on
@@ -164,9 +168,13 @@ fn build(config: Config) -> Engine {
                 );
             }
         }
-        if engine.config.writes_profile() {
+        if engine.config.writes_profile() || engine.config.writes_trace() {
             crate::profile::write::register_at_exit();
+        }
+        if engine.config.writes_profile() {
             crate::profile::write::check_profile_dir(&engine.config.profile_path());
+        } else if engine.config.writes_trace() {
+            crate::profile::write::check_profile_dir(&engine.config.trace_path());
         }
         crate::crash::signals::install(&engine.config, true);
     }
@@ -203,6 +211,18 @@ fn announce(e: &Engine) {
             c.profile_path()
         );
     }
+    if c.writes_json() {
+        crate::diag!(f, "JSON profile goes to '{}'", c.json_path());
+    }
+    if c.writes_trace() {
+        crate::diag!(
+            f,
+            "timeline of proc#{} goes to '{}' (at most {} events per thread: DR_HOOK_TRACE_EVENTS)",
+            c.task.myproc,
+            c.trace_path(),
+            c.trace_events
+        );
+    }
     if e.mode & (bits::WALL | bits::CPU) != 0 {
         crate::diag!(
             f,
@@ -223,10 +243,11 @@ pub fn init_signals() -> bool {
 }
 
 /// Writes this task's profile now (`DR_HOOK_OPT=prof` or `cpuprof`), with
-/// the numbers so far; the write at process exit still happens, with the
-/// final numbers. Returns the path written, or `None` when Dr.Hook is off,
-/// no profile was asked for, or `DR_HOOK_PROFILE_PROC` selects another task.
-/// A failure is also reported once on stderr, naming the path.
+/// the numbers so far — and its JSON companion with `json`, the timeline
+/// with `trace`; the write at process exit still happens, with the final
+/// numbers. Returns the path of the profile written, or `None` when Dr.Hook
+/// is off, no profile was asked for, or `DR_HOOK_PROFILE_PROC` selects
+/// another task. A failure is also reported once on stderr, naming the path.
 pub fn write_profile() -> Result<Option<std::path::PathBuf>, crate::profile::write::ProfileError> {
     if engine().is_none() {
         return Ok(None);

@@ -41,6 +41,7 @@ fn variables() -> Vec<&'static str> {
         env::DR_HOOK_PAPI_COUNTERS,
         env::DRHOOK_BACKTRACE,
         env::DRHOOK_CLOCK,
+        env::DR_HOOK_TRACE_EVENTS,
     ];
     v.extend(env::UNSUPPORTED.iter().map(|(name, _)| *name));
     v.extend(env::MPI_LAUNCH_VARS);
@@ -59,7 +60,7 @@ fn value() -> impl Strategy<Value = String> {
     prop_oneof![
         any::<i64>().prop_map(|n| n.to_string()),
         "-?[0-9]{0,25}",
-        "[ \t]*(prof|cpuprof|callpath|trim|self|noself|hpmprof|heap|calls|times|cluster|nosize|none|all|Wall|x)([,/ \t]+(prof|cpuprof|callpath|trim|self|hpmprof|heap|calls|x)){0,5}[ \t,]*",
+        "[ \t]*(prof|cpuprof|callpath|trim|self|noself|hpmprof|heap|calls|times|cluster|nosize|none|all|json|trace|Wall|x)([,/ \t]+(prof|cpuprof|callpath|trim|self|hpmprof|heap|calls|json|timeline|x)){0,5}[ \t,]*",
         "(-1|0|1|[0-9]{1,3})([,/ ]+(-1|0|[0-9]{1,3})){0,4}",
         any::<String>(),
     ]
@@ -111,6 +112,8 @@ proptest! {
         prop_assert_eq!(again.callpath, o.callpath);
         prop_assert_eq!(again.trim, o.trim);
         prop_assert_eq!(again.counters, o.counters);
+        prop_assert_eq!(again.json, o.json);
+        prop_assert_eq!(again.trace, o.trace);
     }
 
     #[test]

@@ -464,11 +464,13 @@ fn bigprof(threads: usize, routines: usize) {
     let rss_before = status_kb("VmRSS:");
     let live_before = LIVE.load(Ordering::Relaxed);
     PEAK.store(live_before, Ordering::Relaxed);
+    let t0 = std::time::Instant::now();
     let written = drhook::write_profile();
+    let write_secs = t0.elapsed().as_secs_f64();
     let heap_extra = PEAK.load(Ordering::Relaxed) - live_before;
     let rss_extra = status_kb("VmHWM:").saturating_sub(rss_before) * 1024;
     println!(
-        "written={} tree_bytes={} write_heap_peak={heap_extra} write_rss_peak={rss_extra}",
+        "written={} tree_bytes={} write_heap_peak={heap_extra} write_rss_peak={rss_extra} write_secs={write_secs:.3}",
         matches!(written, Ok(Some(_))),
         tree_bytes.load(Ordering::Relaxed)
     );

@@ -7,6 +7,7 @@ pub mod flamegraph;
 pub mod json;
 pub mod merge;
 pub mod top;
+pub mod trace;
 pub mod wrap;
 
 use std::io::Write;

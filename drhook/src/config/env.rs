@@ -53,6 +53,10 @@ pub const DR_HOOK_TRAPFPE_OVERFLOW: &str = "DR_HOOK_TRAPFPE_OVERFLOW";
 /// Events counted per routine with `DR_HOOK_OPT=hpmprof`: perf event names,
 /// `hpm` group names or PAPI presets (`PAPI_TOT_CYC`, `PAPI_TOT_INS`, ...).
 pub const DR_HOOK_PAPI_COUNTERS: &str = "DR_HOOK_PAPI_COUNTERS";
+/// Project extension: with `DR_HOOK_OPT=trace`, the most enter and exit
+/// events recorded per thread (16 bytes each, reserved at the thread's
+/// first instrumented call); recording stops when they are used up.
+pub const DR_HOOK_TRACE_EVENTS: &str = "DR_HOOK_TRACE_EVENTS";
 /// Project extension: `0` skips the native backtrace after a crash (the
 /// Dr.Hook calling trees are still printed).
 pub const DRHOOK_BACKTRACE: &str = "DRHOOK_BACKTRACE";

@@ -15,6 +15,11 @@ use self::task::Task;
 pub const DEFAULT_PROFILE: &str = "drhook.prof.%d";
 /// Default `DR_HOOK_PROFILE_LIMIT`: print every row.
 pub const DEFAULT_PROFILE_LIMIT: f64 = -10.0;
+/// Default `DR_HOOK_TRACE_EVENTS`: events per thread (16 MB of address
+/// space, touched only as events are recorded).
+pub const DEFAULT_TRACE_EVENTS: u64 = 1_000_000;
+/// Largest `DR_HOOK_TRACE_EVENTS` (1 TiB of events per thread).
+pub const MAX_TRACE_EVENTS: u64 = 1 << 36;
 
 /// Which clock measures wall time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +203,8 @@ pub struct Config {
     pub signals: SignalConfig,
     /// `DR_HOOK_PAPI_COUNTERS`: events per routine with `hpmprof`.
     pub counter_events: Option<String>,
+    /// `DR_HOOK_TRACE_EVENTS`: events recorded per thread with `trace`.
+    pub trace_events: u64,
     /// MPI task from the launcher.
     pub task: Task,
     /// Problems found; printed once at start-up (unless silent).
@@ -463,10 +470,18 @@ impl Config {
         let counter_events = get(env::DR_HOOK_PAPI_COUNTERS).filter(|v| !v.trim().is_empty());
         let stackcheck = get(env::DR_HOOK_STACKCHECK).is_some_and(|v| parse_truthy(&v));
         let heapcheck = get(env::DR_HOOK_HEAPCHECK).is_some_and(|v| parse_truthy(&v));
+        let trace_events = parse_int_in(
+            env::DR_HOOK_TRACE_EVENTS,
+            get(env::DR_HOOK_TRACE_EVENTS).as_deref(),
+            DEFAULT_TRACE_EVENTS as i64,
+            2..=MAX_TRACE_EVENTS as i64,
+            &mut warnings,
+        ) as u64;
         Config {
             stackcheck,
             heapcheck,
             counter_events,
+            trace_events,
             signals,
             strict_regions,
             enabled,
@@ -517,6 +532,34 @@ impl Config {
     /// The profile file name of this task.
     pub fn profile_path(&self) -> String {
         profile_path(&self.profile_template, self.task.myproc)
+    }
+
+    /// Whether this task writes the profile's JSON companion
+    /// (`DR_HOOK_OPT=json`).
+    pub fn writes_json(&self) -> bool {
+        self.options.json && self.writes_profile()
+    }
+
+    /// The JSON companion of this task's profile: `<profile>.json`.
+    pub fn json_path(&self) -> String {
+        format!("{}.json", self.profile_path())
+    }
+
+    /// Whether this task records and writes a timeline (`DR_HOOK_OPT=trace`;
+    /// `DR_HOOK_PROFILE_PROC` selects the task as for the profile).
+    pub fn writes_trace(&self) -> bool {
+        self.options.trace && self.profile_proc.is_none_or(|p| p == self.task.myproc)
+    }
+
+    /// This task's timeline: `drhook.trace.<task>.json` in the directory of
+    /// the profile.
+    pub fn trace_path(&self) -> String {
+        let name = format!("drhook.trace.{}.json", self.task.myproc);
+        let profile = self.profile_path();
+        match std::path::Path::new(&profile).parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.join(name).display().to_string(),
+            _ => name,
+        }
     }
 }
 
@@ -628,6 +671,38 @@ mod tests {
             ("PMI_SIZE", "4"),
         ]);
         assert_eq!(c.profile_path(), "out/prof.3");
+    }
+
+    #[test]
+    fn json_and_trace_paths() {
+        let c = cfg(&[("DR_HOOK_OPT", "prof,json,trace")]);
+        assert!(c.writes_json() && c.writes_trace());
+        assert_eq!(c.json_path(), "drhook.prof.1.json");
+        assert_eq!(c.trace_path(), "drhook.trace.1.json");
+        assert_eq!(c.trace_events, DEFAULT_TRACE_EVENTS);
+        let c = cfg(&[
+            ("DR_HOOK_OPT", "trace"),
+            ("DR_HOOK_PROFILE", "out/run.%d.prof"),
+            ("OMPI_COMM_WORLD_RANK", "2"),
+            ("DR_HOOK_TRACE_EVENTS", "4096"),
+        ]);
+        assert!(c.writes_trace() && !c.writes_json() && !c.writes_profile());
+        assert_eq!(c.trace_path(), "out/drhook.trace.3.json");
+        assert_eq!(c.trace_events, 4096);
+        let c = cfg(&[
+            ("DR_HOOK_OPT", "trace"),
+            ("DR_HOOK_PROFILE_PROC", "2"),
+            ("DR_HOOK_TRACE_EVENTS", "1"),
+        ]);
+        assert!(!c.writes_trace(), "another task traces");
+        assert_eq!(c.trace_events, DEFAULT_TRACE_EVENTS);
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.0.contains("DR_HOOK_TRACE_EVENTS=\"1\" is out of range")),
+            "{:?}",
+            c.warnings
+        );
     }
 
     #[test]

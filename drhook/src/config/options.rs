@@ -53,6 +53,13 @@ pub struct Options {
     pub noprop: bool,
     /// `hpmprof`, `hpm`, `mflops`, `counters`: counters per routine (implies `wallprof`).
     pub counters: bool,
+    /// `json`: the profile also as a `drhook-profile` JSON document
+    /// (`<profile>.json`, the full call-path tree); a wall profile when no
+    /// other profile token is given.
+    pub json: bool,
+    /// `trace`, `timeline`: record every enter and exit and write a
+    /// Chrome/Perfetto trace (`drhook.trace.N.json`). Project extension.
+    pub trace: bool,
     /// Canonical names of the tokens recognised, in the order given
     /// (echoed at start-up as `DR_HOOK_OPT="WALLPROF,CALLPATH"`).
     pub canonical: Vec<&'static str>,
@@ -96,6 +103,8 @@ pub const TOKENS: &[(&[&str], &str)] = &[
     (&["MEMPROF"], "MEMPROF"),
     (&["HPMPROF", "HPM", "MFLOPS"], "HPMPROF"),
     (&["COUNTERS"], "COUNTERS"),
+    (&["JSON"], "JSON"),
+    (&["TRACE", "TIMELINE"], "TRACE"),
 ];
 
 /// Tokens that are accepted but whose feature is not implemented yet.
@@ -176,6 +185,8 @@ impl Options {
                     o.set_wallprof();
                     o.counters = true;
                 }
+                "JSON" => o.json = true,
+                "TRACE" => o.trace = true,
                 _ => warnings.push(not_implemented(
                     token,
                     "memory statistics per routine are not collected",
@@ -200,6 +211,12 @@ impl Options {
                     valid.join(",")
                 )),
             );
+        }
+        // `json` asks for the profile as JSON: a wall profile unless a
+        // profile token chose the clock (in any order, so the echo parses
+        // back to the same options).
+        if o.json && o.profile.is_none() {
+            o.set_wallprof();
         }
         (o, warnings)
     }
@@ -324,6 +341,33 @@ mod tests {
         let (o, w) = Options::parse("all");
         assert_eq!(w.len(), 1);
         assert!(o.walltime && o.cputime && o.calls && o.profile.is_none());
+    }
+
+    #[test]
+    fn json_is_a_wall_profile_unless_a_clock_is_chosen() {
+        let (o, w) = Options::parse("json");
+        assert!(w.is_empty(), "{w:?}");
+        assert!(o.json && o.walltime);
+        assert_eq!(o.profile, Some(ProfileKind::Wall));
+        assert_eq!(o.echo(), "JSON");
+        for v in ["cpuprof,json", "json,cpuprof", "Json/CPUPROF"] {
+            let (o, _) = Options::parse(v);
+            assert_eq!(o.profile, Some(ProfileKind::Cpu), "{v}");
+            assert!(o.json, "{v}");
+            assert_eq!(Options::parse(&o.echo()).0, o, "{v}: the echo parses back");
+        }
+    }
+
+    #[test]
+    fn trace_alone_records_a_timeline_without_a_profile() {
+        let (o, w) = Options::parse("trace");
+        assert!(w.is_empty(), "{w:?}");
+        assert!(o.trace && o.profile.is_none() && !o.walltime);
+        assert_eq!(o.echo(), "TRACE");
+        let (o, _) = Options::parse("timeline,prof,json");
+        assert!(o.trace && o.json);
+        assert_eq!(o.echo(), "TRACE,WALLPROF,JSON");
+        assert_eq!(Options::parse(&o.echo()).0, o);
     }
 
     #[test]

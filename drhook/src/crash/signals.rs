@@ -211,7 +211,10 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
             .is_some_and(|c| c == -1 || c == cfg.task.myproc as i64),
         Ordering::Relaxed,
     );
-    PROFILE_ON_CRASH.store(cfg.enabled && cfg.writes_profile(), Ordering::Relaxed);
+    PROFILE_ON_CRASH.store(
+        cfg.enabled && (cfg.writes_profile() || cfg.writes_trace()),
+        Ordering::Relaxed,
+    );
     NATIVE_BACKTRACE.store(sc.native_backtrace, Ordering::Relaxed);
     let program: &'static [u8] = Box::leak(
         crate::sys::sysinfo::program_name()

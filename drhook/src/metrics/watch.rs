@@ -59,10 +59,10 @@ pub(crate) struct Watch {
 pub(crate) struct WatchStamper;
 
 impl Stamper for WatchStamper {
-    fn enter(&self, _row: &[AtomicU64]) {
+    fn enter(&self, _node: u32, _row: &[AtomicU64]) {
         check(true);
     }
-    fn exit(&self, _row: &[AtomicU64]) {
+    fn exit(&self, _node: u32, _row: &[AtomicU64], _wall: u64) {
         check(false);
     }
 }
@@ -77,7 +77,7 @@ impl Metric for Watch {
     fn stamped(&self) -> bool {
         true
     }
-    fn stamper(&self) -> Option<Box<dyn Stamper>> {
+    fn stamper(&self, _tid: u32) -> Option<Box<dyn Stamper>> {
         Some(Box::new(WatchStamper))
     }
 }

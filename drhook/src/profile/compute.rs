@@ -156,50 +156,24 @@ impl<'p, 'a> Builder<'p, 'a> {
         }
     }
 
-    /// Adds the rows of one thread.
+    /// Adds the rows of one thread (tests; the writer shares the figures
+    /// with the JSON tree through [`Builder::add_thread_with`]).
+    #[cfg(test)]
     pub(crate) fn add_thread(&mut self, t: &ThreadSnap) {
+        let figures = NodeFigures::of(t, self.p);
+        self.add_thread_with(t, &figures);
+    }
+
+    /// Adds the rows of one thread whose per-node figures are computed
+    /// (the writer shares them with the JSON tree).
+    pub(crate) fn add_thread_with(&mut self, t: &ThreadSnap, f: &NodeFigures) {
         let p = self.p;
-        let (scale, t_out, t_in) = scales(p);
-        let compensate = p.self_mode != SelfMode::Off;
+        let (scale, t_out) = (f.scale, f.t_out);
         let w = p.aggs.len();
         let n = t.nodes.len();
         if n <= 1 {
             return;
         }
-        debug_assert_eq!(t.width, w, "snapshot and layout disagree");
-        let metric = |i: usize| match p.kind {
-            ProfileKind::Wall => t.nodes[i].wall as f64,
-            ProfileKind::Cpu => t.nodes[i].cpu as f64,
-        };
-        // Activations (calls and resumptions) below each node, then
-        // compensated inclusive times.
-        let acts = |i: usize| t.nodes[i].calls + t.nodes[i].resumes;
-        let mut desc = vec![0u64; n];
-        for i in (1..n).rev() {
-            let par = t.nodes[i].parent as usize;
-            if par < n {
-                desc[par] += acts(i) + desc[i];
-            }
-        }
-        let incl: Vec<f64> = (0..n)
-            .map(|i| {
-                let raw = metric(i);
-                if compensate && i > 0 {
-                    (raw - acts(i) as f64 * t_in - desc[i] as f64 * t_out).max(0.0)
-                } else {
-                    raw
-                }
-            })
-            .collect();
-        drop(desc);
-        let mut child_sum = vec![0f64; n];
-        for (node, &inc) in t.nodes.iter().zip(&incl).skip(1) {
-            let par = node.parent as usize;
-            if par < n {
-                child_sum[par] += inc;
-            }
-        }
-        let (child_words, subtree) = metric_sums(t, p.aggs);
         // Row keys.
         let mut keys = vec![u32::MAX; n];
         let mut path_ids: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -269,37 +243,16 @@ impl<'p, 'a> Builder<'p, 'a> {
                 }
                 let a = &mut accs[acc_of_key[k] as usize];
                 a.calls += node.calls;
-                a.self_m += (incl[i] - child_sum[i]).max(0.0);
+                a.self_m += f.self_value(i);
                 a.size.merge(node.size);
-                let own = &t.words[i * w..(i + 1) * w];
-                for (k, agg) in p.aggs.iter().enumerate() {
-                    let v = own[k];
-                    let m = &mut a.mself[k];
-                    match agg {
-                        Agg::Inclusive => {
-                            *m = m.saturating_add(v.saturating_sub(child_words[i * w + k]));
-                        }
-                        Agg::Event => *m = m.saturating_add(v),
-                        Agg::Peak => *m = (*m).max(v),
-                        Agg::Scratch => {}
-                    }
+                for (k, &agg) in p.aggs.iter().enumerate() {
+                    agg.add(&mut a.mself[k], f.word_self(t, p.aggs, i, k));
                 }
                 let depth_in_row = &mut active[k];
                 if *depth_in_row == 0 {
-                    a.total_m += incl[i];
-                    if p.kind == ProfileKind::Wall {
-                        // Time suspended between activations of the same
-                        // call: total, not self.
-                        a.total_m += node.suspended as f64;
-                    }
-                    for (k, agg) in p.aggs.iter().enumerate() {
-                        let m = &mut a.mtotal[k];
-                        match agg {
-                            Agg::Inclusive => *m = m.saturating_add(own[k]),
-                            Agg::Event => *m = m.saturating_add(subtree[i * w + k]),
-                            Agg::Peak => *m = (*m).max(subtree[i * w + k]),
-                            Agg::Scratch => {}
-                        }
+                    a.total_m += f.total_value(t, i);
+                    for (k, &agg) in p.aggs.iter().enumerate() {
+                        agg.add(&mut a.mtotal[k], f.word_total(t, p.aggs, i, k));
                     }
                 }
                 *depth_in_row += 1;
@@ -495,6 +448,140 @@ fn scales(p: &Params<'_>) -> (f64, f64, f64) {
             p.overhead.wall_in,
         ),
         ProfileKind::Cpu => (1e-9, p.overhead.cpu_out, p.overhead.cpu_in),
+    }
+}
+
+/// The figures of every node of one thread snapshot, from which both the
+/// profile's rows ([`Builder::add_thread_with`]) and the JSON tree
+/// (`profile::json`) are made, so the two apply the same compensation and
+/// the same self/total rules:
+///
+/// * inclusive value `I` (clock units: wall ticks or CPU ns), minus the
+///   measured instrumentation cost of the node's activations (`in`) and of
+///   the activations below it (`out`) unless `noself`, never negative;
+/// * self value `S = max(I − Σ I(children), 0)`;
+/// * total value `I` plus, in wall profiles, the time the node's calls spent
+///   suspended between activations (futures, spans): total, not self;
+/// * per metric word, the node's self and total value by the word's
+///   [`Agg`] rule.
+pub(crate) struct NodeFigures {
+    /// Seconds per clock unit.
+    pub scale: f64,
+    /// Cost of one pair seen by the caller, clock units.
+    t_out: f64,
+    incl: Vec<f64>,
+    child_sum: Vec<f64>,
+    wall: bool,
+    child_words: Vec<u64>,
+    subtree: Vec<u64>,
+}
+
+impl NodeFigures {
+    /// The figures of the nodes of `t`.
+    pub(crate) fn of(t: &ThreadSnap, p: &Params<'_>) -> NodeFigures {
+        let (scale, t_out, t_in) = scales(p);
+        let compensate = p.self_mode != SelfMode::Off;
+        let n = t.nodes.len();
+        debug_assert!(
+            n <= 1 || t.width == p.aggs.len(),
+            "snapshot and layout disagree"
+        );
+        let metric = |i: usize| match p.kind {
+            ProfileKind::Wall => t.nodes[i].wall as f64,
+            ProfileKind::Cpu => t.nodes[i].cpu as f64,
+        };
+        // Activations (calls and resumptions) below each node, then
+        // compensated inclusive times.
+        let acts = |i: usize| t.nodes[i].calls + t.nodes[i].resumes;
+        let mut desc = vec![0u64; n];
+        for i in (1..n).rev() {
+            let par = t.nodes[i].parent as usize;
+            if par < n {
+                desc[par] += acts(i) + desc[i];
+            }
+        }
+        let incl: Vec<f64> = (0..n)
+            .map(|i| {
+                let raw = metric(i);
+                if compensate && i > 0 {
+                    (raw - acts(i) as f64 * t_in - desc[i] as f64 * t_out).max(0.0)
+                } else {
+                    raw
+                }
+            })
+            .collect();
+        drop(desc);
+        let mut child_sum = vec![0f64; n];
+        for (node, &inc) in t.nodes.iter().zip(&incl).skip(1) {
+            let par = node.parent as usize;
+            if par < n {
+                child_sum[par] += inc;
+            }
+        }
+        let (child_words, subtree) = metric_sums(t, p.aggs);
+        NodeFigures {
+            scale,
+            t_out,
+            incl,
+            child_sum,
+            wall: p.kind == ProfileKind::Wall,
+            child_words,
+            subtree,
+        }
+    }
+
+    /// Self value of node `i` (clock units).
+    #[inline]
+    pub(crate) fn self_value(&self, i: usize) -> f64 {
+        (self.incl[i] - self.child_sum[i]).max(0.0)
+    }
+
+    /// Total value of node `i` (clock units): its compensated inclusive
+    /// value, plus its suspended time in wall profiles.
+    #[inline]
+    pub(crate) fn total_value(&self, t: &ThreadSnap, i: usize) -> f64 {
+        if self.wall {
+            self.incl[i] + t.nodes[i].suspended as f64
+        } else {
+            self.incl[i]
+        }
+    }
+
+    /// The self value of metric word `k` of node `i`: inclusive words minus
+    /// the children's, event and peak words as they are (0 for scratch).
+    #[inline]
+    pub(crate) fn word_self(&self, t: &ThreadSnap, aggs: &[Agg], i: usize, k: usize) -> u64 {
+        let w = aggs.len();
+        let v = t.words[i * w + k];
+        match aggs[k] {
+            Agg::Inclusive => v.saturating_sub(self.child_words[i * w + k]),
+            Agg::Event | Agg::Peak => v,
+            Agg::Scratch => 0,
+        }
+    }
+
+    /// The total value of metric word `k` of node `i`: inclusive words as
+    /// they are, event words summed and peak words maximised over the
+    /// subtree (0 for scratch).
+    #[inline]
+    pub(crate) fn word_total(&self, t: &ThreadSnap, aggs: &[Agg], i: usize, k: usize) -> u64 {
+        let w = aggs.len();
+        match aggs[k] {
+            Agg::Inclusive => t.words[i * w + k],
+            Agg::Event | Agg::Peak => self.subtree[i * w + k],
+            Agg::Scratch => 0,
+        }
+    }
+}
+
+impl Agg {
+    /// Adds a node's value to a row's (sum; maximum for peaks).
+    #[inline]
+    fn add(self, acc: &mut u64, v: u64) {
+        match self {
+            Agg::Peak => *acc = (*acc).max(v),
+            _ => *acc = acc.saturating_add(v),
+        }
     }
 }
 

@@ -1,12 +1,13 @@
 //! Writing the profile: collecting the live trees, formatting, atomic
-//! writing (temporary file + rename), and the write at process exit.
+//! writing (temporary file + rename), and the write at process exit — the
+//! text profile, its JSON companion (`json`) and the timeline (`trace`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::compute::Summary;
-use super::compute::{self, Params};
-use super::snapshot;
+use super::compute::{self, NodeFigures, Params, Summary};
+use super::json::{self, TreeWriter};
+use super::snapshot::{self, ThreadSnap};
 use super::text::{Header, format_header, write_counters_csv, write_profile_text};
 use crate::config::options::ProfileKind;
 use crate::setup::Engine;
@@ -15,10 +16,16 @@ use crate::sys::sysinfo::{LocalTime, mem_usage};
 use crate::tree::{site, thread};
 
 /// Builds the header and rows from the live engine and hands them to
-/// `write`. Each thread's tree is copied and reduced to its rows before the
-/// next one is copied, so the write holds one thread's copy at a time, plus
-/// the rows; `write` streams them.
-fn collect<R>(e: &Engine, write: impl FnOnce(&Header, &Summary<'_>) -> R) -> R {
+/// `write`. Each thread's tree is copied and reduced to its per-node
+/// figures and rows before the next one is copied, so the write holds one
+/// thread's copy at a time, plus the rows; `each_thread` sees every
+/// thread's copy with its figures (the JSON tree is streamed from there),
+/// and `write` streams the rows.
+fn collect<R>(
+    e: &Engine,
+    mut each_thread: impl FnMut(&ThreadSnap, &NodeFigures, &Params<'_>),
+    write: impl FnOnce(&Header, &Summary<'_>) -> R,
+) -> R {
     let now = ClockPair::now(e.wall_source);
     let routines = site::routine_table();
     let o = &e.config.options;
@@ -36,12 +43,10 @@ fn collect<R>(e: &Engine, write: impl FnOnce(&Header, &Summary<'_>) -> R) -> R {
     };
     let mut rows = compute::Builder::new(&params);
     thread::for_each_thread(|td| {
-        rows.add_thread(&snapshot::snapshot(
-            td,
-            &routines.routine_of_site,
-            now.ticks,
-            e.mode,
-        ))
+        let snap = snapshot::snapshot(td, &routines.routine_of_site, now.ticks, e.mode);
+        let figures = NodeFigures::of(&snap, &params);
+        each_thread(&snap, &figures, &params);
+        rows.add_thread_with(&snap, &figures);
     });
     let mut summary = rows.finish();
     pad_thread_lines(&mut summary, crate::sys::sysinfo::thread_count_hint(), kind);
@@ -123,6 +128,63 @@ impl std::error::Error for ProfileError {
     }
 }
 
+/// A file written through a temporary file in the same directory
+/// (`.<name>.<pid>.tmp`) and renamed into place by [`AtomicFile::commit`],
+/// so readers never see a partial file; dropped without a commit, the
+/// temporary file is removed.
+pub(crate) struct AtomicFile {
+    tmp: PathBuf,
+    path: PathBuf,
+    out: Option<std::io::BufWriter<std::fs::File>>,
+    renamed: bool,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file for `path`.
+    pub(crate) fn create(path: &Path) -> std::io::Result<AtomicFile> {
+        let file_name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir_of(path).join(format!(".{file_name}.{}.tmp", std::process::id()));
+        let f = std::fs::File::create(&tmp)?;
+        Ok(AtomicFile {
+            tmp,
+            path: path.to_path_buf(),
+            out: Some(std::io::BufWriter::with_capacity(1 << 16, f)),
+            renamed: false,
+        })
+    }
+
+    /// Where the file goes.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The buffered writer of the temporary file.
+    pub(crate) fn writer(&mut self) -> &mut dyn std::io::Write {
+        self.out.as_mut().expect("not committed yet")
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    pub(crate) fn commit(mut self) -> std::io::Result<()> {
+        let out = self.out.take().expect("committed once");
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&self.tmp, &self.path)?;
+        self.renamed = true;
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        // Not committed, or the commit failed: no temporary file stays.
+        if !self.renamed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
 /// Writes what `contents` writes (through a buffer) to `path` through a
 /// temporary file in the same directory and a rename, so readers never see
 /// a partial profile.
@@ -130,25 +192,24 @@ pub(crate) fn write_atomically(
     path: &Path,
     contents: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file_name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?);
-        contents(&mut f)?;
-        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    let mut f = AtomicFile::create(path)?;
+    contents(f.writer())?;
+    f.commit()
+}
+
+/// The first file of `path` and its [`fallback_paths`] that can be
+/// created, or the error of `path` itself.
+pub(crate) fn create_with_fallback(path: &Path) -> Result<AtomicFile, std::io::Error> {
+    let first = match AtomicFile::create(path) {
+        Ok(f) => return Ok(f),
+        Err(e) => e,
+    };
+    for other in fallback_paths(path) {
+        if let Ok(f) = AtomicFile::create(&other) {
+            return Ok(f);
+        }
     }
-    result
+    Err(first)
 }
 
 /// The directory a profile path is written in.
@@ -212,23 +273,143 @@ fn fallback_paths(path: &Path) -> Vec<PathBuf> {
 static WRITE_LOCK: Mutex<()> = Mutex::new(());
 
 /// Writes this task's profile now (`DR_HOOK_OPT=prof` or `cpuprof`), with
-/// the numbers so far; the write at process exit still happens, with the
-/// final numbers. Returns the path written, or `None` when Dr.Hook is off,
-/// no profile was asked for, or `DR_HOOK_PROFILE_PROC` selects another task.
-/// A failure is also reported once on stderr, naming the path.
+/// the numbers so far, and with `json` its JSON companion, with `trace`
+/// the timeline; the write at process exit still happens, with the final
+/// numbers. Returns the path of the profile written, or `None` when
+/// Dr.Hook is off, no profile was asked for, or `DR_HOOK_PROFILE_PROC`
+/// selects another task. A failure is also reported once on stderr,
+/// naming the path.
 pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     let Some(e) = crate::setup::engine_if_ready() else {
         return Ok(None);
     };
-    if !e.config.writes_profile() {
-        return Ok(None);
-    }
     let _serial = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let result = if e.config.writes_profile() {
+        write_profile_and_json(e)
+    } else {
+        Ok(None)
+    };
+    if e.config.writes_trace() {
+        super::trace::write_trace(e);
+    }
+    result
+}
+
+fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
     let path = PathBuf::from(e.config.profile_path());
     let silent = e.config.silent;
-    collect(e, |header, summary| {
-        write_collected(path, header, summary, silent)
-    })
+    let json = std::cell::RefCell::new(e.config.writes_json().then(|| JsonOut::open(e)));
+    collect(
+        e,
+        |snap, figures, params| {
+            if let Some(j) = json.borrow_mut().as_mut() {
+                j.thread(snap, figures, params);
+            }
+        },
+        |header, summary| {
+            let r = write_collected(path, header, summary, silent);
+            if let Some(j) = json.borrow_mut().take() {
+                j.finish(header, summary, silent);
+            }
+            r
+        },
+    )
+}
+
+/// The JSON companion being written (`DR_HOOK_OPT=json`): the first error
+/// stops it and is reported at the end.
+struct JsonOut {
+    /// The path asked for (`<profile>.json`).
+    wanted: PathBuf,
+    myproc: u32,
+    state: Result<(AtomicFile, TreeWriter), std::io::Error>,
+}
+
+impl JsonOut {
+    /// Creates the file (or a fallback) and writes the document's head.
+    fn open(e: &Engine) -> JsonOut {
+        let wanted = PathBuf::from(e.config.json_path());
+        let o = &e.config.options;
+        let counters = crate::metrics::layout().find("counters");
+        let events: Vec<&str> = match counters {
+            Some(_) => crate::metrics::counters::events()
+                .iter()
+                .map(|ev| ev.name.as_str())
+                .collect(),
+            None => Vec::new(),
+        };
+        let started = LocalTime::from_unix(e.start_unix).stamp();
+        let head = json::Head {
+            program: &e.program,
+            proc: e.config.task.myproc,
+            nprocs: e.config.task.nproc,
+            kind: json::kind_name(o.profile.unwrap_or(ProfileKind::Wall)),
+            started: &started,
+            columns: if events.is_empty() {
+                "per_call"
+            } else {
+                "counters"
+            },
+            counters: &events,
+            clusterinfo: o.clusterinfo,
+            sizeinfo: !o.nosize,
+        };
+        let state = create_with_fallback(&wanted).and_then(|mut f| {
+            let tw = TreeWriter::begin(
+                f.writer(),
+                &head,
+                counters.map(|c| (c.offset, events.len())),
+            )?;
+            Ok((f, tw))
+        });
+        JsonOut {
+            wanted,
+            myproc: e.config.task.myproc,
+            state,
+        }
+    }
+
+    fn thread(&mut self, snap: &ThreadSnap, figures: &NodeFigures, params: &Params<'_>) {
+        if let Ok((f, tw)) = &mut self.state
+            && let Err(err) = tw.thread(f.writer(), snap, figures, params)
+        {
+            self.state = Err(err);
+        }
+    }
+
+    /// Completes the document and renames it into place; says where.
+    fn finish(self, header: &Header, summary: &Summary<'_>, silent: bool) {
+        let f = "write_profile";
+        let written = self.state.and_then(|(mut file, tw)| {
+            tw.finish(file.writer(), header, summary)?;
+            let at = file.path().to_path_buf();
+            file.commit()?;
+            Ok(at)
+        });
+        match written {
+            Ok(at) if at == self.wanted => {
+                if !silent {
+                    crate::diag!(
+                        f,
+                        "Writing the JSON profile of proc#{} into file '{}'",
+                        self.myproc,
+                        at.display()
+                    );
+                }
+            }
+            Ok(at) => crate::diag!(
+                f,
+                "Error: unable to write the JSON profile to '{}'; it was written to '{}' instead",
+                self.wanted.display(),
+                at.display()
+            ),
+            Err(err) => crate::diag!(
+                f,
+                "Error: unable to write the JSON profile to '{}': {err}",
+                self.wanted.display()
+            ),
+        }
+    }
 }
 
 /// Writes the collected profile (and its counters CSV) to `path`; says so

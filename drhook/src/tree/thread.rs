@@ -341,7 +341,7 @@ impl ThreadData {
             && let Some(row) = self.rows.get(n.index)
         {
             for s in &self.stampers {
-                s.enter(row);
+                s.enter(n.index, row);
             }
         }
         if mode & bits::WALL != 0 {
@@ -602,8 +602,19 @@ impl ThreadData {
         spans.truncate(pos);
     }
 
+    /// The stampers' exit of node `index` (`bits::METRICS`), left at wall
+    /// stamp `wall` (0 when wall time is not measured).
+    fn stamp_exit(&self, index: u32, wall: u64) {
+        if let Some(row) = self.rows.get(index) {
+            for s in &self.stampers {
+                s.exit(index, row, wall);
+            }
+        }
+    }
+
     /// Closes the activations from `top` down to `target` (included; it
-    /// gets `size`), as if each had been left now.
+    /// gets `size`), as if each had been left now; the stampers see each
+    /// exit.
     ///
     /// # Safety
     /// Owner thread only; `target` is on this thread's stack at or below
@@ -622,9 +633,16 @@ impl ThreadData {
             // SAFETY: `p` is on this thread's stack, above `target`.
             unsafe {
                 let parent = (*p).parent;
+                if mode & bits::METRICS != 0 {
+                    self.stamp_exit((*p).index, wall);
+                }
                 self.close(p, 0, mode, wall, cpu);
                 p = parent;
             }
+        }
+        if mode & bits::METRICS != 0 {
+            // SAFETY: `target` is on this thread's stack (caller contract).
+            self.stamp_exit(unsafe { (*target).index }, wall);
         }
         // SAFETY: `target` is on this thread's stack (caller contract).
         unsafe { self.close(target, size, mode, wall, cpu) };
@@ -639,12 +657,7 @@ impl ThreadData {
         };
         if mode & bits::METRICS != 0 && std::ptr::eq(token, self.current.load(Ordering::Relaxed)) {
             // SAFETY: `token` is the top of this thread's stack.
-            let index = unsafe { (*token).index };
-            if let Some(row) = self.rows.get(index) {
-                for s in &self.stampers {
-                    s.exit(row);
-                }
-            }
+            self.stamp_exit(unsafe { (*token).index }, wall);
         }
         let cpu = if mode & bits::CPU != 0 {
             clock::thread_cpu_ns()
@@ -1126,9 +1139,8 @@ pub(crate) fn register_current(mode: u32, start_wall: u64) -> &'static ThreadDat
     // Every thread gets the stampers of the installed stamped metrics, even
     // while the METRICS bit is clear: a watch point set later turns them
     // on by setting the bit (`metrics::watch`).
-    let _ = mode;
     let stampers = if layout.stamped {
-        layout.stampers()
+        layout.stampers(tid)
     } else {
         Vec::new()
     };
