@@ -74,6 +74,53 @@ pub fn ns_per_iter_vs(
     }
 }
 
+/// Timing statistics of several loops timed together (see
+/// [`ns_per_iter_multi`]).
+#[derive(Clone, Debug)]
+pub struct MultiTiming {
+    /// Median ns per iteration of each loop.
+    pub median: Vec<f64>,
+    /// Minimum ns per iteration of each loop.
+    pub min: Vec<f64>,
+    /// Median over samples of (loop i / loop 0, timed in the same sample).
+    pub paired: Vec<f64>,
+}
+
+/// Nanoseconds per iteration of every loop in `loops`, timed in turn
+/// (`samples` samples of `n` iterations each, the order rotating from one
+/// sample to the next) so that all come from the same stretches of machine
+/// time; ratios are taken against `loops[0]` sample by sample.
+pub fn ns_per_iter_multi(n: u64, samples: usize, loops: &mut [&mut dyn FnMut(u64)]) -> MultiTiming {
+    let k = loops.len();
+    for l in loops.iter_mut() {
+        l(n / 10 + 1); // warm-up
+    }
+    let mut t = vec![Vec::with_capacity(samples); k];
+    for s in 0..samples {
+        let mut row = vec![0.0; k];
+        for j in 0..k {
+            let i = (s + j) % k;
+            let mut f = |m: u64| (loops[i])(m);
+            row[i] = time_ns(n, &mut f);
+        }
+        for i in 0..k {
+            t[i].push(row[i]);
+        }
+    }
+    let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    let paired = (0..k)
+        .map(|i| {
+            let mut r: Vec<f64> = t[i].iter().zip(&t[0]).map(|(x, y)| x / y).collect();
+            median(&mut r)
+        })
+        .collect();
+    MultiTiming {
+        min: t.iter().map(|v| min(v)).collect(),
+        median: t.iter_mut().map(|v| median(v)).collect(),
+        paired,
+    }
+}
+
 /// Runs this executable as a child in `mode` with extra environment
 /// variables and returns its stdout.
 pub fn run_child(

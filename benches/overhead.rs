@@ -1,7 +1,8 @@
 //! ns per enter+exit pair of a trivial `#[inline(never)]` region, in one
 //! run, for the uninstrumented call, Dr.Hook off / call tree / prof /
-//! cpuprof, and the floors and peers of `peers.md`; then instructions per
-//! pair under callgrind, system calls per pair for cpuprof, and memory.
+//! cpuprof / hpmprof / the timeline (trace), and the floors and peers of
+//! `peers.md`; then instructions per pair under callgrind, system calls per
+//! pair for cpuprof, and memory.
 //!
 //! `cargo bench -p drhook-benches --bench overhead`
 //! (`DRHOOK_BENCH_QUICK=1` for a short run, `DRHOOK_BENCH_CALLGRIND=0` to
@@ -24,6 +25,14 @@ fn plain(x: u64) -> u64 {
 #[drhook(name = "BENCH:LEAF")]
 fn leaf(x: u64) -> u64 {
     black_box(x) + 1
+}
+
+/// One `rdtsc` next to the plain call: the unit of the Rust path's time
+/// targets (measured in the same process as the configuration).
+#[inline(never)]
+fn one_tsc(x: u64) -> u64 {
+    black_box(drhook::clock::cycles());
+    plain(x)
 }
 
 #[inline(never)]
@@ -116,16 +125,37 @@ fn measured_pairs(f: fn(u64) -> u64, n: u64) {
     loop_of(f)(n);
 }
 
+/// The timeline's children end without the exit handlers: the write of
+/// millions of events is not what is measured here (BENCHMARKS.md has
+/// the write's cost), and the harness's profile path is unwritable, so
+/// the trace would go to the working directory.
+fn end_child(mode: &str) {
+    if mode == "trace" {
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        // SAFETY: ends the process at once; nothing is left to run.
+        unsafe { libc::_exit(0) }
+    }
+}
+
 fn child(mode: &str) {
     let quick = std::env::var("DRHOOK_BENCH_QUICK").is_ok();
     let pairs: u64 = std::env::var("DRHOOK_BENCH_PAIRS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
+    let peer = mode.starts_with("peer_");
     let (n, samples) = if mode == "cpuprof" || mode == "hpmprof" {
         (20_000, 15)
+    } else if mode == "trace" {
+        // Every pair recorded: 25 x 100 000 pairs (+ warm-up and the
+        // memory figures) fit in the DR_HOOK_TRACE_EVENTS of the
+        // configuration.
+        (100_000, 25)
     } else if quick {
         (200_000, 9)
+    } else if peer {
+        (200_000, 25)
     } else {
         (2_000_000, 25)
     };
@@ -133,6 +163,7 @@ fn child(mode: &str) {
         "plain" => plain,
         "floor" => two_tsc,
         "tracing" | "tracing_noop" | "tracing_drhook" => traced,
+        _ if peer => traced,
         "fastrace" => fastraced,
         _ => leaf,
     };
@@ -152,10 +183,37 @@ fn child(mode: &str) {
             tracing_subscriber::registry().with(drhook::DrHookLayer::new()),
         )
     });
+    // The layers a Rust user would pick for the same question, on the same
+    // spans, writing to a sink.
+    let _peer_timing = (mode == "peer_timing").then(|| {
+        use tracing_subscriber::prelude::*;
+        let layer = tracing_timing::Builder::default().layer(|| {
+            tracing_timing::Histogram::new_with_max(1_000_000_000, 2).expect("histogram")
+        });
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(layer))
+    });
+    let _peer_flame = (mode == "peer_flame").then(|| {
+        use tracing_subscriber::prelude::*;
+        // Empty samples on: the bench's spans have no parent, which the
+        // default configuration does not record.
+        let layer = tracing_flame::FlameLayer::new(std::io::sink()).with_empty_samples(true);
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(layer))
+    });
+    let _peer_chrome = (mode == "peer_chrome").then(|| {
+        use tracing_subscriber::prelude::*;
+        let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new()
+            .writer(std::io::sink())
+            .build();
+        (
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(layer)),
+            guard,
+        )
+    });
     if pairs > 0 {
         // Fixed number of pairs, for callgrind / strace.
         leaf(0);
         measured_pairs(f, pairs);
+        end_child(mode);
         return;
     }
     let base_n = if mode == "cpuprof" || mode == "hpmprof" {
@@ -169,10 +227,49 @@ fn child(mode: &str) {
         Box::new(loop_of(f))
     };
     let mut base_loop: Box<dyn FnMut(u64)> = Box::new(loop_of(plain));
-    let t = ns_per_iter_vs(n, samples, run, |k| base_loop(k * base_n / n));
-    let scale = n as f64 / base_n as f64;
-    let (ns, base, ns_min, base_min) = (t.median, t.base_median * scale, t.min, t.base_min * scale);
-    let paired = t.paired_ratio / scale;
+    let (ns, base, ns_min, base_min, paired);
+    let mut tsc = String::new();
+    if base_n == n {
+        // The configuration, the plain call, one rdtsc and two rdtsc reads
+        // timed in turn in this process: the Rust path's targets are
+        // ratios of these.
+        let mut run = run;
+        let mut one = loop_of(one_tsc);
+        let mut two = loop_of(two_tsc);
+        // A layer's cost is its spans minus the same spans through the
+        // registry with a no-op layer, timed in the same process too.
+        let layered = mode == "tracing_drhook" || peer;
+        let noop_dispatch = {
+            use tracing_subscriber::prelude::*;
+            tracing::Dispatch::new(tracing_subscriber::registry().with(Noop))
+        };
+        let mut noop = |k: u64| {
+            tracing::dispatcher::with_default(&noop_dispatch, || loop_of(traced)(k));
+        };
+        let mut loops: Vec<&mut dyn FnMut(u64)> =
+            vec![&mut base_loop, &mut run, &mut one, &mut two];
+        if layered {
+            loops.push(&mut noop);
+        }
+        let t = ns_per_iter_multi(n, samples, &mut loops);
+        (ns, base, ns_min, base_min) = (t.median[1], t.median[0], t.min[1], t.min[0]);
+        paired = t.paired[1];
+        tsc = format!(
+            " tsc1={:.3} tsc1_min={:.3} tsc1_paired={:.4} tsc2={:.3} tsc2_min={:.3} tsc2_paired={:.4}",
+            t.median[2], t.min[2], t.paired[2], t.median[3], t.min[3], t.paired[3]
+        );
+        if layered {
+            tsc.push_str(&format!(
+                " noop={:.3} noop_min={:.3} noop_paired={:.4}",
+                t.median[4], t.min[4], t.paired[4]
+            ));
+        }
+    } else {
+        let t = ns_per_iter_vs(n, samples, run, |k| base_loop(k * base_n / n));
+        let scale = n as f64 / base_n as f64;
+        (ns, base, ns_min, base_min) = (t.median, t.base_median * scale, t.min, t.base_min * scale);
+        paired = t.paired_ratio / scale;
+    }
     // Memory: allocations during steady-state calls, and the size of a new
     // thread's tree before it has entered a second distinct routine.
     let before = ALLOCS.load(Ordering::Relaxed);
@@ -189,9 +286,10 @@ fn child(mode: &str) {
     .join()
     .unwrap();
     println!(
-        "ns={ns:.3} base={base:.3} ns_min={ns_min:.3} base_min={base_min:.3} paired={paired:.4} steady_allocs={steady} first_call_alloc_bytes={} tree_bytes={}",
+        "ns={ns:.3} base={base:.3} ns_min={ns_min:.3} base_min={base_min:.3} paired={paired:.4} steady_allocs={steady} first_call_alloc_bytes={} tree_bytes={}{tsc}",
         tree.0, tree.1
     );
+    end_child(mode);
 }
 
 // --- parent side -----------------------------------------------------------
@@ -241,6 +339,26 @@ const CONFIGS: &[Config] = &[
         what: "wall profile + counters per routine",
     },
     Config {
+        name: "drhook, DR_HOOK_OPT=trace",
+        mode: "trace",
+        env: &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "trace"),
+            ("DR_HOOK_TRACE_EVENTS", "6000000"),
+        ],
+        what: "timeline: every enter and exit",
+    },
+    Config {
+        name: "drhook, DR_HOOK_OPT=prof,trace",
+        mode: "trace",
+        env: &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof,trace"),
+            ("DR_HOOK_TRACE_EVENTS", "6000000"),
+        ],
+        what: "wall profile + timeline",
+    },
+    Config {
         name: "floor: two rdtsc reads",
         mode: "floor",
         env: &[],
@@ -271,12 +389,52 @@ const CONFIGS: &[Config] = &[
         what: "exact wall profile of spans",
     },
     Config {
+        name: "tracing registry + tracing-timing layer",
+        mode: "peer_timing",
+        env: &[],
+        what: "histograms of the time between events (spans without events: none)",
+    },
+    Config {
+        name: "tracing registry + tracing-flame layer",
+        mode: "peer_flame",
+        env: &[],
+        what: "one folded-stack line per span activation (to a sink)",
+    },
+    Config {
+        name: "tracing registry + tracing-chrome layer",
+        mode: "peer_chrome",
+        env: &[],
+        what: "begin/end trace events, written by a thread (to a sink)",
+    },
+    Config {
         name: "fastrace local span under a root",
         mode: "fastrace",
         env: &[],
         what: "raw span per call (fresh root per 512)",
     },
 ];
+
+/// The Rust path's targets, in units measured in the same child process
+/// (the plain call, one rdtsc, two rdtsc reads around the plain call):
+/// (x plain, ns added, added / one rdtsc, / two-rdtsc floor), from the
+/// paired medians and from the minimums.
+fn in_process(out: &str) -> [[f64; 4]; 2] {
+    let g = |k: &str| field(out, k).unwrap_or(f64::NAN);
+    let (base, base_min) = (g("base"), g("base_min"));
+    let paired = [
+        g("paired"),
+        (g("paired") - 1.0) * base,
+        (g("paired") - 1.0) / (g("tsc1_paired") - 1.0),
+        g("paired") / g("tsc2_paired"),
+    ];
+    let min = [
+        g("ns_min") / base_min,
+        g("ns_min") - base_min,
+        (g("ns_min") - base_min) / (g("tsc1_min") - base_min),
+        g("ns_min") / g("tsc2_min"),
+    ];
+    [paired, min]
+}
 
 fn main() {
     if let Ok(mode) = std::env::var("DRHOOK_BENCH_CHILD") {
@@ -294,6 +452,8 @@ fn main() {
     let mut ns = std::collections::HashMap::new();
     let mut mins = std::collections::HashMap::new();
     let mut mem = String::new();
+    let mut same_process = std::collections::HashMap::new();
+    let mut over_noop: Vec<(&str, f64, f64)> = Vec::new();
     let only = std::env::var("DRHOOK_BENCH_ONLY").ok();
     for c in CONFIGS {
         if only
@@ -319,14 +479,31 @@ fn main() {
                     vm / bm,
                     c.what
                 );
-                if c.name.contains("prof") || c.name.contains("call tree") {
-                    mem.push_str(&format!(
-                        "| {} | {} | {} B | {} B |\n",
-                        c.name,
-                        field(&out, "steady_allocs").unwrap_or(f64::NAN),
-                        field(&out, "first_call_alloc_bytes").unwrap_or(f64::NAN),
-                        field(&out, "tree_bytes").unwrap_or(f64::NAN)
-                    ));
+                if c.mode == "leaf" {
+                    let one_rdtsc = field(&out, "tsc1").unwrap_or(f64::NAN) - base;
+                    same_process.insert(c.name, (in_process(&out), one_rdtsc));
+                }
+                if let (Some(np), Some(nm)) = (field(&out, "noop_paired"), field(&out, "noop_min"))
+                {
+                    // ns per span over the no-op layer, in this process.
+                    over_noop.push((c.name, (paired - np) * base, vm - nm));
+                }
+                if c.name.contains("prof")
+                    || c.name.contains("call tree")
+                    || c.name.contains("trace")
+                    || c.mode.starts_with("peer_")
+                {
+                    let steady = field(&out, "steady_allocs").unwrap_or(f64::NAN);
+                    if c.mode.starts_with("peer_") {
+                        mem.push_str(&format!("| {} | {steady} | - | - |\n", c.name));
+                    } else {
+                        mem.push_str(&format!(
+                            "| {} | {steady} | {} B | {} B |\n",
+                            c.name,
+                            field(&out, "first_call_alloc_bytes").unwrap_or(f64::NAN),
+                            field(&out, "tree_bytes").unwrap_or(f64::NAN)
+                        ));
+                    }
                 }
             }
             Err(e) => println!("| {} | failed: {e} | | |", c.name),
@@ -354,10 +531,8 @@ fn main() {
             g("drhook, DR_HOOK_OPT=prof") / g("tracing registry + counting layer"),
             g("drhook, DR_HOOK_OPT=cpuprof") - plain,
             plain,
-            g("drhook via tracing registry + DrHookLayer, DR_HOOK=1 (call tree)")
-                - g("tracing registry + no-op layer"),
-            g("drhook via tracing registry + DrHookLayer, DR_HOOK_OPT=prof")
-                - g("tracing registry + no-op layer"),
+            g("drhook, DR_HOOK_OPT=trace") - g("drhook, DR_HOOK=1 (call tree)"),
+            g("drhook, DR_HOOK_OPT=prof,trace") - g("drhook, DR_HOOK_OPT=prof"),
         ]
     };
     let (m, n) = (ratios(&ns), ratios(&mins));
@@ -389,13 +564,49 @@ fn main() {
         m[5], n[5]
     );
     println!(
-        "| DrHookLayer - no-op layer, call tree, ns per span pair | {:.1} | {:.1} | <= 25 ns |",
+        "| trace: ns added per pair to the call tree | {:.1} | {:.1} | (documented) |",
         m[7], n[7]
     );
     println!(
-        "| DrHookLayer - no-op layer, prof, ns per span pair | {:.1} | {:.1} | <= 25 ns |",
+        "| prof,trace: ns added per pair to prof | {:.1} | {:.1} | (documented) |",
         m[8], n[8]
     );
+    println!(
+        "\nLayers over the registry with a no-op layer, ns per span (new, enter, exit, close), both timed in the same process:\n"
+    );
+    println!("| layer | from paired medians | from minimums | target |");
+    println!("|---|---:|---:|---|");
+    for (name, p, q) in &over_noop {
+        let target = if name.contains("DrHookLayer") {
+            "<= 25 ns"
+        } else {
+            "(peer, same spans)"
+        };
+        println!("| {name} | {p:.1} | {q:.1} | {target} |");
+    }
+
+    println!(
+        "\nThe Rust path against the plain call and rdtsc timed in the same process (each configuration's child times it, the plain call, one rdtsc and two rdtsc reads around the plain call in turn):\n"
+    );
+    println!(
+        "| configuration | x plain call (paired / min) | ns added (paired / min) | added / one rdtsc (paired / min) | / two-rdtsc floor (paired / min) | one rdtsc, ns | target |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---|");
+    for (name, target) in [
+        ("drhook, DR_HOOK unset (off)", "<= 1.5x the plain call"),
+        ("drhook, DR_HOOK=1 (call tree)", "<= 0.5 rdtsc added"),
+        (
+            "drhook, DR_HOOK_OPT=prof",
+            "<= 2.4 rdtsc added, <= 1.2x the two-rdtsc floor",
+        ),
+    ] {
+        if let Some(([p, q], tsc1)) = same_process.get(name) {
+            println!(
+                "| {name} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {:.1} | {target} |",
+                p[0], q[0], p[1], q[1], p[2], q[2], p[3], q[3], tsc1
+            );
+        }
+    }
 
     println!("\nMemory:\n");
     println!(
@@ -435,8 +646,23 @@ fn main() {
                 &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")][..],
                 "<= 90 (reference ~880)",
             ),
+            (
+                "DR_HOOK_OPT=trace",
+                &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "trace")][..],
+                "(documented)",
+            ),
+            (
+                "DR_HOOK_OPT=prof,trace",
+                &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,trace")][..],
+                "(documented)",
+            ),
         ] {
-            match per_pair("leaf", env) {
+            let mode = if name.contains("trace") {
+                "trace"
+            } else {
+                "leaf"
+            };
+            match per_pair(mode, env) {
                 Some(v) => println!("| {name} | {:.1} | {target} |", v - base),
                 None => println!("| {name} | valgrind failed | {target} |"),
             }
@@ -456,10 +682,20 @@ fn main() {
         ] {
             match per_pair("tracing_drhook", env) {
                 Some(v) => println!(
-                    "| {name} | {:.1} | (no-op layer: {:.1} per span) |",
+                    "| {name} | {:.1} | <= 100 (no-op layer: {:.1} per span) |",
                     v - noop,
                     noop - base
                 ),
+                None => println!("| {name} | valgrind failed | |"),
+            }
+        }
+        for (name, mode) in [
+            ("tracing-timing layer over a no-op layer", "peer_timing"),
+            ("tracing-flame layer over a no-op layer", "peer_flame"),
+            ("tracing-chrome layer over a no-op layer", "peer_chrome"),
+        ] {
+            match per_pair(mode, &[]) {
+                Some(v) => println!("| {name} | {:.1} | (peer, same spans) |", v - noop),
                 None => println!("| {name} | valgrind failed | |"),
             }
         }

@@ -88,10 +88,21 @@ impl Profile {
         }
         for l in lines {
             if l.len() > 95 && l.as_bytes()[4].is_ascii_digit() {
-                let f: Vec<&str> = l[..95].split_whitespace().collect();
-                assert_eq!(f.len(), 8, "row: {l}");
-                let star = &l[95..96] == "*";
-                let rest = &l[96..];
+                // Eight numeric columns, three blanks, the star column, the
+                // name. (From rank 100000 on, `%5d` widens the first column:
+                // find the columns by their blanks, not by their offsets.)
+                let mut end = 0;
+                let mut f: Vec<&str> = Vec::with_capacity(8);
+                for _ in 0..8 {
+                    let start = end + l[end..].find(|c| c != ' ').expect("row");
+                    end = start + l[start..].find(' ').expect("row");
+                    f.push(&l[start..end]);
+                }
+                let tail = l[end..]
+                    .strip_prefix("   ")
+                    .unwrap_or_else(|| panic!("row: {l}"));
+                let star = tail.starts_with('*');
+                let rest = &tail[1..];
                 let (name, after) = rest
                     .rsplit_once('@')
                     .unwrap_or_else(|| panic!("no @tid in {l}"));

@@ -321,20 +321,66 @@ fn profile_proc_selects_the_writing_task() {
 }
 
 #[test]
-fn unwritable_profile_path_is_one_error_and_keeps_the_exit_status() {
+fn unwritable_profile_path_is_reported_at_start_and_the_profile_is_kept() {
     for scenario in ["basic", "exit3"] {
         let env = [
             ("DR_HOOK", "1"),
             ("DR_HOOK_OPT", "prof"),
             ("DR_HOOK_PROFILE", "/nonexistent/dir/prof"),
         ];
-        let (r, _d) = run(scenario, &env);
+        let (r, d) = run(scenario, &env);
         assert_eq!(r.code(), if scenario == "exit3" { 3 } else { 0 });
         let err = r.stderr();
         let errors: Vec<&str> = err.lines().filter(|l| l.contains("Error")).collect();
-        assert_eq!(errors.len(), 1, "{err}");
-        assert!(errors[0].contains("/nonexistent/dir/prof.1"), "{err}");
+        assert_eq!(errors.len(), 2, "{err}");
+        // At start-up, before any work, naming the path ...
+        assert!(errors[0].contains("[drhook_init@"), "{err}");
+        assert!(
+            errors[0].contains("cannot be written to '/nonexistent/dir/prof.1'"),
+            "{err}"
+        );
+        // ... and at exit, saying where the profile went instead.
+        let cwd_copy = d.path().join("prof.1");
+        assert!(
+            errors[1].contains(&format!(
+                "the profile was written to '{}' instead",
+                cwd_copy.display()
+            )),
+            "{err}"
+        );
+        if scenario == "basic" {
+            r.profile("prof.1").row("BASIC:LEAF", 1);
+        } else {
+            assert!(cwd_copy.exists(), "{err}");
+        }
     }
+}
+
+#[test]
+fn profile_falls_back_to_tmpdir_when_the_working_directory_is_not_writable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().display().to_string();
+    // /proc is not writable, even by root.
+    let r = run_in(
+        std::path::Path::new("/proc"),
+        PROG,
+        &["basic"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_PROFILE", "/nonexistent/dir/prof"),
+            ("TMPDIR", &t),
+        ],
+    );
+    assert_eq!(r.code(), 0);
+    let err = r.stderr();
+    let went = tmp.path().join("prof.1");
+    assert!(
+        err.contains(&format!("written to '{}' instead", went.display())),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&went).unwrap();
+    Profile::parse(&text).row("BASIC:LEAF", 1);
 }
 
 #[test]

@@ -18,7 +18,12 @@
 //!   * [`report::merge`] and [`report::table`]: statistics across tasks;
 //!   * [`report::diff`]: two runs compared;
 //!   * [`report::folded`], [`report::hatchet`]: flame-graph stacks, Hatchet;
-//!   * [`report::top`]: the terminal view.
+//!   * [`report::top`]: the terminal view;
+//!   * [`report::trace`]: Chrome/Perfetto traces of tasks merged.
+//! * [`wrap`]: `drhook wrap` — wrappers for any C library, so that its
+//!   functions appear as routines in the Dr.Hook calling tree
+//!   (`parse` → `filter` → `check` → `select` → `emit`; `locate` finds
+//!   installed wrappers for `DR_HOOK_WRAP`).
 //! * [`cmd`]: one module per subcommand (arguments and running them).
 //! * [`error`]: the error type (file, line, message).
 
@@ -26,5 +31,6 @@ pub mod cmd;
 pub mod error;
 pub mod profile;
 pub mod report;
+pub mod wrap;
 
 pub use error::{Error, Result};

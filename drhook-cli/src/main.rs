@@ -1,15 +1,17 @@
-//! `drhook`: reports from Dr.Hook profiles (merge, flamegraph, json, diff,
-//! top) and `run` (an unmodified program with Dr.Hook attached). The work
-//! is done by the `drhook_cli` library; this is the command line and the
-//! exit status.
+//! `drhook`: the command of drhook-rs — reports from Dr.Hook profiles
+//! (merge, flamegraph, json, diff, top), timelines (trace merge), library
+//! wrappers (wrap) and `run` (an unmodified program with Dr.Hook attached).
+//! The work is done by the `drhook_cli` library; this is the command line
+//! and the exit status.
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use drhook_cli::cmd::{self, EXIT_ERROR, Global};
 
-/// Reports from Dr.Hook profiles (drhook.prof.N text files, ours or the
-/// reference Dr.Hook's, and drhook-profile JSON).
+/// Dr.Hook tools: reports from profiles (drhook.prof.N text files, ours or
+/// the reference Dr.Hook's, and drhook-profile JSON) and wrappers that put
+/// a C library's functions into the calling tree.
 ///
 /// Exit status: 0 success; 1 `diff --threshold` found a regression;
 /// 2 bad arguments, unreadable or malformed input, failed output. `run`:
@@ -39,21 +41,29 @@ enum Command {
     Diff(cmd::diff::Args),
     /// A profile as a readable tree (or table) in the terminal.
     Top(cmd::top::Args),
+    /// Timelines (DR_HOOK_OPT=trace): `drhook trace merge` puts the tasks
+    /// of a run in one Chrome/Perfetto trace.
+    Trace(cmd::trace::Args),
+    /// Generate Dr.Hook wrappers for a C library (its functions become
+    /// routines in the calling tree).
+    Wrap(Box<cmd::wrap::WrapArgs>),
     /// Runs an unmodified program (and every process it starts) with
     /// Dr.Hook attached (LD_PRELOAD); the exit status is the program's.
     Run(cmd::run::Args),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let g = &cli.global;
-    let result = match &cli.command {
-        Command::Merge(a) => cmd::merge::run(a, g),
-        Command::Flamegraph(a) => cmd::flamegraph::run(a, g),
-        Command::Json(a) => cmd::json::run(a, g),
-        Command::Diff(a) => cmd::diff::run(a, g),
-        Command::Top(a) => cmd::top::run(a, g),
-        Command::Run(a) => cmd::run::run(a, g),
+    let Cli { global, command } = Cli::parse();
+    let g = &global;
+    let result = match command {
+        Command::Merge(a) => cmd::merge::run(&a, g),
+        Command::Flamegraph(a) => cmd::flamegraph::run(&a, g),
+        Command::Json(a) => cmd::json::run(&a, g),
+        Command::Diff(a) => cmd::diff::run(&a, g),
+        Command::Top(a) => cmd::top::run(&a, g),
+        Command::Trace(a) => cmd::trace::run(&a, g),
+        Command::Wrap(a) => return cmd::wrap::run(*a),
+        Command::Run(a) => cmd::run::run(&a, g),
     };
     match result {
         Ok(code) => ExitCode::from(code),

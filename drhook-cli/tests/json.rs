@@ -4,27 +4,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::*;
 use drhook_cli::profile::text::{self, ReadOptions};
 use drhook_cli::profile::{Profile, json};
 use proptest::prelude::*;
-
-fn schema() -> jsonschema::Validator {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/profile-schema.json");
-    let s: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    jsonschema::validator_for(&s).expect("the schema is a valid JSON Schema")
-}
-
-fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
-    let errors: Vec<String> = v
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
-}
 
 /// Profiles as JSON and back: equal, apart from `source` (set when read).
 fn round_trip(profiles: &[Profile]) -> Vec<Profile> {

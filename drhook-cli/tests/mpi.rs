@@ -226,17 +226,13 @@ fn check_merge(dir: &Path, prefix: &str, cpu: bool) {
     eprintln!("{t}");
 }
 
-#[test]
-fn mpirun_c_program_one_profile_per_rank_and_merge() {
-    if !have_mpi(false) {
-        return;
-    }
-    let d = tempfile::tempdir().unwrap();
+/// Compiles `mpi_c.c` with libdrhook into `dir/mpi_c`.
+fn build_mpi_c(dir: &Path) {
     let inc = workspace().join("drhook-ffi/include");
     let src = progs().join("mpi_c.c");
     let lib = libdrhook();
     tool(
-        d.path(),
+        dir,
         "mpicc",
         &[
             "-std=c99",
@@ -252,6 +248,15 @@ fn mpirun_c_program_one_profile_per_rank_and_merge() {
             "-lm",
         ],
     );
+}
+
+#[test]
+fn mpirun_c_program_one_profile_per_rank_and_merge() {
+    if !have_mpi(false) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    build_mpi_c(d.path());
     mpirun4(d.path(), "./mpi_c", "prof");
     for n in 1..=4 {
         let t = std::fs::read_to_string(d.path().join(format!("drhook.prof.{n}"))).unwrap();
@@ -263,6 +268,79 @@ fn mpirun_c_program_one_profile_per_rank_and_merge() {
         );
     }
     check_merge(d.path(), "MPI_C", false);
+}
+
+/// The timeline under `mpirun -n 4`: one trace per rank (pid = the rank's
+/// task number, the rank's calls), and `drhook trace merge` makes the
+/// ranks processes of one trace, each moved by its own start time.
+#[test]
+fn mpirun_c_program_one_timeline_per_rank_and_trace_merge() {
+    if !have_mpi(false) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    build_mpi_c(d.path());
+    mpirun4(d.path(), "./mpi_c", "trace");
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.path().join(name)).unwrap()).unwrap()
+    };
+    let mut firsts = Vec::new();
+    for n in 1..=4u64 {
+        let doc = read(&format!("drhook.trace.{n}.json"));
+        assert_eq!(doc["otherData"]["proc"], n.to_string());
+        assert_eq!(doc["otherData"]["nprocs"], "4");
+        let tracks = trace_tracks(&doc);
+        assert_eq!(tracks.keys().copied().collect::<Vec<_>>(), [(n, 1)]);
+        let work = tracks[&(n, 1)]
+            .iter()
+            .filter(|s| s.path.last().unwrap() == "MPI_C:WORK")
+            .count();
+        assert_eq!(work as u64, 10 * n, "proc#{n}");
+        let even = tracks[&(n, 1)]
+            .iter()
+            .any(|s| s.path.last().unwrap() == "MPI_C:EVEN_ONLY");
+        assert_eq!(even, n % 2 == 1, "proc#{n}");
+        let start: i128 = doc["otherData"]["start_unix_ns"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        firsts.push((start, tracks[&(n, 1)][0].begin));
+    }
+    ok(&run_drhook(
+        d.path(),
+        &[
+            "trace",
+            "merge",
+            "drhook.trace.1.json",
+            "drhook.trace.2.json",
+            "drhook.trace.3.json",
+            "drhook.trace.4.json",
+            "-o",
+            "all.json",
+        ],
+    ));
+    let all = read("all.json");
+    let merged = trace_tracks(&all);
+    assert_eq!(
+        merged.keys().copied().collect::<Vec<_>>(),
+        [(1, 1), (2, 1), (3, 1), (4, 1)],
+        "ranks apart"
+    );
+    let earliest = firsts.iter().map(|f| f.0).min().unwrap();
+    for (n, (start, begin)) in (1..=4u64).zip(&firsts) {
+        let work = merged[&(n, 1)]
+            .iter()
+            .filter(|s| s.path.last().unwrap() == "MPI_C:WORK")
+            .count();
+        assert_eq!(work as u64, 10 * n);
+        let shift = (start - earliest) as f64 / 1000.0;
+        let got = merged[&(n, 1)][0].begin;
+        assert!(
+            (got - (begin + shift)).abs() < 0.002,
+            "proc#{n}: {got} vs {begin} + {shift}"
+        );
+    }
 }
 
 #[test]

@@ -19,8 +19,95 @@
 //! the whole VM slows down).
 
 use std::collections::HashMap;
+use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use drhook::drhook;
+
+// --- the Rust twin (this executable as a child) ------------------------------
+
+/// The instrumented leaf of the Rust twin: the same work as the Fortran and
+/// C leaves (a double incremented through a pointer).
+#[inline(never)]
+#[drhook(name = "BENCH:LEAF")]
+fn rust_leaf(x: &mut f64) {
+    *black_box(x) += 1.0;
+}
+
+#[inline(never)]
+fn rust_plain(x: &mut f64) {
+    *black_box(x) += 1.0;
+}
+
+/// The loops callgrind counts (`--toggle-collect=*rust_loop_*`).
+#[inline(never)]
+#[drhook(name = "BENCH:PARENT")]
+fn rust_loop_leaf(n: u64, x: &mut f64) {
+    for _ in 0..n {
+        rust_leaf(x);
+    }
+}
+
+#[inline(never)]
+#[drhook(name = "BENCH:PLAIN_PARENT")]
+fn rust_loop_plain(n: u64, x: &mut f64) {
+    for _ in 0..n {
+        rust_plain(x);
+    }
+}
+
+/// `<this> rust leaf|plain N` or `rust time N SAMPLES`, as the Fortran and
+/// C programs take them.
+fn rust_child(args: &[String]) {
+    let mut x = 0.0;
+    let n: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
+    rust_loop_leaf(10, &mut x);
+    rust_loop_plain(10, &mut x);
+    match args.first().map(String::as_str) {
+        Some("leaf") => rust_loop_leaf(n, &mut x),
+        Some("plain") => rust_loop_plain(n, &mut x),
+        _ => {
+            let samples: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(9);
+            let time = |f: &mut dyn FnMut()| {
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed().as_nanos() as f64 / n as f64
+            };
+            rust_loop_leaf(n / 10, &mut x);
+            rust_loop_plain(n / 10, &mut x);
+            let (mut a, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
+            for i in 0..samples {
+                let (ta, tb);
+                if i % 2 == 0 {
+                    ta = time(&mut || rust_loop_leaf(n, &mut x));
+                    tb = time(&mut || rust_loop_plain(n, &mut x));
+                } else {
+                    tb = time(&mut || rust_loop_plain(n, &mut x));
+                    ta = time(&mut || rust_loop_leaf(n, &mut x));
+                }
+                a.push(ta);
+                b.push(tb);
+                r.push(ta / tb);
+            }
+            let min = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+            println!(
+                "ns={:.4} base={:.4} ns_min={:.4} base_min={:.4} paired={:.4}",
+                median(&mut a.clone()),
+                median(&mut b.clone()),
+                min(&a),
+                min(&b),
+                median(&mut r)
+            );
+        }
+    }
+    if x < 0.0 {
+        println!("{x}");
+    }
+}
+
+/// The row of the Rust twin.
+const RUST: &str = "Rust #[drhook] (same leaf)";
 
 fn cargo_release_libs() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -56,6 +143,29 @@ fn sh(dir: &Path, program: &str, args: &[String]) {
         args.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The row of the flang-new program.
+const FLANG_STATIC: &str = "Fortran (flang-new), libdrhook.a";
+
+/// A flang-new compiler: `$DRHOOK_FC` if it names one, else the first of
+/// `flang-new`, `flang-new-19`, ... found.
+fn flang() -> Option<String> {
+    if let Ok(fc) = std::env::var("DRHOOK_FC")
+        && fc.contains("flang")
+    {
+        return have(&fc).then_some(fc);
+    }
+    [
+        "flang-new",
+        "flang-new-22",
+        "flang-new-21",
+        "flang-new-20",
+        "flang-new-19",
+    ]
+    .into_iter()
+    .find(|c| have(c))
+    .map(String::from)
 }
 
 fn have(program: &str) -> bool {
@@ -107,6 +217,34 @@ fn build(work: &Path, libdir: &Path) -> Vec<(&'static str, PathBuf)> {
     } else {
         println!("(gfortran not found: Fortran rows skipped)\n");
     }
+    // flang-new, if installed: its calling convention (checked by the
+    // tests with DRHOOK_FC) and its names, which it copies to the stack.
+    if let Some(flang) = flang() {
+        let dir = work.join("flang");
+        std::fs::create_dir_all(&dir).unwrap();
+        sh(
+            &dir,
+            &flang,
+            &["-O2".into(), "-c".into(), s("fortran/yomhook.F90")],
+        );
+        sh(
+            &dir,
+            &flang,
+            &["-O2".into(), "-c".into(), s("benches/progs/bench_leaf.F90")],
+        );
+        let mut st = vec![
+            "-O2".to_string(),
+            s("benches/progs/bench_f.F90"),
+            "bench_leaf.o".into(),
+            "yomhook.o".into(),
+            "-o".into(),
+            "bench_flang_static".into(),
+            a.clone(),
+        ];
+        st.extend(sys.clone());
+        sh(&dir, &flang, &st);
+        progs.push((FLANG_STATIC, dir.join("bench_flang_static")));
+    }
     let base = vec![
         "-std=c99".to_string(),
         "-O2".into(),
@@ -132,6 +270,9 @@ fn command(program: &Path, env: &[(&str, &str)]) -> Command {
         if k.starts_with("DR_HOOK") || k.starts_with("DRHOOK_") {
             cmd.env_remove(k);
         }
+    }
+    if program == std::env::current_exe().unwrap().as_path() {
+        cmd.env("DRHOOK_FFI_BENCH_RUST", "1");
     }
     cmd.env("DR_HOOK_SILENT", "1")
         .env("DR_HOOK_PROFILE", "/dev/null/never-written");
@@ -168,6 +309,10 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
+    if std::env::var_os("DRHOOK_FFI_BENCH_RUST").is_some() {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        return rust_child(&args);
+    }
     let quick = std::env::var_os("DRHOOK_BENCH_QUICK").is_some();
     let (n, samples) = if quick {
         (1_000_000u64, 5)
@@ -177,7 +322,8 @@ fn main() {
     let libdir = cargo_release_libs();
     let work = std::env::temp_dir().join(format!("drhook-ffi-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
-    let progs = build(&work, &libdir);
+    let mut progs = build(&work, &libdir);
+    progs.push((RUST, std::env::current_exe().unwrap()));
 
     println!(
         "drhook-ffi overhead: ns per iteration (an instrumented leaf called from an instrumented parent), {n} calls x {samples} samples per configuration, medians and minimums, one run\n"
@@ -259,6 +405,40 @@ fn main() {
             g(p, "paired") / floor_rel,
         );
     }
+    // Fortran against the Rust path, ns added per pair in the same run.
+    if let Some(rust) = results.get(&(RUST, "DR_HOOK=1 (call tree)")) {
+        println!("\nFortran against the Rust path (ns added per pair, same run; target <= 1.3):\n");
+        println!(
+            "| program | call tree: x Rust (paired medians / minimums) | prof: x Rust (paired medians / minimums) |"
+        );
+        println!("|---|---:|---:|");
+        let g = |m: &HashMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(f64::NAN);
+        let added = |m: &HashMap<String, f64>| {
+            (
+                (g(m, "paired") - 1.0) * g(m, "base"),
+                g(m, "ns_min") - g(m, "base_min"),
+            )
+        };
+        let rust_prof = results.get(&(RUST, "DR_HOOK_OPT=prof"));
+        for (pname, _) in progs.iter().filter(|(p, _)| p.starts_with("Fortran")) {
+            let (Some(t), Some(p), Some(rp)) = (
+                results.get(&(pname, "DR_HOOK=1 (call tree)")),
+                results.get(&(pname, "DR_HOOK_OPT=prof")),
+                rust_prof,
+            ) else {
+                continue;
+            };
+            let ((tm, tn), (rm, rn)) = (added(t), added(rust));
+            let ((pm, pn), (qm, qn)) = (added(p), added(rp));
+            println!(
+                "| {pname} | {:.2} / {:.2} | {:.2} / {:.2} |",
+                tm / rm,
+                tn / rn,
+                pm / qm,
+                pn / qn
+            );
+        }
+    }
 
     if std::env::var("DRHOOK_BENCH_CALLGRIND").as_deref() == Ok("0") || !have("valgrind") {
         println!("\n(callgrind skipped: valgrind not found or DRHOOK_BENCH_CALLGRIND=0)");
@@ -272,8 +452,14 @@ fn main() {
     let pairs = 100_000u64;
     for (pname, prog) in &progs {
         let fortran = pname.starts_with("Fortran");
+        // flang inlines the loops into the main program: count inside the
+        // leaf (and what it calls) instead; the difference is the same.
         let loop_fn = |which: &str| {
-            if fortran {
+            if *pname == FLANG_STATIC {
+                format!("_QMbench_leafP{which}")
+            } else if *pname == RUST {
+                format!("*rust_loop_{which}*")
+            } else if fortran {
                 format!("__bench_loops_MOD_loop_{which}")
             } else {
                 format!("loop_{which}")
@@ -281,6 +467,9 @@ fn main() {
         };
         let count = |which: &str, env: &[(&str, &str)]| -> Option<f64> {
             let mut cmd = command(Path::new("valgrind"), env);
+            if *pname == RUST {
+                cmd.env("DRHOOK_FFI_BENCH_RUST", "1");
+            }
             cmd.args([
                 "--tool=callgrind",
                 "--callgrind-out-file=/dev/null",
@@ -301,8 +490,15 @@ fn main() {
             };
             row.push(v);
         }
+        let targets = if fortran {
+            "<= 60 / <= 100 (reference ~700 / ~900)"
+        } else if *pname == RUST {
+            "(the Rust path: <= 60 / <= 90)"
+        } else {
+            "<= 60 / <= 90 (reference ~690 / ~890)"
+        };
         println!(
-            "| {pname} | {} | {} | {} | <= 60 / <= 100 (reference ~690 / ~880) |",
+            "| {pname} | {} | {} | {} | {targets} |",
             row[0], row[1], row[2]
         );
     }

@@ -14,6 +14,8 @@
 mod boundary;
 #[path = "../src/c_api.rs"]
 mod c_api;
+#[path = "../src/compat.rs"]
+mod compat;
 #[path = "../src/fortran.rs"]
 mod fortran;
 #[path = "../src/hook.rs"]

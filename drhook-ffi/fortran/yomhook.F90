@@ -15,17 +15,31 @@
 !     IF (LHOOK) CALL DR_HOOK('MODULE:ROUTINE',1,ZHOOK_HANDLE)
 !
 ! The module needs no other module (kinds come from ISO_C_BINDING and
-! SELECTED_*_KIND); each specific of DR_HOOK calls libdrhook's C ABI
-! directly through BIND(C) interfaces, passing the name's address and its
-! (blank-padded) length. LHOOK starts .TRUE.; the first DR_HOOK call reads
-! the environment (inside libdrhook), and LHOOK becomes .FALSE. when
-! DR_HOOK is off. Codes may set LHOOK to .FALSE. themselves to stop calling
-! Dr.Hook, as with the reference.
+! SELECTED_*_KIND). The specifics DR_HOOK_DEFAULT8 and DR_HOOK_DEFAULT4 of
+! the generic DR_HOOK -- every IFS-style call -- are interfaces to external
+! procedures that libdrhook implements itself (dr_hook_default8_,
+! dr_hook_default4_), so CALL DR_HOOK(...) goes straight into the library
+! in the compiler's own calling convention (arguments by reference, the
+! name's hidden length by value after them, as gfortran >= 8 and flang-new
+! pass them; see drhook-ffi/README.md for other compilers). The other
+! specifics are module procedures calling the library's C ABI through
+! BIND(C) interfaces. LHOOK lives in the COMMON
+! block /YOMHOOK_LHOOK/, which libdrhook defines with the initial value
+! .TRUE.; the first DR_HOOK call reads the environment (inside libdrhook),
+! and LHOOK becomes .FALSE. when DR_HOOK is off. Codes may set LHOOK to
+! .FALSE. themselves to stop calling Dr.Hook, as with the reference.
+!
+! Compilers whose calling convention differs (see drhook-ffi/README.md):
+! compile with -DDRHOOK_YOMHOOK_WRAPPERS, which makes DR_HOOK_DEFAULT8 and
+! DR_HOOK_DEFAULT4 module procedures over BIND(C) entry points instead
+! (one call layer more, any compiler).
 
 MODULE YOMHOOK
 
-USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_CHAR, C_INT, C_INT32_T, C_INT64_T, C_SIZE_T, &
- &                                      C_PTR, C_LOC, C_DOUBLE, C_FLOAT
+USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_CHAR, C_INT, C_INT64_T, C_SIZE_T
+#ifdef DRHOOK_YOMHOOK_WRAPPERS
+USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_INT32_T
+#endif
 
 IMPLICIT NONE
 
@@ -35,8 +49,11 @@ PRIVATE
 INTEGER, PARAMETER, PUBLIC :: JPHOOK = SELECTED_REAL_KIND(13,300)
 
 !> .TRUE. until the first DR_HOOK call, then whether Dr.Hook is on.
-!> (TARGET: libdrhook clears it through its address when Dr.Hook is off.)
-LOGICAL, PUBLIC, TARGET :: LHOOK = .TRUE.
+!> Initialised (.TRUE.) and cleared by libdrhook, which defines the COMMON
+!> block (symbol yomhook_lhook_, 16 bytes with the padding).
+LOGICAL, PUBLIC, TARGET :: LHOOK
+INTEGER, PRIVATE :: IPAD_LHOOK(3)
+COMMON /YOMHOOK_LHOOK/ LHOOK, IPAD_LHOOK
 
 INTEGER, PARAMETER :: JPIM_ = SELECTED_INT_KIND(9)
 INTEGER, PARAMETER :: JPRM_ = SELECTED_REAL_KIND(6,37)
@@ -46,11 +63,66 @@ PUBLIC :: DR_HOOK_DEFAULT8, DR_HOOK_DEFAULT4, DR_HOOK_FILE, DR_HOOK_SIZE, &
  &        DR_HOOK_FILE_SIZE, DR_HOOK_MULTI_DEFAULT, DR_HOOK_MULTI_FILE, &
  &        DR_HOOK_MULTI_SIZE, DR_HOOK_MULTI_FILE_SIZE
 
+#ifndef DRHOOK_YOMHOOK_WRAPPERS
+INTERFACE DR_HOOK
+  !> DR_HOOK(CDNAME, KSWITCH, PKEY): KSWITCH 0 enters the routine CDNAME
+  !> and stores the handle in PKEY; 1 leaves the activation PKEY designates
+  !> (other values do nothing; nothing is done while LHOOK is .FALSE.).
+  !> Implemented in libdrhook (dr_hook_default8_).
+  SUBROUTINE DR_HOOK_DEFAULT8(CDNAME, KSWITCH, PKEY)
+    IMPORT :: JPIM_, JPHOOK
+    CHARACTER(LEN=*),    INTENT(IN)    :: CDNAME
+    INTEGER(KIND=JPIM_), INTENT(IN)    :: KSWITCH
+    REAL(KIND=JPHOOK),   INTENT(INOUT) :: PKEY
+  END SUBROUTINE DR_HOOK_DEFAULT8
+  !> As DR_HOOK_DEFAULT8 with a 4-byte REAL handle (single-precision
+  !> builds). Implemented in libdrhook (dr_hook_default4_).
+  SUBROUTINE DR_HOOK_DEFAULT4(CDNAME, KSWITCH, PKEY)
+    IMPORT :: JPIM_, JPRM_
+    CHARACTER(LEN=*),    INTENT(IN)    :: CDNAME
+    INTEGER(KIND=JPIM_), INTENT(IN)    :: KSWITCH
+    REAL(KIND=JPRM_),    INTENT(INOUT) :: PKEY
+  END SUBROUTINE DR_HOOK_DEFAULT4
+  MODULE PROCEDURE DR_HOOK_FILE, DR_HOOK_SIZE, DR_HOOK_FILE_SIZE, &
+   &               DR_HOOK_MULTI_DEFAULT, DR_HOOK_MULTI_FILE, &
+   &               DR_HOOK_MULTI_SIZE, DR_HOOK_MULTI_FILE_SIZE
+END INTERFACE DR_HOOK
+#else
 INTERFACE DR_HOOK
   MODULE PROCEDURE DR_HOOK_DEFAULT8, DR_HOOK_DEFAULT4, DR_HOOK_FILE, &
    &               DR_HOOK_SIZE, DR_HOOK_FILE_SIZE, DR_HOOK_MULTI_DEFAULT, &
    &               DR_HOOK_MULTI_FILE, DR_HOOK_MULTI_SIZE, DR_HOOK_MULTI_FILE_SIZE
 END INTERFACE DR_HOOK
+
+! The C entry points of the wrapper specifics (drhook.h): an enter returns
+! the handle (0: Dr.Hook is off), an exit takes the handle's bits by value.
+INTERFACE
+  FUNCTION DRHOOK_F_ENTER8(CDNAME, KLEN) BIND(C, NAME='drhook_f_enter8')
+    IMPORT :: C_CHAR, C_INT64_T, C_SIZE_T
+    INTEGER(KIND=C_INT64_T) :: DRHOOK_F_ENTER8
+    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
+    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
+  END FUNCTION DRHOOK_F_ENTER8
+  FUNCTION DRHOOK_F_ENTER4(CDNAME, KLEN) BIND(C, NAME='drhook_f_enter4')
+    IMPORT :: C_CHAR, C_INT32_T, C_SIZE_T
+    INTEGER(KIND=C_INT32_T) :: DRHOOK_F_ENTER4
+    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
+    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
+  END FUNCTION DRHOOK_F_ENTER4
+  SUBROUTINE DRHOOK_F_EXIT8(CDNAME, KHANDLE, KLEN) BIND(C, NAME='drhook_f_exit8')
+    IMPORT :: C_CHAR, C_INT64_T, C_SIZE_T
+    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
+    INTEGER(KIND=C_INT64_T), VALUE :: KHANDLE
+    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
+  END SUBROUTINE DRHOOK_F_EXIT8
+  SUBROUTINE DRHOOK_F_EXIT4(CDNAME, KHANDLE, KLEN) BIND(C, NAME='drhook_f_exit4')
+    IMPORT :: C_CHAR, C_INT32_T, C_SIZE_T
+    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
+    INTEGER(KIND=C_INT32_T), VALUE :: KHANDLE
+    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
+  END SUBROUTINE DRHOOK_F_EXIT4
+END INTERFACE
+#endif
 
 INTERFACE
   SUBROUTINE DR_HOOK_INIT()
@@ -59,48 +131,10 @@ INTERFACE
   END SUBROUTINE DR_HOOK_END
 END INTERFACE
 
-! libdrhook's C ABI (declared in drhook.h). An enter returns the handle,
-! which is kept in PKEY bit for bit (TRANSFER); 0 means Dr.Hook is off.
-! An exit takes the handle's bits by value.
+! libdrhook's C ABI for the other specifics (declared in drhook.h). An
+! enter returns the handle, which is kept in PKEY bit for bit (TRANSFER);
+! 0 means Dr.Hook is off. An exit takes the handle's bits by value.
 INTERFACE
-  FUNCTION DRHOOK_F_ENTER8(CDNAME, KLEN) BIND(C, NAME='drhook_f_enter8')
-    IMPORT :: C_CHAR, C_INT64_T, C_SIZE_T
-    INTEGER(KIND=C_INT64_T) :: DRHOOK_F_ENTER8
-    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
-    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
-  END FUNCTION DRHOOK_F_ENTER8
-  SUBROUTINE DRHOOK_F_ENTER8R(CDNAME, PKEY, PLHOOK, KLEN) BIND(C, NAME='drhook_f_enter8r')
-    IMPORT :: C_CHAR, C_SIZE_T, C_PTR, C_DOUBLE
-    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
-    REAL(KIND=C_DOUBLE), INTENT(INOUT) :: PKEY
-    TYPE(C_PTR), VALUE :: PLHOOK
-    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
-  END SUBROUTINE DRHOOK_F_ENTER8R
-  SUBROUTINE DRHOOK_F_ENTER4R(CDNAME, PKEY, PLHOOK, KLEN) BIND(C, NAME='drhook_f_enter4r')
-    IMPORT :: C_CHAR, C_SIZE_T, C_PTR, C_FLOAT
-    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
-    REAL(KIND=C_FLOAT), INTENT(INOUT) :: PKEY
-    TYPE(C_PTR), VALUE :: PLHOOK
-    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
-  END SUBROUTINE DRHOOK_F_ENTER4R
-  SUBROUTINE DRHOOK_F_EXIT8(CDNAME, KHANDLE, KLEN) BIND(C, NAME='drhook_f_exit8')
-    IMPORT :: C_CHAR, C_INT64_T, C_SIZE_T
-    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
-    INTEGER(KIND=C_INT64_T), VALUE :: KHANDLE
-    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
-  END SUBROUTINE DRHOOK_F_EXIT8
-  FUNCTION DRHOOK_F_ENTER4(CDNAME, KLEN) BIND(C, NAME='drhook_f_enter4')
-    IMPORT :: C_CHAR, C_INT32_T, C_SIZE_T
-    INTEGER(KIND=C_INT32_T) :: DRHOOK_F_ENTER4
-    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
-    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
-  END FUNCTION DRHOOK_F_ENTER4
-  SUBROUTINE DRHOOK_F_EXIT4(CDNAME, KHANDLE, KLEN) BIND(C, NAME='drhook_f_exit4')
-    IMPORT :: C_CHAR, C_INT32_T, C_SIZE_T
-    CHARACTER(KIND=C_CHAR), INTENT(IN) :: CDNAME(*)
-    INTEGER(KIND=C_INT32_T), VALUE :: KHANDLE
-    INTEGER(KIND=C_SIZE_T), VALUE :: KLEN
-  END SUBROUTINE DRHOOK_F_EXIT4
   FUNCTION DRHOOK_F_ENTER8_FS(CDNAME, CDFILE, KLEN, KFLEN) &
    &       BIND(C, NAME='drhook_f_enter8_fs')
     IMPORT :: C_CHAR, C_INT64_T, C_SIZE_T
@@ -123,11 +157,9 @@ END INTERFACE
 
 CONTAINS
 
-!> DR_HOOK(CDNAME, KSWITCH, PKEY): KSWITCH 0 enters the routine CDNAME and
-!> stores the handle in PKEY; 1 leaves the activation PKEY designates
-!> (other values do nothing). Both are tail calls: libdrhook stores the
-!> handle (and clears LHOOK when Dr.Hook is off) itself, so this wrapper
-!> saves no registers and keeps no frame.
+#ifdef DRHOOK_YOMHOOK_WRAPPERS
+!> DR_HOOK(CDNAME, KSWITCH, PKEY) as a module procedure: what libdrhook's
+!> dr_hook_default8_ does, through the C ABI (one call layer more).
 SUBROUTINE DR_HOOK_DEFAULT8(CDNAME, KSWITCH, PKEY)
   CHARACTER(LEN=*),    INTENT(IN)    :: CDNAME
   INTEGER(KIND=JPIM_), INTENT(IN)    :: KSWITCH
@@ -135,13 +167,15 @@ SUBROUTINE DR_HOOK_DEFAULT8(CDNAME, KSWITCH, PKEY)
   INTEGER(KIND=C_INT64_T) :: IH
   IF (.NOT. LHOOK) RETURN
   IF (KSWITCH == 0) THEN
-    CALL DRHOOK_F_ENTER8R(CDNAME, PKEY, C_LOC(LHOOK), LEN(CDNAME, KIND=C_SIZE_T))
+    IH = DRHOOK_F_ENTER8(CDNAME, LEN(CDNAME, KIND=C_SIZE_T))
+    IF (IH == 0) LHOOK = .FALSE.
+    PKEY = TRANSFER(IH, PKEY)
   ELSE IF (KSWITCH == 1) THEN
     CALL DRHOOK_F_EXIT8(CDNAME, TRANSFER(PKEY, IH), LEN(CDNAME, KIND=C_SIZE_T))
   END IF
 END SUBROUTINE DR_HOOK_DEFAULT8
 
-!> As DR_HOOK_DEFAULT8 with a 4-byte REAL handle (single-precision builds).
+!> As DR_HOOK_DEFAULT8 with a 4-byte REAL handle.
 SUBROUTINE DR_HOOK_DEFAULT4(CDNAME, KSWITCH, PKEY)
   CHARACTER(LEN=*),    INTENT(IN)    :: CDNAME
   INTEGER(KIND=JPIM_), INTENT(IN)    :: KSWITCH
@@ -149,11 +183,14 @@ SUBROUTINE DR_HOOK_DEFAULT4(CDNAME, KSWITCH, PKEY)
   INTEGER(KIND=C_INT32_T) :: IH
   IF (.NOT. LHOOK) RETURN
   IF (KSWITCH == 0) THEN
-    CALL DRHOOK_F_ENTER4R(CDNAME, PKEY, C_LOC(LHOOK), LEN(CDNAME, KIND=C_SIZE_T))
+    IH = DRHOOK_F_ENTER4(CDNAME, LEN(CDNAME, KIND=C_SIZE_T))
+    IF (IH == 0) LHOOK = .FALSE.
+    PKEY = TRANSFER(IH, PKEY)
   ELSE IF (KSWITCH == 1) THEN
     CALL DRHOOK_F_EXIT4(CDNAME, TRANSFER(PKEY, IH), LEN(CDNAME, KIND=C_SIZE_T))
   END IF
 END SUBROUTINE DR_HOOK_DEFAULT4
+#endif
 
 !> Name, file (KFLEN = 0: none) and size: the body of the FILE/SIZE forms.
 SUBROUTINE DR_HOOK_FS(CDNAME, KSWITCH, PKEY, CDFILE, KFLEN, KSIZEINFO)

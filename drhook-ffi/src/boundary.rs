@@ -51,8 +51,6 @@ pub enum Unimplemented {
     PrintOption = 0,
     /// Printing to a Fortran unit other than 0 (stderr) and 6 (stdout).
     FortranUnit = 1,
-    /// The call tree of a thread other than the calling one.
-    OtherThreadTree = 2,
 }
 
 static WARNED: AtomicU64 = AtomicU64::new(0);

@@ -360,13 +360,13 @@ pub extern "C" fn c_drhook_init_(
 }
 
 /// `c_drhook_prof_()`: writes the profile now (with `DR_HOOK_OPT=prof` or
-/// `cpuprof`). The write at process exit still happens, with the final
-/// numbers (the reference cancels it instead).
+/// `cpuprof`) and, as the reference, cancels the write at exit: the file
+/// keeps the numbers of this moment.
 #[unsafe(no_mangle)]
 pub extern "C" fn c_drhook_prof_() {
     guard("c_drhook_prof_", (), || {
         if crate::init::ensure() {
-            let _ = drhook::write_profile();
+            let _ = drhook::write_final_profile();
         }
     })
 }
@@ -405,10 +405,12 @@ pub unsafe extern "C" fn c_drhook_set_lhook_(lhook: *const c_int) {
 }
 
 /// `c_drhook_print_(unit, thread_id, option, level)`: option 2 prints the
-/// calling thread's calling tree and sets `*level` to the number of
-/// routines in it; option 3 writes the profile file and prints it. Unit
-/// ≤ 0 is stderr, 6 is stdout; other Fortran units and other options are
-/// not available (a warning is printed once).
+/// calling tree of thread `thread_id` (the calling thread's when it is ≤ 0)
+/// and sets `*level` to the number of routines in it; option 3 writes the
+/// profile file and prints it. Unit ≤ 0 is stderr, 6 is stdout, any other
+/// unit is written by the Fortran companion (`dr_hook_watch_mod.F90`'s
+/// `drhook_fortran_write`) when it is linked, else stderr with a warning;
+/// other options are not available (a warning is printed once).
 ///
 /// # Safety
 /// Pointers null or valid.
@@ -434,18 +436,17 @@ pub unsafe extern "C" fn c_drhook_print_(
         let text = match option {
             2 => {
                 let own = drhook::engine::current_thread_number();
-                if tid > 0 && own.is_some_and(|t| t != tid as u32) {
-                    warn_once(
-                        Unimplemented::OtherThreadTree,
-                        "c_drhook_print_",
-                        &format!(
-                            "the call tree of thread {tid} was asked for on thread {}: only the calling thread's tree can be printed; printing it",
-                            own.unwrap_or(0)
-                        ),
-                    );
-                }
                 let mut buf = Vec::new();
-                let _ = drhook::print_calltree_to(&mut buf);
+                match own {
+                    Some(own) if tid > 0 && tid as u32 != own => {
+                        // Another thread's tree, read as the crash handler
+                        // reads it; nothing if no thread has that number.
+                        let _ = drhook::print_calltree_of_to(tid as u32, &mut buf);
+                    }
+                    _ => {
+                        let _ = drhook::print_calltree_to(&mut buf);
+                    }
+                }
                 let routines = String::from_utf8_lossy(&buf)
                     .lines()
                     .filter(|l| l.contains("[DrHookCallTree] :"))
@@ -475,13 +476,14 @@ pub unsafe extern "C" fn c_drhook_print_(
             6 => std::io::stdout()
                 .write_all(&text)
                 .and_then(|_| std::io::stdout().flush()),
+            u if u > 0 && crate::compat::write_fortran_unit(u, &text) => Ok(()),
             u => {
                 if u > 0 {
                     warn_once(
                         Unimplemented::FortranUnit,
                         "c_drhook_print_",
                         &format!(
-                            "printing to Fortran unit {u} is not available; printing to stderr"
+                            "printing to Fortran unit {u} needs dr_hook_watch_mod.F90's object linked into the program; printing to stderr"
                         ),
                     );
                 }

@@ -1,21 +1,164 @@
 //! Entry points for `fortran/yomhook.F90`, the `YOMHOOK` module that
-//! clients compile with their own compiler. Its module procedures call
-//! these through `BIND(C)` interfaces, passing the name's address and its
-//! length (the blank-padded Fortran length, as `size_t`) explicitly.
+//! clients compile with their own compiler.
 //!
 //! The specifics of the generic `DR_HOOK` map onto them as follows:
-//! `DR_HOOK_DEFAULT8` → [`drhook_f_enter8`] / [`drhook_f_exit8`];
-//! `DR_HOOK_DEFAULT4` → [`drhook_f_enter4`] / [`drhook_f_exit4`];
+//! `DR_HOOK_DEFAULT8` and `DR_HOOK_DEFAULT4` *are* [`dr_hook_default8_`]
+//! and [`dr_hook_default4_`]: the module declares them as interfaces to
+//! these external procedures, so a client's `CALL DR_HOOK(...)` lands here
+//! directly, in the Fortran calling convention (arguments by reference, the
+//! name's hidden length by value after them); `LHOOK` is the COMMON
+//! variable `yomhook_lhook_` defined in `switch.rs`.
 //! `DR_HOOK_FILE`, `_SIZE`, `_FILE_SIZE` and the `MULTI` forms (one call per
-//! element, on the OpenMP thread that owns it) → [`drhook_f_enter8_fs`] /
-//! [`drhook_f_exit8_fs`].
+//! element, on the OpenMP thread that owns it) are module procedures that
+//! call [`drhook_f_enter8_fs`] / [`drhook_f_exit8_fs`] through `BIND(C)`
+//! interfaces. The `drhook_f_enter8`/`_exit8`/`_enter4`/`_exit4`/`_enter8r`/
+//! `_enter4r` entry points are what `yomhook.F90` called before; they stay
+//! for modules compiled from that version.
 
 use std::ffi::{c_char, c_int};
+use std::sync::atomic::Ordering;
 
 use drhook::engine;
 
-use crate::boundary::{Unimplemented, guard, warn_once};
+use crate::boundary::guard;
+use crate::switch::fortran_lhook;
 use crate::{hook, names};
+
+/// `DR_HOOK(CDNAME, KSWITCH, PKEY)` with an 8-byte `REAL` `PKEY`: the
+/// specific `DR_HOOK_DEFAULT8` of `yomhook.F90`, called by client code
+/// directly. `KSWITCH` 0 enters the routine `CDNAME` and stores the handle
+/// in `PKEY` (bit for bit); 1 leaves the activation `PKEY` designates;
+/// anything else does nothing, as does any call while `LHOOK` is
+/// `.FALSE.`. The first call reads the environment; when Dr.Hook is off,
+/// an enter stores 0 and sets `LHOOK = .FALSE.`.
+///
+/// The fast paths (a name in its slot of the direct-mapped table, the
+/// engine's call-free enter and exit) make no call and save no register;
+/// everything else is one tail call to an out-of-line function with the
+/// panic guard.
+///
+/// # Safety
+/// The Fortran calling convention of gfortran (≥ 8) and flang-new (see
+/// the crate's README for other compilers): `name` valid for `name_len`
+/// bytes (or null), `kswitch` and `pkey` valid (non-optional dummy
+/// arguments are always present).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dr_hook_default8_(
+    name: *const c_char,
+    kswitch: *const i32,
+    pkey: *mut u64,
+    name_len: usize,
+) {
+    // SAFETY: caller contract.
+    let k = unsafe { kswitch.read_unaligned() };
+    if fortran_lhook().load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    if k == 0 {
+        let site = names::first(name.cast(), name_len);
+        if !site.is_null() {
+            // SAFETY: cached sites are `&'static Site`s.
+            if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, true) {
+                // SAFETY: caller contract.
+                unsafe { pkey.write_unaligned(h) };
+                return;
+            }
+        }
+        // SAFETY: caller contract.
+        unsafe { enter8_other(name, pkey, name_len) }
+    } else if k == 1 {
+        // SAFETY: caller contract.
+        let h = unsafe { pkey.read_unaligned() };
+        if engine::exit_handle_fast(h, true) {
+            return;
+        }
+        // SAFETY: caller contract.
+        unsafe { exit8_slow(name, h, name_len) }
+    }
+}
+
+/// An enter whose name is not a cached read-only literal: a name in
+/// writable memory (flang copies literals to the stack before the call) is
+/// looked up in the text-checked cache, still without a call; anything
+/// else takes the slow path.
+///
+/// # Safety
+/// As [`dr_hook_default8_`].
+#[inline(never)]
+unsafe fn enter8_other(name: *const c_char, pkey: *mut u64, name_len: usize) {
+    // SAFETY: caller contract.
+    let site = unsafe { names::writable::get(name.cast(), name_len) };
+    if !site.is_null() {
+        // SAFETY: cached sites are `&'static Site`s.
+        if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, true) {
+            // SAFETY: caller contract.
+            unsafe { pkey.write_unaligned(h) };
+            return;
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { enter8r_slow(name, pkey, fortran_lhook().as_ptr(), name_len) }
+}
+
+/// As [`enter8_other`] for 4-byte handles.
+///
+/// # Safety
+/// As [`dr_hook_default4_`].
+#[inline(never)]
+unsafe fn enter4_other(name: *const c_char, pkey: *mut u32, name_len: usize) {
+    // SAFETY: caller contract.
+    let site = unsafe { names::writable::get(name.cast(), name_len) };
+    if !site.is_null() {
+        // SAFETY: cached sites are `&'static Site`s.
+        if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, false) {
+            // SAFETY: caller contract.
+            unsafe { pkey.write_unaligned(h as u32) };
+            return;
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { enter4r_slow(name, pkey, fortran_lhook().as_ptr(), name_len) }
+}
+
+/// As [`dr_hook_default8_`] with a 4-byte `REAL` `PKEY` (the specific
+/// `DR_HOOK_DEFAULT4`, single-precision builds).
+///
+/// # Safety
+/// As [`dr_hook_default8_`], with `pkey` valid for 4 bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dr_hook_default4_(
+    name: *const c_char,
+    kswitch: *const i32,
+    pkey: *mut u32,
+    name_len: usize,
+) {
+    // SAFETY: caller contract.
+    let k = unsafe { kswitch.read_unaligned() };
+    if fortran_lhook().load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    if k == 0 {
+        let site = names::first(name.cast(), name_len);
+        if !site.is_null() {
+            // SAFETY: cached sites are `&'static Site`s.
+            if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, false) {
+                // SAFETY: caller contract.
+                unsafe { pkey.write_unaligned(h as u32) };
+                return;
+            }
+        }
+        // SAFETY: caller contract.
+        unsafe { enter4_other(name, pkey, name_len) }
+    } else if k == 1 {
+        // SAFETY: caller contract.
+        let h = unsafe { pkey.read_unaligned() };
+        if engine::exit_handle_fast(h as u64, false) {
+            return;
+        }
+        // SAFETY: caller contract.
+        unsafe { exit4_slow(name, h, name_len) }
+    }
+}
 
 /// `DR_HOOK(CDNAME, 0, PKEY)` with an 8-byte `PKEY`: enters the routine and
 /// returns the handle, which the module stores in `PKEY` bit for bit. 0
@@ -277,8 +420,9 @@ pub extern "C" fn drhook_f_end() {
     })
 }
 
-/// `DR_HOOK_CALLTREE([KTID])`: prints the calling thread's current calling
-/// tree on stderr (`ktid` 0 = the calling thread).
+/// `DR_HOOK_CALLTREE([KTID])`: prints the current calling tree of thread
+/// `KTID` on stderr (`ktid` ≤ 0 = the calling thread; another thread's
+/// stack is read as the crash handler reads it).
 #[unsafe(no_mangle)]
 pub extern "C" fn drhook_f_calltree(ktid: c_int) {
     guard("drhook_f_calltree", (), || {
@@ -287,15 +431,11 @@ pub extern "C" fn drhook_f_calltree(ktid: c_int) {
         }
         let own = drhook::engine::current_thread_number();
         if ktid > 0 && own.is_some_and(|t| t != ktid as u32) {
-            warn_once(
-                Unimplemented::OtherThreadTree,
-                "dr_hook_calltree",
-                &format!(
-                    "DR_HOOK_CALLTREE(KTID={ktid}) on thread {}: only the calling thread's tree can be printed; printing it",
-                    own.unwrap_or(0)
-                ),
-            );
+            let mut buf = Vec::new();
+            let _ = drhook::print_calltree_of_to(ktid as u32, &mut buf);
+            drhook::linebuf::write_all(2, &buf);
+        } else {
+            drhook::print_calltree();
         }
-        drhook::print_calltree();
     })
 }

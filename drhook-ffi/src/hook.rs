@@ -136,7 +136,8 @@ unsafe fn site(
     file: *const u8,
     file_len: usize,
 ) -> Option<&'static Site> {
-    if let Some(s) = names::lookup(name, name_len, file, file_len) {
+    // SAFETY: caller contract.
+    if let Some(s) = unsafe { names::lookup(name, name_len, file, file_len) } {
         return Some(s);
     }
     // SAFETY: caller contract.

@@ -15,6 +15,10 @@
 //! * [`fortran`] — the `drhook_f_*` entry points `yomhook.F90` calls.
 //! * [`c_api`] — `drhook.h`: `Dr_Hook`, `drhook_lhook`, the macros' entry
 //!   points, and the reference's `c_drhook_*_` ABI.
+//! * [`compat`] — the rest of the reference's ABI: watch points,
+//!   `c_drhook_getenv_`, `c_drhook_raise_`, `c_drhook_memcounter_`, the
+//!   `util_*` timers, `drhook_PREFIX`/`drhook_TIMESTR`,
+//!   `trapfpe_slave_threads_`.
 //! * [`hpm_api`] — `hpmInit`, ..., `f_hpminit`, ..., `hpm_error_count`.
 //! * [`names`] — name address → site cache (no hashing on the hot path).
 //! * [`hook`] — the shared enter/exit paths over engine handles.
@@ -24,6 +28,7 @@
 
 pub mod boundary;
 pub mod c_api;
+pub mod compat;
 pub mod fortran;
 pub mod hook;
 pub mod hpm_api;

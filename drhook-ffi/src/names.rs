@@ -2,27 +2,33 @@
 //! terminated) to the engine's interned [`Site`], without hashing the text
 //! on the hot path.
 //!
-//! Fortran passes the address of the same literal on every call from a
-//! call site, and C passes the same string constant. [`lookup`] therefore
-//! keys a lock-free, insert-only table on the *address and length* of the
-//! name (and of the file name, if any): a hit is a multiply, a shift, two
-//! compares and a load. Only on a miss does [`resolve`] read the text.
+//! gfortran passes the address of the same literal on every call from a
+//! call site, and C passes the same string constant. [`first`] therefore
+//! looks the *address and length* of the name up in a direct-mapped,
+//! write-once table: a hit is a multiply, a shift, three loads and two
+//! compares. Names that miss there (a slot taken by another name) go to
+//! lock-free, insert-only tables with probing ([`lookup`]); names with a
+//! file name are keyed by both addresses. Only on a miss everywhere does
+//! [`resolve`] read the text.
 //!
 //! An address is only a valid key if the bytes behind it can never change.
 //! Names that live in read-only segments of the executable or of a shared
 //! library (string literals) are cached by address; anything else (a name
-//! built in a stack temporary, `'MOD:'//TRIM(CNAME)`, or a `CHARACTER`
-//! variable) is looked up by content every time, through a second table
-//! keyed by the text. So a reused stack address can never be taken for the
-//! routine that used it before.
+//! built in a stack temporary, `'MOD:'//TRIM(CNAME)`, a `CHARACTER`
+//! variable, or a literal that the compiler copies to the stack before the
+//! call, as flang does) goes to a cache keyed by address, length and the
+//! first and last 8 bytes, whose entries are checked against the whole
+//! text on every hit ([`writable`]): a reused stack address can never be
+//! taken for the routine that used it before, and the text is hashed only
+//! on a miss (through a locked map keyed by the text).
 //!
 //! Limitation: a library that is unloaded with `dlclose` and replaced by
 //! another one mapped at the same address could make a cached address
 //! stale. Dr.Hook clients do not unload instrumented code.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher as _;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use drhook::Site;
 
@@ -69,18 +75,40 @@ struct Tables<const K: usize> {
     current: AtomicPtr<Table<K>>,
 }
 
-/// Names alone (the hot case) first go to a static table of fixed size:
-/// its address and size are constants, so a probe is one dependent load.
-/// It takes names while it is at most half full (16384 call sites), the
-/// rest go to the growable `OVERFLOW` table.
-const L1_LOG2: u32 = 15;
-static L1: [Slot<1>; 1 << L1_LOG2] = [const { Slot::empty() }; 1 << L1_LOG2];
-static L1_TABLE: Table<1> = Table {
-    shift: 64 - L1_LOG2,
-    len: 1 << L1_LOG2,
-    slots: L1.as_ptr(),
-    used: AtomicU64::new(0),
-};
+/// One slot of the direct-mapped first level: a read-only name's address
+/// and length, and its site. Written once (under `INSERT`): the key first,
+/// then the site with release ordering, so a reader that sees the site
+/// sees the key.
+#[repr(C, align(32))]
+struct Direct {
+    site: AtomicPtr<Site>,
+    addr: AtomicUsize,
+    len: AtomicUsize,
+}
+
+/// Names alone (the hot case) first go to a static direct-mapped table:
+/// its address and size are constants, so a probe is one slot. A name
+/// whose slot is taken goes to the growable `OVERFLOW` table.
+const DIRECT_LOG2: u32 = 14;
+static DIRECT: [Direct; 1 << DIRECT_LOG2] = [const {
+    Direct {
+        site: AtomicPtr::new(std::ptr::null_mut()),
+        addr: AtomicUsize::new(0),
+        len: AtomicUsize::new(0),
+    }
+}; 1 << DIRECT_LOG2];
+
+/// The slot of a name's address in `DIRECT` (Fibonacci hashing: the top
+/// bits of the product depend on every bit of the address, so neighbouring
+/// literals spread over the table).
+#[inline(always)]
+fn direct_slot(name: *const u8) -> &'static Direct {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let i = ((name as usize as u64).wrapping_mul(K) >> (64 - DIRECT_LOG2)) as usize;
+    // SAFETY: the shift keeps DIRECT_LOG2 bits, so `i < DIRECT.len()`.
+    unsafe { DIRECT.get_unchecked(i) }
+}
+
 const OVERFLOW_LOG2: u32 = 8;
 static OVERFLOW_SLOTS: [Slot<1>; 1 << OVERFLOW_LOG2] =
     [const { Slot::empty() }; 1 << OVERFLOW_LOG2];
@@ -213,38 +241,51 @@ impl<const K: usize> Tables<K> {
     }
 }
 
-/// The cached site of a name at this address and length when it is in its
-/// first slot of the static table, else null (then call [`lookup`] or
-/// [`resolve`]). This is the hot path: a multiply, a shift, two loads from
-/// one slot of a static array and one compare, no call. An empty slot has a
-/// null site, so an absent name gives null as well.
+/// The cached site of a read-only name at this address and length when it
+/// is in its slot of the direct-mapped table, else null (then call
+/// [`lookup`] or [`resolve`]). This is the hot path: a multiply, a shift,
+/// three loads from one slot of a static array and two compares, no call.
+/// An empty slot has a null site, so an absent name gives null as well.
 #[inline(always)]
 pub fn first(name: *const u8, name_len: usize) -> *const Site {
-    let Some(k) = name_key(name, name_len) else {
-        return std::ptr::null();
-    };
-    let i = index(&[k], 64 - L1_LOG2);
-    // SAFETY: the shift keeps L1_LOG2 bits, so `i < L1.len()`.
-    let s = unsafe { L1.get_unchecked(i) };
+    let s = direct_slot(name);
     let site = s.site.load(Ordering::Acquire);
-    if s.keys[0].load(Ordering::Relaxed) == k {
-        site
-    } else {
-        std::ptr::null()
+    if site.is_null()
+        || s.addr.load(Ordering::Relaxed) != name as usize
+        || s.len.load(Ordering::Relaxed) != name_len
+    {
+        return std::ptr::null();
     }
+    site
 }
 
 /// The cached site of a name (and file) at these addresses, if any.
+///
+/// # Safety
+/// `name` must be null or valid for `name_len` bytes (a writable name's
+/// text is compared).
 #[inline(never)]
-pub fn lookup(
+pub unsafe fn lookup(
     name: *const u8,
     name_len: usize,
     file: *const u8,
     file_len: usize,
 ) -> Option<&'static Site> {
     if file_len == 0 {
-        let k = [name_key(name, name_len)?];
-        Tables::<1>::get_in(&L1_TABLE, &k).or_else(|| OVERFLOW.get(&k))
+        let s = first(name, name_len);
+        if !s.is_null() {
+            // SAFETY: published sites are `&'static Site`s.
+            return Some(unsafe { &*s });
+        }
+        if let Some(k) = name_key(name, name_len)
+            && let Some(s) = OVERFLOW.get(&[k])
+        {
+            return Some(s);
+        }
+        // SAFETY: caller contract.
+        let s = unsafe { writable::get(name, name_len) };
+        // SAFETY: published sites are `&'static Site`s.
+        (!s.is_null()).then(|| unsafe { &*s })
     } else {
         WITH_FILES.get(&[
             name as usize as u64,
@@ -275,18 +316,27 @@ pub unsafe fn resolve(
         && is_read_only(name_b)
         && (file_len == 0 || (!file_b.is_empty() && is_read_only(file_b)));
     if !cacheable {
-        return by_content(name_b, file_b);
+        let (site, text) = by_content(name_b, file_b);
+        if file_len == 0 && !name_b.is_empty() {
+            writable::remember(name as usize, &text[..name_b.len()], site);
+        }
+        return site;
     }
     let _g = INSERT.lock().unwrap_or_else(|p| p.into_inner());
     let make = || intern(name_b, file_b);
     if let (0, Some(key)) = (file_len, name_key(name, name_len)) {
         let k = [key];
-        if let Some(s) = lookup(name, name_len, file, file_len) {
+        // SAFETY: caller contract.
+        if let Some(s) = unsafe { lookup(name, name_len, file, file_len) } {
             return s;
         }
-        if (L1_TABLE.used.load(Ordering::Relaxed) + 1) * 2 <= L1_TABLE.len as u64 {
+        let d = direct_slot(name);
+        if d.site.load(Ordering::Relaxed).is_null() {
             let site = make();
-            Tables::<1>::insert(&L1_TABLE, &k, site);
+            d.addr.store(name as usize, Ordering::Relaxed);
+            d.len.store(name_len, Ordering::Relaxed);
+            d.site
+                .store(site as *const Site as *mut Site, Ordering::Release);
             site
         } else {
             OVERFLOW.get_or_insert(&k, make)
@@ -304,23 +354,223 @@ pub unsafe fn resolve(
     }
 }
 
-/// Names that cannot be cached by address, keyed by their text.
-type ContentMap = HashMap<Box<[u8]>, Vec<(Box<[u8]>, &'static Site)>>;
+/// Names in writable memory (stack temporaries, `CHARACTER` variables,
+/// literals copied to the stack by the compiler): a direct-mapped cache
+/// keyed by address, length and the first and last 8 bytes of the text,
+/// whose entries hold the whole text and are compared with it on every
+/// hit, so the same address with another text is a miss, never a wrong
+/// site. Entries are interned per (address, text) and never freed; a miss
+/// replaces the slot's entry.
+pub mod writable {
+    use std::hash::BuildHasher as _;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicPtr, Ordering};
 
-fn by_content(name: &[u8], file: &[u8]) -> &'static Site {
+    use drhook::Site;
+
+    struct Entry {
+        addr: usize,
+        /// The text, owned by the content table (never freed).
+        text: &'static [u8],
+        site: *const Site,
+    }
+
+    // SAFETY: `site` points to a `&'static Site` (Sync); the rest is
+    // immutable.
+    unsafe impl Sync for Entry {}
+    // SAFETY: as above.
+    unsafe impl Send for Entry {}
+
+    const LOG2: u32 = 12;
+    static SLOTS: [AtomicPtr<Entry>; 1 << LOG2] =
+        [const { AtomicPtr::new(std::ptr::null_mut()) }; 1 << LOG2];
+    /// Every entry made, so that a (address, text) pair evicted from its
+    /// slot and seen again reuses its entry instead of leaking another.
+    struct Interned {
+        table: hashbrown::HashTable<&'static Entry>,
+        hasher: foldhash::fast::RandomState,
+    }
+    static ENTRIES: Mutex<Option<Interned>> = Mutex::new(None);
+
+    /// The first and last 8 bytes of `n` bytes at `p` (all of them, packed,
+    /// when fewer than 8).
+    ///
+    /// # Safety
+    /// `p` valid for `n` bytes.
+    #[inline(always)]
+    unsafe fn ends(p: *const u8, n: usize) -> u64 {
+        // SAFETY: caller contract (every read is within the `n` bytes).
+        unsafe {
+            if n >= 8 {
+                let head = p.cast::<u64>().read_unaligned();
+                let tail = p.add(n - 8).cast::<u64>().read_unaligned();
+                head ^ tail.rotate_left(29)
+            } else {
+                let mut w = 0u64;
+                for i in 0..n {
+                    w = (w << 8) | *p.add(i) as u64;
+                }
+                w
+            }
+        }
+    }
+
+    /// Whether the `n` bytes at `a` and `b` are equal (8 bytes at a time;
+    /// no call).
+    ///
+    /// # Safety
+    /// `a` and `b` valid for `n` bytes.
+    #[inline(always)]
+    unsafe fn same(a: *const u8, b: *const u8, n: usize) -> bool {
+        // SAFETY: caller contract (every read is within the `n` bytes).
+        unsafe {
+            if n < 8 {
+                return (0..n).all(|i| *a.add(i) == *b.add(i));
+            }
+            let word = |p: *const u8, i: usize| p.add(i).cast::<u64>().read_unaligned();
+            let mut i = 0;
+            while i + 8 < n {
+                if word(a, i) != word(b, i) {
+                    return false;
+                }
+                i += 8;
+            }
+            word(a, n - 8) == word(b, n - 8)
+        }
+    }
+
+    /// The slot of `n` bytes of text at `p`.
+    ///
+    /// # Safety
+    /// `p` valid for `n` bytes.
+    #[inline(always)]
+    unsafe fn slot(p: *const u8, n: usize) -> &'static AtomicPtr<Entry> {
+        // SAFETY: caller contract.
+        let h = (p as usize as u64) ^ (n as u64).rotate_left(40) ^ unsafe { ends(p, n) };
+        let i = (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LOG2)) as usize;
+        // SAFETY: the shift keeps LOG2 bits.
+        unsafe { SLOTS.get_unchecked(i) }
+    }
+
+    /// The site of the name at `name` (`len` bytes) if its slot holds an
+    /// entry for this address and exactly this text, else null. Makes no
+    /// call and cannot panic (for the entry points' fast paths).
+    ///
+    /// # Safety
+    /// `name` must be null or valid for `len` bytes.
+    #[inline(always)]
+    pub unsafe fn get(name: *const u8, len: usize) -> *const Site {
+        if name.is_null() || len == 0 {
+            return std::ptr::null();
+        }
+        // SAFETY: caller contract.
+        let e = unsafe { slot(name, len) }.load(Ordering::Acquire);
+        if e.is_null() {
+            return std::ptr::null();
+        }
+        // SAFETY: entries are leaked and immutable once published.
+        let e = unsafe { &*e };
+        if e.addr == name as usize
+            && e.text.len() == len
+            // SAFETY: caller contract; `e.text` has `len` bytes.
+            && unsafe { same(e.text.as_ptr(), name, len) }
+        {
+            e.site
+        } else {
+            std::ptr::null()
+        }
+    }
+
+    /// Caches `site` for the name at `addr` whose bytes are `text` (the
+    /// content table's copy, after a lookup by content).
+    pub fn remember(addr: usize, text: &'static [u8], site: &'static Site) {
+        let mut g = ENTRIES.lock().unwrap_or_else(|p| p.into_inner());
+        let m = g.get_or_insert_with(|| Interned {
+            table: hashbrown::HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
+        });
+        let hash = m.hasher.hash_one((addr, text));
+        let e: &'static Entry = match m.table.find(hash, |e| e.addr == addr && e.text == text) {
+            Some(e) => e,
+            None => {
+                let e: &'static Entry = Box::leak(Box::new(Entry {
+                    addr,
+                    text,
+                    site: site as *const Site,
+                }));
+                let hasher = &m.hasher;
+                m.table
+                    .insert_unique(hash, e, |e| hasher.hash_one((e.addr, e.text)));
+                e
+            }
+        };
+        // SAFETY: `text` is a slice of `text.len()` bytes (the same bytes
+        // as at `addr`).
+        unsafe { slot(addr as *const u8, text.len()) }
+            .store(e as *const Entry as *mut Entry, Ordering::Release);
+    }
+}
+
+/// A name (and file) that cannot be cached by address, with its site.
+struct ByContent {
+    /// The name's bytes as passed, then the file's.
+    text: Box<[u8]>,
+    name_len: usize,
+    site: &'static Site,
+}
+
+/// Names that cannot be cached by address, keyed by their text: one hash
+/// of the bytes per lookup, one allocation per distinct name.
+struct ContentMap {
+    table: hashbrown::HashTable<ByContent>,
+    hasher: foldhash::fast::RandomState,
+}
+
+fn content_hash(h: &foldhash::fast::RandomState, name: &[u8], file: &[u8]) -> u64 {
+    h.hash_one((name, file))
+}
+
+/// The site of a name (and file) by its text, with the table's copy of
+/// the name's and the file's bytes (never freed: entries are never removed
+/// and their boxed bytes do not move when the table grows).
+fn by_content(name: &[u8], file: &[u8]) -> (&'static Site, &'static [u8]) {
     static BY_CONTENT: Mutex<Option<ContentMap>> = Mutex::new(None);
     let mut g = BY_CONTENT.lock().unwrap_or_else(|p| p.into_inner());
-    let map = g.get_or_insert_with(HashMap::new);
-    if let Some(v) = map.get(name)
-        && let Some((_, s)) = v.iter().find(|(f, _)| &**f == file)
-    {
-        return s;
+    let map = g.get_or_insert_with(|| ContentMap {
+        table: hashbrown::HashTable::new(),
+        hasher: foldhash::fast::RandomState::default(),
+    });
+    let hash = content_hash(&map.hasher, name, file);
+    let same = |e: &ByContent| {
+        let (n, f) = e.text.split_at(e.name_len);
+        n == name && f == file
+    };
+    let stable = |e: &ByContent| -> &'static [u8] {
+        // SAFETY: the boxed bytes of an entry live as long as the (static)
+        // table, which never removes entries, and never move.
+        unsafe { std::slice::from_raw_parts(e.text.as_ptr(), e.text.len()) }
+    };
+    if let Some(e) = map.table.find(hash, same) {
+        return (e.site, stable(e));
     }
     let site = intern(name, file);
-    map.entry(name.into())
-        .or_default()
-        .push((file.into(), site));
-    site
+    let mut text = Vec::with_capacity(name.len() + file.len());
+    text.extend_from_slice(name);
+    text.extend_from_slice(file);
+    let hasher = &map.hasher;
+    let e = map.table.insert_unique(
+        hash,
+        ByContent {
+            text: text.into_boxed_slice(),
+            name_len: name.len(),
+            site,
+        },
+        |e| {
+            let (n, f) = e.text.split_at(e.name_len);
+            content_hash(hasher, n, f)
+        },
+    );
+    (site, stable(e.get()))
 }
 
 fn intern(name: &[u8], file: &[u8]) -> &'static Site {
@@ -420,6 +670,16 @@ mod tests {
 
     static LIT: &[u8] = b"NAMES:LITERAL   ";
 
+    fn lookup(
+        name: *const u8,
+        name_len: usize,
+        file: *const u8,
+        file_len: usize,
+    ) -> Option<&'static Site> {
+        // SAFETY: the tests pass live buffers (or null).
+        unsafe { super::lookup(name, name_len, file, file_len) }
+    }
+
     #[test]
     fn literals_are_read_only_and_stack_is_not() {
         assert!(is_read_only(LIT));
@@ -442,16 +702,40 @@ mod tests {
     }
 
     #[test]
-    fn writable_names_are_resolved_by_content_every_time() {
+    fn writable_names_are_checked_against_their_text() {
         let mut buf = *b"NAMES:FIRST ";
         // SAFETY: a live local buffer.
         let a = unsafe { resolve(buf.as_ptr(), buf.len(), std::ptr::null(), 0) };
-        assert!(lookup(buf.as_ptr(), buf.len(), std::ptr::null(), 0).is_none());
+        assert!(
+            first(buf.as_ptr(), buf.len()).is_null(),
+            "not cached by address"
+        );
+        let hit = lookup(buf.as_ptr(), buf.len(), std::ptr::null(), 0).expect("same text");
+        assert!(std::ptr::eq(hit, a));
+        // Another text at the same address: never the old site.
         buf.copy_from_slice(b"NAMES:OTHER ");
+        assert!(lookup(buf.as_ptr(), buf.len(), std::ptr::null(), 0).is_none());
         // SAFETY: as above.
         let b = unsafe { resolve(buf.as_ptr(), buf.len(), std::ptr::null(), 0) };
         assert_eq!(a.name(), "NAMES:FIRST");
         assert_eq!(b.name(), "NAMES:OTHER");
+        let hit = lookup(buf.as_ptr(), buf.len(), std::ptr::null(), 0).expect("new text");
+        assert!(std::ptr::eq(hit, b));
+        // The first text again: the same site as before.
+        buf.copy_from_slice(b"NAMES:FIRST ");
+        // SAFETY: as above.
+        let a3 = unsafe { resolve(buf.as_ptr(), buf.len(), std::ptr::null(), 0) };
+        assert!(std::ptr::eq(a3, a));
+        // Same first and last bytes, another text in the middle.
+        let mut long = *b"NAMES:LONG_NAME_AAAA_TAIL";
+        // SAFETY: as above.
+        let l1 = unsafe { resolve(long.as_ptr(), long.len(), std::ptr::null(), 0) };
+        long[16] = b'B';
+        assert!(lookup(long.as_ptr(), long.len(), std::ptr::null(), 0).is_none());
+        // SAFETY: as above.
+        let l2 = unsafe { resolve(long.as_ptr(), long.len(), std::ptr::null(), 0) };
+        assert_eq!(l1.name(), "NAMES:LONG_NAME_AAAA_TAIL");
+        assert_eq!(l2.name(), "NAMES:LONG_NAME_BAAA_TAIL");
         // SAFETY: as above.
         let a2 = unsafe { resolve(b"NAMES:FIRST".as_ptr(), 11, std::ptr::null(), 0) };
         assert_eq!(a2.name(), "NAMES:FIRST");

@@ -22,6 +22,15 @@ pub fn install_thread_hint() {
     }
     OMP_GET_THREAD_NUM.store(f, Ordering::Release);
     drhook::engine::set_thread_number_hint(hint);
+    // The profile header counts omp_get_max_threads() threads, as the
+    // reference does (its thread tables are sized by it at start-up).
+    // SAFETY: RTLD_DEFAULT lookup of a NUL-terminated name.
+    let max = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"omp_get_max_threads".as_ptr()) };
+    if !max.is_null() {
+        // SAFETY: `max` is the address of `int omp_get_max_threads(void)`.
+        let max: extern "C" fn() -> c_int = unsafe { std::mem::transmute::<*mut c_void, _>(max) };
+        drhook::sysinfo::set_thread_count_hint(max().max(0) as u32);
+    }
 }
 
 /// The proposal for the calling thread. OpenMP thread 0 (the master of a

@@ -24,3 +24,36 @@ pub(crate) fn lhook() -> &'static AtomicI32 {
 pub(crate) fn set_lhook(on: bool) {
     lhook().store(c_int::from(on), Ordering::Relaxed);
 }
+
+// --- LHOOK of yomhook.F90 ---------------------------------------------------
+
+/// The Fortran COMMON block `/YOMHOOK_LHOOK/` of `yomhook.F90`: `LHOOK`
+/// (a default `LOGICAL`) and three words of padding, so that every
+/// compiler's COMMON has this definition's size (16) and an alignment no
+/// larger than its (16): linking gives no size or alignment warning.
+/// Fortran compilers emit COMMON blocks as common symbols, so the linker
+/// keeps this definition, with its initial value `.TRUE.` (1); in a client
+/// linked with `libdrhook.so` the executable holds the copy, which the
+/// library reaches through the GOT like any exported variable.
+#[repr(C, align(16))]
+pub struct FortranLhook {
+    lhook: AtomicI32,
+    _pad: [AtomicI32; 3],
+}
+
+/// `LHOOK` of `yomhook.F90` (see [`FortranLhook`]); named as gfortran,
+/// flang, ifx and nvfortran name the COMMON block.
+///
+/// cbindgen:ignore
+#[allow(non_upper_case_globals)]
+#[unsafe(no_mangle)]
+pub static yomhook_lhook_: FortranLhook = FortranLhook {
+    lhook: AtomicI32::new(1),
+    _pad: [const { AtomicI32::new(0) }; 3],
+};
+
+/// The Fortran `LHOOK`: non-zero while Fortran code should call `DR_HOOK`.
+#[inline(always)]
+pub(crate) fn fortran_lhook() -> &'static AtomicI32 {
+    &yomhook_lhook_.lhook
+}

@@ -139,6 +139,45 @@ fn shared_library_and_dr_hook_off() {
 }
 
 #[test]
+fn yomhook_wrapper_variant_for_other_calling_conventions() {
+    // -DDRHOOK_YOMHOOK_WRAPPERS: DR_HOOK_DEFAULT8/4 as module procedures
+    // over the C ABI, for compilers whose convention differs.
+    if !have_gfortran() {
+        return;
+    }
+    let d = tempdir();
+    let src = crate_dir().join("fortran").join("yomhook.F90");
+    tool(
+        d.path(),
+        &fc(),
+        &[
+            "-O2",
+            "-DDRHOOK_YOMHOOK_WRAPPERS",
+            "-c",
+            &src.display().to_string(),
+        ],
+    );
+    let exe = fortran_exe(
+        d.path(),
+        "prog",
+        &[&prog("f_specifics.F90")],
+        &[],
+        Link::Static,
+    );
+    let r = run(d.path(), &exe, PROF);
+    ok(&r);
+    assert_eq!(r.stdout().trim(), "X= 165.0 LHOOK=T");
+    let p = r.profile("drhook.prof.1");
+    assert_eq!(p.row("F_SPECIFICS", 1).calls, 1);
+    assert_eq!(p.row("SPEC:LEAF8", 1).calls, 6);
+    assert_eq!(p.row("SPEC:LEAF4", 1).calls, 5);
+    assert_eq!(p.row("SPEC:DYN_A", 1).calls, 2);
+    let r = run(d.path(), &exe, &[("DR_HOOK", "0")]);
+    ok(&r);
+    assert_eq!(r.stdout().trim(), "X= 165.0 LHOOK=F");
+}
+
+#[test]
 fn lhook_is_set_by_the_first_call_or_dr_hook_init() {
     let Some((d, exe)) = build(&["f_init.F90"], false, Link::Static) else {
         return;
@@ -316,6 +355,25 @@ fn assert_mismatch_abort(r: &Run, lines: &[&str]) {
         assert!(err.contains(l), "missing {l:?} in:\n{err}");
     }
     assert!(!r.stdout().contains("NOT REACHED"));
+    // The reference's abort lines, after "Aborting..." and before the tree
+    // (compat §3.5), which regression scripts grep for.
+    let all: Vec<&str> = err.lines().collect();
+    let at = |p: &dyn Fn(&str) -> bool| all.iter().position(|l| p(l));
+    let aborting = at(&|l| l.ends_with("[signal#6(SIGABRT)]: Aborting...")).expect(&err);
+    let abor1 = at(&|l| {
+        l.starts_with("ABOR1     [PROC=1,THRD=1] from [mismatch.rs +")
+            && l.ends_with("] : *** Fatal error; drhook_abort ...")
+    })
+    .expect(&err);
+    assert_eq!(
+        all[abor1 + 1],
+        "MPL_ABORT [PROC=1,THRD=1] : *** Fatal error; drhook_abort ..."
+    );
+    assert!(
+        all[abor1 + 2].contains("[DrHookCallTree] DR_HOOK call tree"),
+        "{err}"
+    );
+    assert!(aborting < abor1);
 }
 
 #[test]

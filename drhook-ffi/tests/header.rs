@@ -49,7 +49,12 @@ fn drhook_h_is_current() {
     check(
         "drhook.h",
         "cbindgen-drhook.toml",
-        &["src/c_api.rs", "src/fortran.rs", "src/switch.rs"],
+        &[
+            "src/c_api.rs",
+            "src/compat.rs",
+            "src/fortran.rs",
+            "src/switch.rs",
+        ],
     );
 }
 

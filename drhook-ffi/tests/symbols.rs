@@ -26,7 +26,22 @@ const EXPECTED: &[&str] = &[
     "c_drhook_prof_",
     "c_drhook_set_lhook_",
     "c_drhook_start_",
-    // called by yomhook.F90
+    "c_drhook_check_watch_",
+    "c_drhook_getenv_",
+    "c_drhook_memcounter_",
+    "c_drhook_raise_",
+    "c_drhook_watch_",
+    "drhook_PREFIX",
+    "drhook_TIMESTR",
+    "trapfpe_slave_threads_",
+    "util_cputime_",
+    "util_ihpstat_",
+    "util_walltime_",
+    // yomhook.F90: the specifics DR_HOOK_DEFAULT8/4 and LHOOK's COMMON
+    "dr_hook_default4_",
+    "dr_hook_default8_",
+    "yomhook_lhook_",
+    // called by yomhook.F90 (and by modules compiled from its earlier form)
     "drhook_f_calltree",
     "drhook_f_end",
     "drhook_f_enter4",

@@ -45,6 +45,24 @@ pub fn prefix(out: &mut String) {
     out.push_str(&String::from_utf8_lossy(b.as_bytes()));
 }
 
+/// The two parts of the calling thread's prefix: `[EC_DRHOOK:...]` (the
+/// reference's `drhook_PREFIX`) and `[YYYYMMDD:HHMMSS:walltime]`
+/// (`drhook_TIMESTR`).
+pub fn prefix_parts() -> (String, String) {
+    let mut s = String::new();
+    prefix(&mut s);
+    match s.find("] ") {
+        Some(i) => (s[..=i].to_string(), s[i + 2..].to_string()),
+        None => (s, String::new()),
+    }
+}
+
+/// Appends only `[EC_DRHOOK:...]` for the calling thread (the reference
+/// prints some lines with its `PREFIX` alone).
+pub fn prefix_only(out: &mut String) {
+    out.push_str(&prefix_parts().0);
+}
+
 /// Writes one raw line (a newline is appended) to stderr in one write.
 pub fn raw_line(text: &str) {
     let mut s = String::with_capacity(text.len() + 1);
@@ -53,11 +71,17 @@ pub fn raw_line(text: &str) {
     let _ = std::io::stderr().write_all(s.as_bytes());
 }
 
-/// Writes one prefixed diagnostic line.
+/// Writes one prefixed diagnostic line. Control characters in `func` and
+/// `text` (a routine or file name from outside) are escaped
+/// (`linebuf::escape_controls`), so that a diagnostic is always one line.
 pub fn emit(func: &str, file: &str, line: u32, text: &str) {
     let mut s = String::with_capacity(160 + text.len());
     prefix(&mut s);
     let base = file.rsplit('/').next().unwrap_or(file);
+    let (func, text) = (
+        linebuf::escape_controls(func),
+        linebuf::escape_controls(text),
+    );
     let _ = write!(s, " [{func}@{base}:{line}] {text}");
     raw_line(&s);
 }

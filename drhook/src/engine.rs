@@ -16,6 +16,7 @@ use crate::sys::clock;
 use crate::tree::bits;
 use crate::tree::node::Node;
 use crate::tree::site::Site;
+use crate::tree::spans::SpanState;
 use crate::tree::thread;
 
 /// An entered activation, handed back to [`exit`]. Opaque: it is only ever
@@ -101,27 +102,26 @@ pub fn exit(token: Token, size: u64) {
     }
 }
 
-/// Out of line, as `enter_on`.
+/// Out of line, as `enter_on`. The mode word comes from the thread's tree
+/// (the same value as `MODE`, in the cache line of the top of the stack).
 #[inline(never)]
 fn exit_on(token: Token) {
-    let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
         return exit_without_tree(token);
     }
     // SAFETY: `td` is the calling thread's own tree; the token is only compared.
-    unsafe { (*td).exit(token.0, 0, mode) }
+    unsafe { (*td).exit(token.0, 0, (*td).mode()) }
 }
 
 #[inline(never)]
 fn exit_sized(token: Token, size: u64) {
-    let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
         return exit_without_tree(token);
     }
     // SAFETY: as in `exit_on`.
-    unsafe { (*td).exit(token.0, size, mode) }
+    unsafe { (*td).exit(token.0, size, (*td).mode()) }
 }
 
 // --- resumable activations: futures and spans -----------------------------
@@ -173,14 +173,13 @@ pub fn exit_stamped(token: Token, size: u64) -> u64 {
 
 #[inline(never)]
 fn exit_stamped_on(token: Token, size: u64) -> u64 {
-    let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
         exit_without_tree(token);
         return 0;
     }
     // SAFETY: `td` is the calling thread's own tree; the token is only compared.
-    unsafe { (*td).exit_stamped(token.0, size, mode) }
+    unsafe { (*td).exit_stamped(token.0, size, (*td).mode()) }
 }
 
 /// Leaves `token` if it is on the calling thread's stack, first closing
@@ -200,13 +199,60 @@ pub fn exit_lenient(token: Token) -> u64 {
 
 #[inline(never)]
 fn exit_lenient_on(token: Token) -> u64 {
-    let mode = MODE.load(Ordering::Relaxed);
     let td = thread::current();
     if td.is_null() {
         return 0;
     }
     // SAFETY: `td` is the calling thread's own tree; the token is only compared.
-    unsafe { (*td).exit_lenient(token.0, mode) }
+    unsafe { (*td).exit_lenient(token.0, (*td).mode()) }
+}
+
+// --- tracing spans ----------------------------------------------------------
+
+/// Enters an activation of tracing span `id` on the calling thread: a
+/// first activation counts a call, a later one (after an exit on any
+/// thread, recorded in `state`) resumes it, as [`resume`] does. The
+/// activation is kept on the thread's span stack, so that [`exit_span`]
+/// needs only the id. One call, nothing done after it.
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+#[inline(never)]
+pub(crate) fn enter_span(site: &'static Site, id: u64, state: &'static SpanState) {
+    // A thread has a tree only when Dr.Hook is on: no tree (off, not
+    // initialised, first call of the thread) is the cold path's question.
+    let td = thread::current();
+    if td.is_null() {
+        return enter_span_cold(site, id, state);
+    }
+    // SAFETY: `td` is the calling thread's own tree.
+    unsafe { (*td).enter_span(site, id, state, (*td).mode()) }
+}
+
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+#[cold]
+#[inline(never)]
+fn enter_span_cold(site: &'static Site, id: u64, state: &'static SpanState) {
+    let mode = mode();
+    if mode == 0 {
+        return;
+    }
+    let td = thread::register_current(mode, clock::wall(mode & bits::WALL_MONO != 0));
+    // SAFETY: `td` is the calling thread's own tree.
+    unsafe { td.enter_span(site, id, state, mode) }
+}
+
+/// Leaves the activation of tracing span `id` on the calling thread if it
+/// is entered there, as [`exit_lenient`] does (first closing whatever was
+/// entered after it; never a mismatch), and records the exit's stamp in
+/// the span's state for a later resumption.
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+#[inline(never)]
+pub(crate) fn exit_span(id: u64) {
+    let td = thread::current();
+    if td.is_null() {
+        return;
+    }
+    // SAFETY: `td` is the calling thread's own tree.
+    unsafe { (*td).exit_span(id, (*td).mode()) }
 }
 
 // --- foreign callers: handles instead of tokens ---------------------------
@@ -240,22 +286,19 @@ fn enter_handle_any(site: &'static Site, wide: bool) -> u64 {
 }
 
 /// The part of [`enter_handle`] that makes no call and cannot panic:
-/// `Some(handle)` when done (`Some(0)` when Dr.Hook is off), `None` when
-/// [`enter_handle`] is needed (first call of the site on this thread or
-/// under this parent, a slow clock). For foreign entry points that keep
-/// their panic guard off the fast path.
+/// `Some(handle)` when done, `None` when [`enter_handle`] is needed (Dr.Hook
+/// off or not initialised, first call of the site on this thread or under
+/// this parent, a slow clock). For foreign entry points that keep their
+/// panic guard off the fast path. A thread has a tree only when Dr.Hook is
+/// on, so the mode word comes from the tree.
 #[inline(always)]
 pub fn enter_handle_fast(site: &'static Site, wide: bool) -> Option<u64> {
-    let mode = MODE.load(Ordering::Relaxed);
-    if mode == 0 {
-        return Some(0);
-    }
     let td = thread::current();
     if td.is_null() {
         return None;
     }
     // SAFETY: `td` is the calling thread's own tree.
-    unsafe { (*td).enter_handle_fast(site.raw_id(), mode, wide) }
+    unsafe { (*td).enter_handle_fast(site.raw_id(), (*td).mode(), wide) }
 }
 
 /// The part of [`exit_handle`] that makes no call and cannot panic: true
@@ -272,13 +315,16 @@ fn exit_handle_try(handle: u64, wide: bool, size: u64) -> bool {
     if handle == 0 {
         return true;
     }
-    let mode = MODE.load(Ordering::Relaxed);
-    if mode & (bits::SYSCALL_CLOCKS | bits::STRICT) != 0 {
+    let td = thread::current();
+    if td.is_null() {
         return false;
     }
-    let td = thread::current();
     // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
-    !td.is_null() && unsafe { (*td).exit_handle_fast(handle, wide, size, mode) }
+    unsafe {
+        let mode = (*td).mode();
+        mode & (bits::SYSCALL_CLOCKS | bits::STRICT) == 0
+            && (*td).exit_handle_fast(handle, wide, size, mode)
+    }
 }
 
 #[cold]
@@ -294,7 +340,7 @@ fn enter_handle_cold(site: &'static Site, wide: bool) -> u64 {
         if wide {
             (*td).top_handle64(token.0)
         } else {
-            crate::tree::handle::encode32((*token.0).depth, (*token.0).index) as u64
+            (*token.0).handle32() as u64
         }
     }
 }

@@ -82,8 +82,20 @@ pub mod mismatch {
     pub use crate::tree::mismatch::{Handler, Mismatch, set_handler};
 }
 
+/// Watch points (the reference's `DR_HOOK_WATCH_MOD`) and the
+/// `DR_HOOK_STACKCHECK` / `DR_HOOK_HEAPCHECK` reports.
+pub mod watch {
+    pub use crate::crash::watch::{
+        WatchSpec, check_now, heapcheck_line, key, set, stackcheck_line,
+    };
+    /// The reference's checksum of watched memory (POSIX `cksum`).
+    pub fn cksum(bytes: &[u8]) -> u32 {
+        crate::metrics::watch::cksum(bytes)
+    }
+}
+
 pub use crash::abort::{drhook_abort, set_abort_hook};
-pub use crash::calltree::{print_calltree, print_calltree_to};
+pub use crash::calltree::{print_calltree, print_calltree_of_to, print_calltree_to};
 pub use drhook_macros::drhook;
 pub use front::guard::Guard;
 pub use front::instrumented::Instrumented;
@@ -91,7 +103,7 @@ pub use front::instrumented::Instrumented;
 pub use front::layer::{DrHookLayer, DrHookLayerBuilder};
 pub use front::settings::{AlreadyInitialized, Settings};
 pub use profile::write::ProfileError;
-pub use runtime::{init_signals, write_profile};
+pub use runtime::{init_signals, write_final_profile, write_profile};
 pub use tree::site::{Site, registered_sites, site_for_name, site_for_span};
 
 /// Whether Dr.Hook is on (reads the environment on first use).

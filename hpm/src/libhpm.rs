@@ -136,9 +136,14 @@ pub fn init(task_id: i32, prog_name: &str) {
             Scope::CallingThread,
             &cpu,
         );
-        notices.extend(plan.notice.iter().cloned());
         for n in &notices {
             notice(n);
+        }
+        // The fallback notice: one line here, the reason and remedy once,
+        // in the report.
+        if let Some(n) = &plan.notice {
+            notice(&crate::counting::plan::notice_headline(n));
+            notices.push(n.clone());
         }
         let session = Session::with_backend(
             plan,

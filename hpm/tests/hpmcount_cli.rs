@@ -74,6 +74,26 @@ fn propagates_exit_status_and_counts_task_clock() {
 }
 
 #[test]
+fn resource_usage_is_the_programs_own() {
+    // A shell burns CPU in a waited-for subshell, then execs hpmcount (as
+    // `cargo run` execs it after its compilers): the usage hpmcount reports
+    // for `sleep 0.1` must not include what its process image inherited.
+    let hpmcount = env!("CARGO_BIN_EXE_hpmcount");
+    let script = format!(
+        "(i=0; while [ $i -lt 500000 ]; do i=$((i+1)); done); exec {hpmcount} -g sw sleep 0.1"
+    );
+    let o = Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let user = value(&out, "Total amount of time in user mode");
+    assert!(
+        user < 0.1,
+        "user time {user} s reported for sleep 0.1:\n{out}"
+    );
+    assert!(value(&out, "CPU time (user_time)") < 0.1, "{out}");
+}
+
+#[test]
 fn death_by_signal_gives_128_plus_signal() {
     let o = hpmcount(&["-g", "sw", "sh", "-c", "kill -9 $$"], &[]);
     assert_eq!(o.status.code(), Some(137));
@@ -100,19 +120,29 @@ fn default_set_falls_back_with_one_notice_when_hardware_is_missing() {
             .filter(|l| l.starts_with("hpmcount: notice:"))
             .collect();
         assert_eq!(notices.len(), 1, "exactly one notice: {err}");
+        assert_eq!(err.lines().count(), 1, "one line on stderr: {err}");
         assert!(
             notices[0].contains("cannot count cycles, instructions"),
             "{err}"
         );
-        assert!(notices[0].contains("Remedy:"), "{err}");
+        assert!(
+            notices[0].ends_with("the reason and the remedy are in the report"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("Remedy:"),
+            "the reason is in the report only: {err}"
+        );
         assert!(
             out.contains(" Set: sw\n"),
             "fell back to the software set: {out}"
         );
-        assert!(
-            out.contains(" Notice: cannot count cycles"),
-            "notice repeated in the report"
+        assert_eq!(
+            out.matches(" Notice: cannot count cycles").count(),
+            1,
+            "the whole notice once in the report: {out}"
         );
+        assert_eq!(out.matches("Remedy:").count(), 1, "{out}");
         assert!(value(&out, "task-clock") > 0.0);
     }
 }

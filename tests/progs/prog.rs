@@ -7,19 +7,37 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use drhook::drhook;
 
-// Counting allocator: the `alloc` scenario checks the hot path allocates nothing.
+// Counting allocator: the `alloc` scenario checks the hot path allocates
+// nothing; `bigprof` measures the peak of live bytes while writing a profile.
 struct CountingAlloc;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static LIVE: AtomicU64 = AtomicU64::new(0);
+static PEAK: AtomicU64 = AtomicU64::new(0);
 // SAFETY: forwards to the system allocator.
 unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        let live = LIVE.fetch_add(l.size() as u64, Ordering::Relaxed) + l.size() as u64;
+        PEAK.fetch_max(live, Ordering::Relaxed);
         // SAFETY: same contract as the caller's.
         unsafe { std::alloc::System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        LIVE.fetch_sub(l.size() as u64, Ordering::Relaxed);
         // SAFETY: `p` came from `alloc` with `l`.
         unsafe { std::alloc::System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, new: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        if new >= l.size() {
+            let grow = (new - l.size()) as u64;
+            let live = LIVE.fetch_add(grow, Ordering::Relaxed) + grow;
+            PEAK.fetch_max(live, Ordering::Relaxed);
+        } else {
+            LIVE.fetch_sub((l.size() - new) as u64, Ordering::Relaxed);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.realloc(p, l, new) }
     }
 }
 #[global_allocator]
@@ -401,6 +419,63 @@ fn alloc() {
     println!("steady_allocs={steady} tree_bytes={tree}");
 }
 
+// -------------------------------------------------------------- bigprof ---
+
+/// A field of `/proc/self/status`, in kB.
+fn status_kb(key: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| {
+            l.strip_prefix(key)?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+/// `threads` threads each call `routines` distinct routines; then the
+/// profile is written on demand, and what the write added to the live heap
+/// at its peak (and to the resident set) is printed beside the trees' size.
+fn bigprof(threads: usize, routines: usize) {
+    let sites: Vec<&'static drhook::Site> = (0..routines)
+        .map(|i| drhook::site_for_name(&format!("BIG:ROUTINE_{i:05}"), None))
+        .collect();
+    let sites = &sites;
+    let tree_bytes = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let _outer = drhook::scope!("BIG:THREAD");
+                for site in sites {
+                    let _g = drhook::Guard::enter(site);
+                }
+                tree_bytes.fetch_add(
+                    drhook::engine::thread_tree_bytes().unwrap_or(0),
+                    Ordering::Relaxed,
+                );
+            });
+        }
+    });
+    // The peak resident set from now on (Linux >= 4.0).
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let rss_before = status_kb("VmRSS:");
+    let live_before = LIVE.load(Ordering::Relaxed);
+    PEAK.store(live_before, Ordering::Relaxed);
+    let t0 = std::time::Instant::now();
+    let written = drhook::write_profile();
+    let write_secs = t0.elapsed().as_secs_f64();
+    let heap_extra = PEAK.load(Ordering::Relaxed) - live_before;
+    let rss_extra = status_kb("VmHWM:").saturating_sub(rss_before) * 1024;
+    println!(
+        "written={} tree_bytes={} write_heap_peak={heap_extra} write_rss_peak={rss_extra} write_secs={write_secs:.3}",
+        matches!(written, Ok(Some(_))),
+        tree_bytes.load(Ordering::Relaxed)
+    );
+}
+
 // -------------------------------------------------------------- tracing ---
 
 #[tracing::instrument(level = "info")]
@@ -591,6 +666,15 @@ fn main() {
         "ondemand" => ondemand(),
         "fork" => fork_outer(),
         "alloc" => alloc(),
+        "bigprof" => {
+            let arg = |i: usize, d: usize| {
+                std::env::args()
+                    .nth(i)
+                    .and_then(|a| a.parse().ok())
+                    .unwrap_or(d)
+            };
+            bigprof(arg(2, 256), arg(3, 1000))
+        }
         "tracing" => tracing_scenario(),
         "trim" => {
             for _ in 0..2 {

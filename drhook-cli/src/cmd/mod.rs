@@ -8,6 +8,8 @@ pub mod json;
 pub mod merge;
 pub mod run;
 pub mod top;
+pub mod trace;
+pub mod wrap;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

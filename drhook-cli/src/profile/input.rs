@@ -55,7 +55,9 @@ pub fn sniff_bytes(head: &[u8]) -> Format {
 /// Expands the command-line arguments into profile files: files are taken
 /// as given (and must exist); a directory gives its time profiles and JSON
 /// documents (not memory profiles, not other files), in natural order
-/// (`drhook.prof.2` before `drhook.prof.10`).
+/// (`drhook.prof.2` before `drhook.prof.10`). A text profile whose JSON
+/// companion (`drhook.prof.N.json`) is also an input is read from the
+/// companion only.
 pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for a in args {
@@ -88,7 +90,25 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
     if out.is_empty() {
         return Err(Error::msg("no profile files given"));
     }
-    Ok(out)
+    Ok(without_companions(out))
+}
+
+/// Drops a text profile `P` when its JSON companion `P.json` (written by
+/// the engine with `DR_HOOK_OPT=json`: the same task, with the full tree)
+/// is among the inputs too, so that `drhook merge drhook.prof.*` counts
+/// each task once.
+fn without_companions(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    let names: std::collections::HashSet<std::ffi::OsString> =
+        files.iter().map(|f| f.as_os_str().to_owned()).collect();
+    files
+        .iter()
+        .filter(|f| {
+            let mut json = f.as_os_str().to_owned();
+            json.push(".json");
+            !names.contains(&json)
+        })
+        .cloned()
+        .collect()
 }
 
 /// Sort key: the name with its digit runs compared as numbers.
@@ -169,6 +189,33 @@ mod tests {
                 .iter()
                 .map(PathBuf::from)
                 .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn a_json_companion_replaces_its_text_profile() {
+        let v: Vec<PathBuf> = [
+            "d/drhook.prof.1",
+            "d/drhook.prof.1.json",
+            "d/drhook.prof.2",
+            "e/drhook.prof.3.json",
+            "drhook.prof.3",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        let kept: Vec<String> = without_companions(v)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "d/drhook.prof.1.json",
+                "d/drhook.prof.2",
+                "e/drhook.prof.3.json",
+                "drhook.prof.3"
+            ]
         );
     }
 

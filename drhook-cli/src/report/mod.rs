@@ -5,7 +5,8 @@
 //! * [`diff`]: two runs routine by routine, regressions for CI;
 //! * [`folded`]: folded stacks for flame graphs;
 //! * [`hatchet`]: Hatchet's literal JSON;
-//! * [`top`]: the profile drawn for a terminal.
+//! * [`top`]: the profile drawn for a terminal;
+//! * [`trace`]: Chrome/Perfetto traces of several tasks merged into one.
 
 pub mod diff;
 pub mod folded;
@@ -13,3 +14,4 @@ pub mod hatchet;
 pub mod merge;
 pub mod table;
 pub mod top;
+pub mod trace;

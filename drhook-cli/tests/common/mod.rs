@@ -13,6 +13,23 @@ use drhook_cli::profile::{
 };
 use proptest::prelude::*;
 
+/// The validator of `docs/profile-schema.json`.
+pub fn schema() -> jsonschema::Validator {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/profile-schema.json");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    jsonschema::validator_for(&s).expect("the schema is a valid JSON Schema")
+}
+
+/// Asserts that `doc` validates, listing every error.
+pub fn assert_valid(v: &jsonschema::Validator, doc: &serde_json::Value) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
+}
+
 /// The reference's example profiles, copied into the workspace's
 /// `tests/fixtures`.
 pub fn fixtures() -> PathBuf {
@@ -394,4 +411,73 @@ pub fn weather_run_env(
     let p = dir.join(format!("drhook.prof.{}", rank + 1));
     assert!(p.exists(), "{} not written:\n{}", p.display(), stderr(&o));
     p
+}
+
+/// One activation of a timeline: the routines from the thread's outermost
+/// open activation down to it, its begin and end (µs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Slice {
+    pub path: Vec<String>,
+    pub begin: f64,
+    pub end: f64,
+}
+
+/// Checks a Chrome/Perfetto trace as the engine writes it and returns its
+/// activations per (pid, tid): every B/E pair balanced and nested on its
+/// thread, timestamps never decreasing on a thread, a `process_name` per
+/// pid and a `thread_name` per thread with events.
+pub fn trace_tracks(doc: &serde_json::Value) -> std::collections::BTreeMap<(u64, u64), Vec<Slice>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    let mut open: BTreeMap<(u64, u64), Vec<(String, f64)>> = BTreeMap::new();
+    let mut last: BTreeMap<(u64, u64), f64> = BTreeMap::new();
+    let mut out: BTreeMap<(u64, u64), Vec<Slice>> = BTreeMap::new();
+    let (mut procs, mut threads) = (BTreeSet::new(), BTreeSet::new());
+    for e in events {
+        let pid = e["pid"].as_u64().expect("pid");
+        let tid = e["tid"].as_u64().expect("tid");
+        let ph = e["ph"].as_str().expect("ph");
+        if ph == "M" {
+            match e["name"].as_str().unwrap() {
+                "process_name" => {
+                    assert!(e["args"]["name"].is_string());
+                    procs.insert(pid);
+                }
+                "thread_name" => {
+                    assert!(e["args"]["name"].is_string());
+                    threads.insert((pid, tid));
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let ts = e["ts"].as_f64().expect("ts");
+        let key = (pid, tid);
+        let l = last.entry(key).or_insert(f64::MIN);
+        assert!(ts >= *l, "time goes back on {key:?}: {ts} after {l}");
+        *l = ts;
+        let stack = open.entry(key).or_default();
+        match ph {
+            "B" => stack.push((e["name"].as_str().expect("name").to_string(), ts)),
+            "E" => {
+                let path: Vec<String> = stack.iter().map(|(n, _)| n.clone()).collect();
+                let (_, begin) = stack
+                    .pop()
+                    .unwrap_or_else(|| panic!("E with nothing open on {key:?}"));
+                out.entry(key).or_default().push(Slice {
+                    path,
+                    begin,
+                    end: ts,
+                });
+            }
+            "i" => {}
+            other => panic!("unexpected phase {other}"),
+        }
+    }
+    for (key, stack) in &open {
+        assert!(stack.is_empty(), "{key:?}: never ended: {stack:?}");
+        assert!(procs.contains(&key.0), "no process_name for pid {}", key.0);
+        assert!(threads.contains(key), "no thread_name for {key:?}");
+    }
+    out
 }

@@ -108,9 +108,30 @@ pub fn have_tool(tool: &str) -> bool {
     require(tool)
 }
 
-/// Whether gfortran can be used (prints that the test is skipped if not).
+/// The Fortran compiler of the tests: `$DRHOOK_FC` (e.g. `flang-new-19`,
+/// to check `yomhook.F90` and the library's Fortran entry points with
+/// another compiler's conventions), else gfortran.
+pub fn fc() -> String {
+    std::env::var("DRHOOK_FC")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "gfortran".into())
+}
+
+/// Whether the Fortran compiler ([`fc`]) can be used (prints that the
+/// test is skipped if not).
 pub fn have_gfortran() -> bool {
-    require("gfortran")
+    require(&fc())
+}
+
+/// Warning flags for the Fortran compiler (gfortran's `-Wall`; flang
+/// warns that it does not use it).
+fn fc_warnings() -> &'static [&'static str] {
+    if fc().contains("gfortran") {
+        &["-Wall"]
+    } else {
+        &[]
+    }
 }
 
 /// Whether gcc can be used.
@@ -179,11 +200,13 @@ fn link_args(link: Link) -> Vec<String> {
 pub fn yomhook(dir: &Path, openmp: bool) {
     let src = crate_dir().join("fortran").join("yomhook.F90");
     let s = src.display().to_string();
-    let mut args = vec!["-O2", "-Wall", "-c", &s];
+    let mut args = vec!["-O2"];
+    args.extend(fc_warnings());
+    args.extend(["-c", &s]);
     if openmp {
         args.push("-fopenmp");
     }
-    tool(dir, "gfortran", &args);
+    tool(dir, &fc(), &args);
 }
 
 /// Compiles and links Fortran `sources` (plus `yomhook.o` and `extra`
@@ -201,7 +224,7 @@ pub fn fortran_exe(
     args.push("yomhook.o".into());
     args.extend(link_args(link));
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    tool(dir, "gfortran", &a);
+    tool(dir, &fc(), &a);
     dir.join(exe)
 }
 

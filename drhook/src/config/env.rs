@@ -53,6 +53,10 @@ pub const DR_HOOK_TRAPFPE_OVERFLOW: &str = "DR_HOOK_TRAPFPE_OVERFLOW";
 /// Events counted per routine with `DR_HOOK_OPT=hpmprof`: perf event names,
 /// `hpm` group names or PAPI presets (`PAPI_TOT_CYC`, `PAPI_TOT_INS`, ...).
 pub const DR_HOOK_PAPI_COUNTERS: &str = "DR_HOOK_PAPI_COUNTERS";
+/// Project extension: with `DR_HOOK_OPT=trace`, the most enter and exit
+/// events recorded per thread (16 bytes each, reserved at the thread's
+/// first instrumented call); recording stops when they are used up.
+pub const DR_HOOK_TRACE_EVENTS: &str = "DR_HOOK_TRACE_EVENTS";
 /// Project extension: `0` skips the native backtrace after a crash (the
 /// Dr.Hook calling trees are still printed).
 pub const DRHOOK_BACKTRACE: &str = "DRHOOK_BACKTRACE";
@@ -76,34 +80,69 @@ pub const DRHOOK_PROFILE_PREFIX: &str = "DRHOOK_PROFILE_PREFIX";
 /// meant to be set by hand.
 pub const DRHOOK_PROCESS_TREE: &str = "DRHOOK_PROCESS_TREE";
 
+/// When a variable of the reference that drhook-rs does not implement
+/// would change what the reference does (so that its being ignored here is
+/// worth a warning).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acts {
+    /// An integer other than 0 (the reference reads it with `atoi`).
+    NonZero,
+    /// One of the reference's true values (`1`, `yes`, `true`, `on`, any case).
+    True,
+    /// Any non-blank value.
+    NonBlank,
+    /// Not off (`0`, `false`, `off`, `no`, blank) in a process that looks
+    /// MPI-launched (`OMPI_COMM_WORLD_SIZE`, `ALPS_APP_PE`, `PMI_SIZE`,
+    /// `SLURM_STEP_NUM_TASKS` set): the reference's MPI assertion.
+    MpiAssert,
+}
+
 /// Variables of the reference implementation that drhook-rs does not
-/// support; each one that is set is reported once at start-up.
-pub const UNSUPPORTED: &[&str] = &[
-    "DR_HOOK_NCALLSTACK",
-    "DR_HOOK_GENCORE",
-    "DR_HOOK_GENCORE_SIGNAL",
-    "DR_HOOK_FUNCENTER",
-    "DR_HOOK_FUNCEXIT",
-    "DR_HOOK_CALLTRACE",
-    "DR_HOOK_TIMELINE",
-    "DR_HOOK_TRACE_STACK",
-    "DR_HOOK_RANDOM_MEMSTAT",
-    "DR_HOOK_DUMP_SMAPS",
-    "DR_HOOK_DUMP_MAPS",
-    "DR_HOOK_DUMP_BUDDYINFO",
-    "DR_HOOK_DUMP_MEMINFO",
-    "DR_HOOK_DUMP_HUGEPAGES",
-    "DR_HOOK_TIMED_KILL",
-    "DR_HOOK_SHOW_LOCK",
-    "DR_HOOK_WATCH_PRINT_MAX",
-    "DR_HOOK_STACKCHECK",
-    "DR_HOOK_HEAPCHECK",
-    "DR_HACK",
-    "DR_HOOK_NVTX",
-    "DR_HOOK_ROCTX",
-    "DR_HOOK_ASSERT_MPI_INITIALIZED",
-    "DR_HOOK_NOT_MPI",
+/// support, with the values that would make the reference act; each one
+/// set to such a value is reported once at start-up. Values that change
+/// nothing in the reference (`DR_HOOK_TIMELINE=0`, `DR_HACK=no`,
+/// `DR_HOOK_ASSERT_MPI_INITIALIZED=0`, ...) are not reported. Not listed
+/// because they can change nothing here: `DR_HOOK_NCALLSTACK` (handles fit
+/// in 4 bytes whatever its value), `DR_HOOK_NOT_MPI` (it disables an
+/// assertion drhook-rs never makes), `DR_HOOK_GENCORE_SIGNAL` (used only
+/// with `DR_HOOK_GENCORE`).
+pub const UNSUPPORTED: &[(&str, Acts)] = &[
+    ("DR_HOOK_GENCORE", Acts::NonZero),
+    ("DR_HOOK_FUNCENTER", Acts::NonZero),
+    ("DR_HOOK_FUNCEXIT", Acts::NonZero),
+    ("DR_HOOK_CALLTRACE", Acts::NonZero),
+    ("DR_HOOK_TIMELINE", Acts::NonZero),
+    ("DR_HOOK_TRACE_STACK", Acts::NonZero),
+    ("DR_HOOK_RANDOM_MEMSTAT", Acts::NonZero),
+    ("DR_HOOK_DUMP_SMAPS", Acts::NonZero),
+    ("DR_HOOK_DUMP_MAPS", Acts::NonZero),
+    ("DR_HOOK_DUMP_BUDDYINFO", Acts::NonZero),
+    ("DR_HOOK_DUMP_MEMINFO", Acts::NonZero),
+    ("DR_HOOK_DUMP_HUGEPAGES", Acts::NonBlank),
+    ("DR_HOOK_TIMED_KILL", Acts::NonBlank),
+    ("DR_HOOK_SHOW_LOCK", Acts::NonZero),
+    ("DR_HACK", Acts::True),
+    ("DR_HOOK_NVTX", Acts::NonZero),
+    ("DR_HOOK_ROCTX", Acts::NonZero),
+    ("DR_HOOK_ASSERT_MPI_INITIALIZED", Acts::MpiAssert),
 ];
+
+/// The launcher variables by which the reference decides that a process
+/// is MPI-launched (for its MPI assertion).
+pub const MPI_LAUNCH_VARS: &[&str] = &[
+    "OMPI_COMM_WORLD_SIZE",
+    "ALPS_APP_PE",
+    "PMI_SIZE",
+    "SLURM_STEP_NUM_TASKS",
+];
+
+/// `DR_HOOK_WATCH_PRINT_MAX`: how many values of a changed watch point are
+/// printed (all when unset or negative).
+pub const DR_HOOK_WATCH_PRINT_MAX: &str = "DR_HOOK_WATCH_PRINT_MAX";
+/// `DR_HOOK_STACKCHECK`: report the growth of each thread's stack use.
+pub const DR_HOOK_STACKCHECK: &str = "DR_HOOK_STACKCHECK";
+/// `DR_HOOK_HEAPCHECK`: report the growth of the heap at routine boundaries.
+pub const DR_HOOK_HEAPCHECK: &str = "DR_HOOK_HEAPCHECK";
 
 /// Launcher variables holding this process's 0-based MPI rank, in the order
 /// they are consulted (the same list as `hpm`'s task numbering).
@@ -120,8 +159,14 @@ pub const SIZE_VARS: &[&str] = &[
     "MV2_COMM_WORLD_SIZE",
 ];
 
-/// Reads one variable from the process environment (`None` when unset or not
-/// valid UTF-8).
+/// Reads one variable from the process environment as text (`None` when
+/// unset; bytes that are not valid UTF-8 read as U+FFFD, see
+/// [`crate::config::decode_value`]).
 pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    std::env::var_os(name).map(|v| crate::config::decode_value(v).0)
+}
+
+/// Reads one variable from the process environment as it is (bytes).
+pub fn process_env_os(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name)
 }

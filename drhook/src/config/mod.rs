@@ -17,6 +17,11 @@ use self::task::Task;
 pub const DEFAULT_PROFILE: &str = "drhook.prof.%d";
 /// Default `DR_HOOK_PROFILE_LIMIT`: print every row.
 pub const DEFAULT_PROFILE_LIMIT: f64 = -10.0;
+/// Default `DR_HOOK_TRACE_EVENTS`: events per thread (16 MB of address
+/// space, touched only as events are recorded).
+pub const DEFAULT_TRACE_EVENTS: u64 = 1_000_000;
+/// Largest `DR_HOOK_TRACE_EVENTS` (1 TiB of events per thread).
+pub const MAX_TRACE_EVENTS: u64 = 1 << 36;
 
 /// Which clock measures wall time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,16 +118,28 @@ impl SignalConfig {
         get: &dyn Fn(&str) -> Option<String>,
         warnings: &mut Vec<Warning>,
     ) -> SignalConfig {
-        let int = |name: &str, default: i64, w: &mut Vec<Warning>| {
-            parse_int(name, get(name).as_deref(), default, w)
+        let flag = |name: &str, default: i64, w: &mut Vec<Warning>| {
+            parse_int_in(name, get(name).as_deref(), default, 0..=1, w) != 0
         };
         let install =
             !get(env::DR_HOOK_INIT_SIGNALS).is_some_and(|v| v.trim_start().starts_with('0'));
-        let timeout = int(env::DR_HOOK_HARAKIRI_TIMEOUT, 500, warnings);
+        let timeout = parse_int_in(
+            env::DR_HOOK_HARAKIRI_TIMEOUT,
+            get(env::DR_HOOK_HARAKIRI_TIMEOUT).as_deref(),
+            500,
+            1..=u32::MAX as i64,
+            warnings,
+        );
         let lock = get(env::DR_HOOK_USE_LOCKFILE)
             .filter(|v| !v.trim().is_empty())
-            .map(|v| parse_int(env::DR_HOOK_USE_LOCKFILE, Some(&v), 1, warnings) != 0);
-        let core = int(env::DR_HOOK_ALLOW_COREDUMP, 0, warnings);
+            .map(|v| parse_int_in(env::DR_HOOK_USE_LOCKFILE, Some(&v), 1, 0..=1, warnings) != 0);
+        let core = parse_int_in(
+            env::DR_HOOK_ALLOW_COREDUMP,
+            get(env::DR_HOOK_ALLOW_COREDUMP).as_deref(),
+            0,
+            -1..=i64::MAX,
+            warnings,
+        );
         SignalConfig {
             install,
             catch: parse_signal_list(
@@ -140,18 +157,14 @@ impl SignalConfig {
                 get(env::DR_HOOK_RESTORE_DEFAULT_SIGNALS).as_deref(),
                 warnings,
             ),
-            harakiri_timeout: if timeout < 1 {
-                500
-            } else {
-                timeout.min(u32::MAX as i64) as u32
-            },
+            harakiri_timeout: timeout as u32,
             use_lockfile: lock,
             allow_coredump: (core == -1 || core >= 1).then_some(core),
-            trapfpe: int(env::DR_HOOK_TRAPFPE, 1, warnings) != 0,
-            trap_invalid: int(env::DR_HOOK_TRAPFPE_INVALID, 1, warnings) != 0,
-            trap_divbyzero: int(env::DR_HOOK_TRAPFPE_DIVBYZERO, 1, warnings) != 0,
-            trap_overflow: int(env::DR_HOOK_TRAPFPE_OVERFLOW, 1, warnings) != 0,
-            native_backtrace: int(env::DRHOOK_BACKTRACE, 1, warnings) != 0,
+            trapfpe: flag(env::DR_HOOK_TRAPFPE, 1, warnings),
+            trap_invalid: flag(env::DR_HOOK_TRAPFPE_INVALID, 1, warnings),
+            trap_divbyzero: flag(env::DR_HOOK_TRAPFPE_DIVBYZERO, 1, warnings),
+            trap_overflow: flag(env::DR_HOOK_TRAPFPE_OVERFLOW, 1, warnings),
+            native_backtrace: flag(env::DRHOOK_BACKTRACE, 1, warnings),
         }
     }
 }
@@ -161,6 +174,10 @@ impl SignalConfig {
 pub struct Config {
     /// `DR_HOOK`.
     pub enabled: bool,
+    /// `DR_HOOK_STACKCHECK` is true (`1`, `yes`, `true`, `on`).
+    pub stackcheck: bool,
+    /// `DR_HOOK_HEAPCHECK` is true.
+    pub heapcheck: bool,
     /// `DR_HOOK_OPT`.
     pub options: Options,
     /// `DR_HOOK_PROFILE`, with `.%d` appended when it had no `%`.
@@ -188,6 +205,8 @@ pub struct Config {
     pub signals: SignalConfig,
     /// `DR_HOOK_PAPI_COUNTERS`: events per routine with `hpmprof`.
     pub counter_events: Option<String>,
+    /// `DR_HOOK_TRACE_EVENTS`: events recorded per thread with `trace`.
+    pub trace_events: u64,
     /// MPI task from the launcher.
     pub task: Task,
     /// Whether a launcher variable gave this process its rank (`task` is
@@ -203,6 +222,22 @@ pub struct Config {
     pub tree: Option<TreeMarker>,
     /// Problems found; printed once at start-up (unless silent).
     pub warnings: Vec<Warning>,
+}
+
+/// A raw variable value as text, and whether it was valid UTF-8 (if not,
+/// each invalid sequence is replaced by U+FFFD and the rest kept).
+pub fn decode_value(raw: std::ffi::OsString) -> (String, bool) {
+    match raw.into_string() {
+        Ok(s) => (s, true),
+        Err(raw) => (raw.to_string_lossy().into_owned(), false),
+    }
+}
+
+/// The warning for a variable whose value is not valid UTF-8.
+pub fn non_utf8_warning(name: &str) -> String {
+    format!(
+        "Warning - {name} is not valid UTF-8: its invalid bytes are read as U+FFFD (\u{fffd}), the rest is kept"
+    )
 }
 
 /// `DR_HOOK` semantics: off when unset, empty, `0`, `false`, `off` or `no`
@@ -234,6 +269,33 @@ pub fn parse_int(
     }
 }
 
+/// Parses an integer variable that must lie in `range`; a malformed or
+/// out-of-range value (a negative timeout, an indentation of 0) warns and
+/// gives `default`.
+pub fn parse_int_in(
+    name: &str,
+    value: Option<&str>,
+    default: i64,
+    range: std::ops::RangeInclusive<i64>,
+    warnings: &mut Vec<Warning>,
+) -> i64 {
+    let n = parse_int(name, value, default, warnings);
+    if range.contains(&n) {
+        return n;
+    }
+    let (lo, hi) = (*range.start(), *range.end());
+    let allowed = if hi == i64::MAX {
+        format!("at least {lo}")
+    } else {
+        format!("from {lo} to {hi}")
+    };
+    warnings.push(Warning(format!(
+        "Warning - {name}=\"{}\" is out of range (allowed: {allowed}); using the default {default}",
+        value.unwrap_or("").trim()
+    )));
+    default
+}
+
 /// Parses a floating-point variable; a malformed value warns and gives `default`.
 pub fn parse_float(
     name: &str,
@@ -262,6 +324,44 @@ pub fn profile_template(value: Option<&str>) -> String {
         Some(v) if v.contains('%') => v.to_string(),
         Some(v) => format!("{v}.%d"),
     }
+}
+
+/// Whether the reference would act on `value` of an unsupported variable
+/// (see [`env::Acts`]).
+pub fn unsupported_value_acts(acts: env::Acts, value: &str, mpi_launched: bool) -> bool {
+    let v = value.trim();
+    match acts {
+        env::Acts::NonZero => atoi(v) != 0,
+        env::Acts::True => parse_truthy(v),
+        env::Acts::NonBlank => !v.is_empty(),
+        env::Acts::MpiAssert => mpi_launched && parse_switch(Some(v)),
+    }
+}
+
+/// The reference's true values of its Fortran-side switches
+/// (`DR_HOOK_STACKCHECK`, `DR_HACK`, ...): `1`, `yes`, `true`, `on` (any
+/// case, blanks around ignored).
+pub fn parse_truthy(value: &str) -> bool {
+    let v = value.trim();
+    ["1", "yes", "true", "on"]
+        .iter()
+        .any(|t| v.eq_ignore_ascii_case(t))
+}
+
+/// C's `atoi`: optional blanks and sign, then digits; anything else ends
+/// the number (garbage reads 0). Saturates instead of overflowing.
+pub fn atoi(value: &str) -> i64 {
+    let s = value.trim_start();
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut n: i64 = 0;
+    for b in digits.bytes().take_while(u8::is_ascii_digit) {
+        n = n.saturating_mul(10).saturating_add(i64::from(b - b'0'));
+    }
+    if neg { -n } else { n }
 }
 
 /// Expands `%d` in a profile template to the 1-based task number.
@@ -301,43 +401,49 @@ impl Config {
             DEFAULT_PROFILE_LIMIT,
             &mut warnings,
         );
-        let silent = parse_int(
+        let silent = parse_int_in(
             env::DR_HOOK_SILENT,
             get(env::DR_HOOK_SILENT).as_deref(),
             0,
+            0..=i64::MAX,
             &mut warnings,
         ) != 0;
-        let show = parse_int(
+        let show = parse_int_in(
             env::DR_HOOK_SHOW_PROCESS_OPTIONS,
             get(env::DR_HOOK_SHOW_PROCESS_OPTIONS).as_deref(),
             if silent { 0 } else { 1 },
+            -1..=i64::MAX,
             &mut warnings,
         );
         let show_options = show == -1 || show == task.myproc as i64;
         // Accepted for compatibility: the tree needs no hash table.
-        let _ = parse_int(
+        let _ = parse_int_in(
             env::DR_HOOK_HASHBITS,
             get(env::DR_HOOK_HASHBITS).as_deref(),
             16,
+            1..=64,
             &mut warnings,
         );
 
-        let indent = parse_int(
+        let indent = parse_int_in(
             env::DR_HOOK_CALLPATH_INDENT,
             get(env::DR_HOOK_CALLPATH_INDENT).as_deref(),
             2,
+            1..=8,
             &mut warnings,
         );
-        let depth = parse_int(
+        let depth = parse_int_in(
             env::DR_HOOK_CALLPATH_DEPTH,
             get(env::DR_HOOK_CALLPATH_DEPTH).as_deref(),
             50,
+            1..=100_000,
             &mut warnings,
         );
-        let packed = parse_int(
+        let packed = parse_int_in(
             env::DR_HOOK_CALLPATH_PACKED,
             get(env::DR_HOOK_CALLPATH_PACKED).as_deref(),
             0,
+            0..=i64::MAX,
             &mut warnings,
         ) != 0;
         let clock = match get(env::DRHOOK_CLOCK).as_deref().map(str::trim) {
@@ -355,17 +461,22 @@ impl Config {
             }
         };
 
-        let strict_regions = parse_int(
+        let strict_regions = parse_int_in(
             env::DR_HOOK_STRICT_REGIONS,
             get(env::DR_HOOK_STRICT_REGIONS).as_deref(),
             0,
+            0..=i64::MAX,
             &mut warnings,
         ) != 0;
         let signals = SignalConfig::from_lookup(get, &mut warnings);
-        for var in env::UNSUPPORTED {
-            if get(var).is_some_and(|v| !v.trim().is_empty()) {
+        let mpi_launched = env::MPI_LAUNCH_VARS
+            .iter()
+            .any(|v| get(v).is_some_and(|v| !v.trim().is_empty()));
+        for &(var, acts) in env::UNSUPPORTED {
+            let Some(v) = get(var) else { continue };
+            if unsupported_value_acts(acts, &v, mpi_launched) {
                 warnings.push(Warning(format!(
-                    "Warning - {var} is not supported by drhook-rs (ignored)"
+                    "Warning - {var}=\"{v}\" is not supported by drhook-rs (ignored)"
                 )));
             }
         }
@@ -384,13 +495,25 @@ impl Config {
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty());
         let tree = process::parse_marker(get(env::DRHOOK_PROCESS_TREE).as_deref(), &mut warnings);
+        let stackcheck = get(env::DR_HOOK_STACKCHECK).is_some_and(|v| parse_truthy(&v));
+        let heapcheck = get(env::DR_HOOK_HEAPCHECK).is_some_and(|v| parse_truthy(&v));
+        let trace_events = parse_int_in(
+            env::DR_HOOK_TRACE_EVENTS,
+            get(env::DR_HOOK_TRACE_EVENTS).as_deref(),
+            DEFAULT_TRACE_EVENTS as i64,
+            2..=MAX_TRACE_EVENTS as i64,
+            &mut warnings,
+        ) as u64;
         Config {
             launcher_rank,
             follow,
             profile_on_failure,
             profile_prefix,
             tree,
+            stackcheck,
+            heapcheck,
             counter_events,
+            trace_events,
             signals,
             strict_regions,
             enabled,
@@ -400,13 +523,37 @@ impl Config {
             profile_limit,
             silent,
             show_options,
-            callpath_indent: indent.clamp(1, 8) as usize,
-            callpath_depth: depth.clamp(1, 100_000) as usize,
+            callpath_indent: indent as usize,
+            callpath_depth: depth as usize,
             callpath_packed: packed,
             clock,
             task,
             warnings,
         }
+    }
+
+    /// As [`Config::from_lookup`], from a lookup of raw values (the process
+    /// environment is bytes): a value that is not valid UTF-8 keeps its
+    /// valid parts, each invalid sequence read as U+FFFD, and one warning
+    /// names the variable. (`DR_HOOK=$'\xff'` is on, as any value not in
+    /// the off list; `DR_HOOK_OPT=$'prof,\xff'` keeps `prof`.)
+    pub fn from_os_lookup(get: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Config {
+        let bad: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
+        let text = |name: &str| -> Option<String> {
+            let (value, valid) = decode_value(get(name)?);
+            if !valid && !bad.borrow().iter().any(|b| b == name) {
+                bad.borrow_mut().push(name.to_string());
+            }
+            Some(value)
+        };
+        let mut c = Config::from_lookup(&text);
+        let encoding: Vec<Warning> = bad
+            .into_inner()
+            .into_iter()
+            .map(|name| Warning(non_utf8_warning(&name)))
+            .collect();
+        c.warnings.splice(0..0, encoding);
+        c
     }
 
     /// Whether this task writes a profile at all.
@@ -417,6 +564,34 @@ impl Config {
     /// The profile file name of this task.
     pub fn profile_path(&self) -> String {
         profile_path(&self.profile_template, self.task.myproc)
+    }
+
+    /// Whether this task writes the profile's JSON companion
+    /// (`DR_HOOK_OPT=json`).
+    pub fn writes_json(&self) -> bool {
+        self.options.json && self.writes_profile()
+    }
+
+    /// The JSON companion of this task's profile: `<profile>.json`.
+    pub fn json_path(&self) -> String {
+        format!("{}.json", self.profile_path())
+    }
+
+    /// Whether this task records and writes a timeline (`DR_HOOK_OPT=trace`;
+    /// `DR_HOOK_PROFILE_PROC` selects the task as for the profile).
+    pub fn writes_trace(&self) -> bool {
+        self.options.trace && self.profile_proc.is_none_or(|p| p == self.task.myproc)
+    }
+
+    /// This task's timeline: `drhook.trace.<task>.json` in the directory of
+    /// the profile.
+    pub fn trace_path(&self) -> String {
+        let name = format!("drhook.trace.{}.json", self.task.myproc);
+        let profile = self.profile_path();
+        match std::path::Path::new(&profile).parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.join(name).display().to_string(),
+            _ => name,
+        }
     }
 }
 
@@ -431,6 +606,54 @@ mod tests {
                 .find(|(n, _)| *n == k)
                 .map(|(_, v)| v.to_string())
         })
+    }
+
+    #[test]
+    fn out_of_range_numbers_warn_and_give_the_default() {
+        let mut w = Vec::new();
+        assert_eq!(parse_int_in("X", Some(" 7 "), 2, 1..=8, &mut w), 7);
+        assert!(w.is_empty());
+        assert_eq!(parse_int_in("X", Some("-100"), 500, 1..=9, &mut w), 500);
+        assert_eq!(parse_int_in("X", Some("0"), 2, 1..=8, &mut w), 2);
+        assert_eq!(parse_int_in("X", Some("x"), 2, 1..=8, &mut w), 2);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].0
+                .contains("X=\"-100\" is out of range (allowed: from 1 to 9)")
+        );
+        let c = cfg(&[
+            ("DR_HOOK_HARAKIRI_TIMEOUT", "-100"),
+            ("DR_HOOK_CALLPATH_INDENT", "9"),
+        ]);
+        assert_eq!(c.signals.harakiri_timeout, 500);
+        assert_eq!(c.callpath_indent, 2);
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn non_utf8_values_keep_their_valid_parts() {
+        use std::os::unix::ffi::OsStringExt;
+        let raw = |v: &[u8]| Some(std::ffi::OsString::from_vec(v.to_vec()));
+        let c = Config::from_os_lookup(&|k| match k {
+            "DR_HOOK" => raw(b"\xff"),
+            "DR_HOOK_OPT" => raw(b"prof,\xff"),
+            _ => None,
+        });
+        assert!(c.enabled, "anything non-empty outside the off list is on");
+        assert_eq!(c.options.profile, Some(ProfileKind::Wall));
+        let w: Vec<&str> = c.warnings.iter().map(|w| w.0.as_str()).collect();
+        assert!(
+            w[0].starts_with("Warning - DR_HOOK is not valid UTF-8"),
+            "{w:?}"
+        );
+        assert!(
+            w[1].starts_with("Warning - DR_HOOK_OPT is not valid UTF-8"),
+            "{w:?}"
+        );
+        assert_eq!(
+            w.iter().filter(|w| w.contains("not valid UTF-8")).count(),
+            2
+        );
     }
 
     #[test]
@@ -483,6 +706,38 @@ mod tests {
     }
 
     #[test]
+    fn json_and_trace_paths() {
+        let c = cfg(&[("DR_HOOK_OPT", "prof,json,trace")]);
+        assert!(c.writes_json() && c.writes_trace());
+        assert_eq!(c.json_path(), "drhook.prof.1.json");
+        assert_eq!(c.trace_path(), "drhook.trace.1.json");
+        assert_eq!(c.trace_events, DEFAULT_TRACE_EVENTS);
+        let c = cfg(&[
+            ("DR_HOOK_OPT", "trace"),
+            ("DR_HOOK_PROFILE", "out/run.%d.prof"),
+            ("OMPI_COMM_WORLD_RANK", "2"),
+            ("DR_HOOK_TRACE_EVENTS", "4096"),
+        ]);
+        assert!(c.writes_trace() && !c.writes_json() && !c.writes_profile());
+        assert_eq!(c.trace_path(), "out/drhook.trace.3.json");
+        assert_eq!(c.trace_events, 4096);
+        let c = cfg(&[
+            ("DR_HOOK_OPT", "trace"),
+            ("DR_HOOK_PROFILE_PROC", "2"),
+            ("DR_HOOK_TRACE_EVENTS", "1"),
+        ]);
+        assert!(!c.writes_trace(), "another task traces");
+        assert_eq!(c.trace_events, DEFAULT_TRACE_EVENTS);
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.0.contains("DR_HOOK_TRACE_EVENTS=\"1\" is out of range")),
+            "{:?}",
+            c.warnings
+        );
+    }
+
+    #[test]
     fn profile_proc_selects_the_writer() {
         let c = cfg(&[
             ("DR_HOOK_OPT", "prof"),
@@ -513,8 +768,11 @@ mod tests {
         assert_eq!(c.profile_limit, -10.0);
         assert_eq!(c.profile_proc, None);
         assert!(!c.silent);
-        assert_eq!(c.callpath_indent, 8);
-        assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+        assert_eq!(
+            c.callpath_indent, 2,
+            "out of range: the default, with a warning"
+        );
+        assert_eq!(c.warnings.len(), 4, "{:?}", c.warnings);
         assert!(c.warnings[0].0.contains("DR_HOOK_PROFILE_PROC"));
     }
 
@@ -563,11 +821,19 @@ mod tests {
         assert!(s.ignore.contains(2) && s.ignore.contains(15) && !s.ignore.contains(11));
         assert_eq!(s.restore_default, SignalList::All);
         assert!(!s.install);
-        assert_eq!(s.harakiri_timeout, 500, "< 1 means the default");
+        assert_eq!(
+            s.harakiri_timeout, 500,
+            "< 1 means the default (with a warning)"
+        );
         assert_eq!(s.use_lockfile, Some(false));
         assert_eq!(s.allow_coredump, Some(-1));
         assert!(s.trapfpe && !s.trap_overflow);
-        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0]
+                .0
+                .contains("DR_HOOK_HARAKIRI_TIMEOUT=\"0\" is out of range")
+        );
         assert!(
             cfg(&[("DR_HOOK_IGNORE_SIGNALS", "-1")])
                 .signals
@@ -578,12 +844,12 @@ mod tests {
 
     #[test]
     fn unsupported_reference_variables_are_reported() {
-        let c = cfg(&[("DR_HOOK_TIMELINE", "-1"), ("DR_HOOK_NCALLSTACK", "")]);
+        let c = cfg(&[("DR_HOOK_TIMELINE", "-1"), ("DR_HOOK_NCALLSTACK", "64")]);
         assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
         assert!(
             c.warnings[0]
                 .0
-                .contains("DR_HOOK_TIMELINE is not supported")
+                .contains("DR_HOOK_TIMELINE=\"-1\" is not supported")
         );
     }
 
@@ -615,6 +881,38 @@ mod tests {
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
         let c = cfg(&[("DRHOOK_PROCESS_TREE", "junk"), ("DRHOOK_FOLLOW", "[")]);
         assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn unsupported_variables_warn_only_for_values_that_would_act() {
+        // Values with which the reference does nothing: no warning.
+        let quiet = cfg(&[
+            ("DR_HOOK_TIMELINE", "0"),
+            ("DR_HOOK_FUNCENTER", "x"),
+            ("DR_HACK", "no"),
+            ("DR_HOOK_DUMP_HUGEPAGES", " "),
+            ("DR_HOOK_ASSERT_MPI_INITIALIZED", "1"),
+            ("DR_HOOK_NOT_MPI", "1"),
+            ("DR_HOOK_NCALLSTACK", "64"),
+        ]);
+        assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
+        // The MPI assertion matters only in an MPI-launched process, and
+        // not when switched off.
+        let off = cfg(&[
+            ("DR_HOOK_ASSERT_MPI_INITIALIZED", "0"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+        ]);
+        assert!(off.warnings.is_empty(), "{:?}", off.warnings);
+        let loud = cfg(&[
+            ("DR_HOOK_ASSERT_MPI_INITIALIZED", "yes"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+            ("DR_HACK", "TRUE"),
+            ("DR_HOOK_GENCORE", " 3"),
+        ]);
+        assert_eq!(loud.warnings.len(), 3, "{:?}", loud.warnings);
+        assert_eq!(atoi(" -12x"), -12);
+        assert_eq!(atoi("abc"), 0);
+        assert!(parse_truthy(" On ") && !parse_truthy("2"));
     }
 
     #[test]

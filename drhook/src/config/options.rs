@@ -53,6 +53,13 @@ pub struct Options {
     pub noprop: bool,
     /// `hpmprof`, `hpm`, `mflops`, `counters`: counters per routine (implies `wallprof`).
     pub counters: bool,
+    /// `json`: the profile also as a `drhook-profile` JSON document
+    /// (`<profile>.json`, the full call-path tree); a wall profile when no
+    /// other profile token is given.
+    pub json: bool,
+    /// `trace`, `timeline`: record every enter and exit and write a
+    /// Chrome/Perfetto trace (`drhook.trace.N.json`). Project extension.
+    pub trace: bool,
     /// Canonical names of the tokens recognised, in the order given
     /// (echoed at start-up as `DR_HOOK_OPT="WALLPROF,CALLPATH"`).
     pub canonical: Vec<&'static str>,
@@ -96,6 +103,8 @@ pub const TOKENS: &[(&[&str], &str)] = &[
     (&["MEMPROF"], "MEMPROF"),
     (&["HPMPROF", "HPM", "MFLOPS"], "HPMPROF"),
     (&["COUNTERS"], "COUNTERS"),
+    (&["JSON"], "JSON"),
+    (&["TRACE", "TIMELINE"], "TRACE"),
 ];
 
 /// Tokens that are accepted but whose feature is not implemented yet.
@@ -121,18 +130,19 @@ impl Options {
     pub fn parse(value: &str) -> (Options, Vec<Warning>) {
         let mut o = Options::default();
         let mut warnings = Vec::new();
+        // The reference upper-cases the value, then reports every unknown
+        // token in one line, joined by commas, in the order given.
+        let mut unknown: Vec<String> = Vec::new();
         for token in split_list(value) {
             let Some(canon) = canonical_of(token) else {
-                let valid: Vec<&str> = TOKENS.iter().flat_map(|(s, _)| s.iter().copied()).collect();
-                warnings.push(Warning(format!(
-                    "Warning - no match for DR_HOOK_OPT=\"{token}\" (ignored); valid tokens are: {}",
-                    valid.join(",")
-                )));
+                unknown.push(token.to_ascii_uppercase());
                 continue;
             };
-            if !o.canonical.contains(&canon) {
-                o.canonical.push(canon);
-            }
+            // A repeated token moves to the end: the echo's order is the
+            // order in which the tokens took effect (`prof,cpuprof,prof`
+            // is a wall profile, echoed `CPUPROF,WALLPROF`).
+            o.canonical.retain(|&c| c != canon);
+            o.canonical.push(canon);
             match canon {
                 "CALLS" => o.calls = true,
                 "WALLTIME" => {
@@ -175,11 +185,38 @@ impl Options {
                     o.set_wallprof();
                     o.counters = true;
                 }
+                "JSON" => o.json = true,
+                "TRACE" => o.trace = true,
                 _ => warnings.push(not_implemented(
                     token,
                     "memory statistics per routine are not collected",
                 )),
             }
+        }
+        if !unknown.is_empty() {
+            let valid: Vec<&str> = TOKENS.iter().flat_map(|(s, _)| s.iter().copied()).collect();
+            warnings.insert(
+                0,
+                Warning(format!(
+                    "Warning - no match for DR_HOOK_OPT=\"{}\"",
+                    unknown.join(",")
+                )),
+            );
+            // Our hint, on its own line so that the reference's line stays
+            // byte for byte what scripts match.
+            warnings.insert(
+                1,
+                Warning(format!(
+                    "(ignored; valid DR_HOOK_OPT tokens are: {})",
+                    valid.join(",")
+                )),
+            );
+        }
+        // `json` asks for the profile as JSON: a wall profile unless a
+        // profile token chose the clock (in any order, so the echo parses
+        // back to the same options).
+        if o.json && o.profile.is_none() {
+            o.set_wallprof();
         }
         (o, warnings)
     }
@@ -205,6 +242,14 @@ fn not_implemented(token: &str, what: &str) -> Warning {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_echo_keeps_the_effective_order() {
+        let (o, _) = Options::parse("callpath prof/cpuprof/prof");
+        assert_eq!(o.profile, Some(ProfileKind::Wall));
+        assert_eq!(o.echo(), "CALLPATH,CPUPROF,WALLPROF");
+        assert_eq!(Options::parse(&o.echo()).0.profile, Some(ProfileKind::Wall));
+    }
 
     #[test]
     fn empty_means_call_tree_only() {
@@ -258,12 +303,26 @@ mod tests {
     }
 
     #[test]
-    fn unknown_token_warns_with_valid_list() {
+    fn unknown_tokens_warn_in_one_line_upper_cased() {
         let (o, w) = Options::parse("prof,bogus");
         assert_eq!(o.profile, Some(ProfileKind::Wall));
-        assert_eq!(w.len(), 1);
-        assert!(w[0].0.contains("\"bogus\""));
-        assert!(w[0].0.contains("WALLPROF") && w[0].0.contains("CPUPROF"));
+        assert_eq!(w.len(), 2);
+        assert_eq!(w[0].0, "Warning - no match for DR_HOOK_OPT=\"BOGUS\"");
+        assert!(w[1].0.contains("WALLPROF") && w[1].0.contains("CPUPROF"));
+        // All unknown tokens in one line, as given (repeats kept), before
+        // the not-implemented notices.
+        let (o, w) = Options::parse("foo/heap, Bar\tfoo");
+        assert_eq!(o.echo(), "HEAP");
+        assert_eq!(w[0].0, "Warning - no match for DR_HOOK_OPT=\"FOO,BAR,FOO\"");
+        assert!(w[2].0.contains("accepted, not implemented yet"));
+        assert_eq!(w.len(), 3);
+        // Only unknown tokens: nothing to echo.
+        let (o, w) = Options::parse("x");
+        assert_eq!(o.echo(), "");
+        assert_eq!(w[0].0, "Warning - no match for DR_HOOK_OPT=\"X\"");
+        // Blank: nothing at all.
+        let (o, w) = Options::parse(" ,\t/ ");
+        assert!(w.is_empty() && o.echo().is_empty());
     }
 
     #[test]
@@ -282,6 +341,33 @@ mod tests {
         let (o, w) = Options::parse("all");
         assert_eq!(w.len(), 1);
         assert!(o.walltime && o.cputime && o.calls && o.profile.is_none());
+    }
+
+    #[test]
+    fn json_is_a_wall_profile_unless_a_clock_is_chosen() {
+        let (o, w) = Options::parse("json");
+        assert!(w.is_empty(), "{w:?}");
+        assert!(o.json && o.walltime);
+        assert_eq!(o.profile, Some(ProfileKind::Wall));
+        assert_eq!(o.echo(), "JSON");
+        for v in ["cpuprof,json", "json,cpuprof", "Json/CPUPROF"] {
+            let (o, _) = Options::parse(v);
+            assert_eq!(o.profile, Some(ProfileKind::Cpu), "{v}");
+            assert!(o.json, "{v}");
+            assert_eq!(Options::parse(&o.echo()).0, o, "{v}: the echo parses back");
+        }
+    }
+
+    #[test]
+    fn trace_alone_records_a_timeline_without_a_profile() {
+        let (o, w) = Options::parse("trace");
+        assert!(w.is_empty(), "{w:?}");
+        assert!(o.trace && o.profile.is_none() && !o.walltime);
+        assert_eq!(o.echo(), "TRACE");
+        let (o, _) = Options::parse("timeline,prof,json");
+        assert!(o.trace && o.json);
+        assert_eq!(o.echo(), "TRACE,WALLPROF,JSON");
+        assert_eq!(Options::parse(&o.echo()).0, o);
     }
 
     #[test]

@@ -162,7 +162,7 @@ pub(crate) fn write_tree(
         prefix(&mut line, td.tid, td.unix_tid());
         line.str(" [DrHookCallTree] : ")
             .repeat(b' ', level)
-            .str(name)
+            .text(name)
             .str(" ");
         if o.calls {
             // SAFETY: sites are 'static.
@@ -272,6 +272,41 @@ pub fn print_calltree_to(w: &mut dyn std::io::Write) -> std::io::Result<()> {
         }
     });
     result
+}
+
+/// Writes the current calling tree of Dr.Hook thread `tid` (any thread:
+/// the reference's `DR_HOOK_CALLTREE(KTID)` / `C_DRHOOK_PRINT` option 2 with
+/// a thread number) to `w`. Another thread's stack is read as the crash
+/// handler reads it (its parent chain never changes under the reader), so
+/// it is a consistent snapshot of that moment. Returns false when no
+/// thread has that number.
+pub fn print_calltree_of_to(tid: u32, w: &mut dyn std::io::Write) -> std::io::Result<bool> {
+    let mut found = None;
+    thread::for_each_thread(|td| {
+        if td.tid == tid {
+            found = Some(td);
+        }
+    });
+    let Some(td) = found else {
+        return Ok(false);
+    };
+    let o = opts_for(td);
+    let n = 1 << 14;
+    let (mut f, mut cw, mut cc) = (vec![std::ptr::null(); n], vec![0; n], vec![0; n]);
+    let mut s = Scratch {
+        frames: &mut f,
+        child_wall: &mut cw,
+        child_cpu: &mut cc,
+    };
+    let mut result = Ok(());
+    write_tree(td, &o, &mut s, &mut |line| {
+        if result.is_ok() {
+            result = w
+                .write_all(line.as_bytes())
+                .and_then(|_| w.write_all(b"\n"));
+        }
+    });
+    result.map(|()| true)
 }
 
 /// Prints the calling thread's current calling tree on stderr.

@@ -8,9 +8,9 @@ fn name(s: Option<&'static Site>) -> &'static str {
     s.map_or("<unknown>", |s| s.name())
 }
 
-/// The default: the reference's diagnostics (compat §3.5), the thread's
-/// calling tree, then Dr.Hook's abort (SIGABRT, whose handler prints the
-/// full traceback).
+/// The default: the reference's diagnostics (compat §3.5), then Dr.Hook's
+/// abort: the `ABOR1`/`MPL_ABORT` lines, the thread's calling tree, SIGABRT
+/// (whose handler prints the full traceback).
 pub fn default_handler(m: &Mismatch) {
     let f = "putkey";
     let s = "[signal#6(SIGABRT)]:";
@@ -58,6 +58,6 @@ pub fn default_handler(m: &Mismatch) {
         );
     }
     crate::diag!(f, "{s} Aborting...");
-    super::calltree::print_calltree();
-    super::abort::drhook_abort(file!(), line!(), "drhook_abort");
+    // ABOR1/MPL_ABORT lines, the calling tree, SIGABRT (as the reference).
+    super::abort::drhook_abort(file!(), line!(), super::abort::FATAL_TEXT);
 }

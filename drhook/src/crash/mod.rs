@@ -8,3 +8,4 @@ pub(crate) mod calltree;
 pub(crate) mod maps;
 pub(crate) mod mismatch;
 pub mod signals;
+pub mod watch;

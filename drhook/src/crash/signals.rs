@@ -248,7 +248,9 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
         Ordering::Relaxed,
     );
     PROFILE_ON_CRASH.store(
-        cfg.enabled && cfg.options.profile.is_some() && cfg.profile_on_failure,
+        cfg.enabled
+            && (cfg.options.profile.is_some() || cfg.writes_trace())
+            && cfg.profile_on_failure,
         Ordering::Relaxed,
     );
     NATIVE_BACKTRACE.store(sc.native_backtrace, Ordering::Relaxed);
@@ -365,6 +367,14 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
 /// (and for the installing thread): floating-point traps (they are
 /// per-thread state) and an alternate signal stack large enough for the
 /// handler, so that a stack overflow can still be reported.
+/// Sets the calling thread up as Dr.Hook sets up each thread at its first
+/// instrumented call: the floating-point traps of `DR_HOOK_TRAPFPE*` and
+/// the alternate signal stack, once the handlers are installed (the
+/// reference's `trapfpe_slave_threads_`, for threads that make no call).
+pub fn init_this_thread() {
+    on_new_thread();
+}
+
 pub(crate) fn on_new_thread() {
     // A flag, not the installation lock: every new thread passes here.
     if !INSTALLED.load(Ordering::Acquire) {
@@ -953,7 +963,7 @@ fn helper_child(want_profile: bool, pc: u64) -> ! {
     let f = "LinuxTraceBack";
     msg(&mut l, f, |l| {
         l.str("Backtrace of the signalled thread for program '")
-            .str(program)
+            .text(program)
             .str("' : ")
             .u64((n - skip) as u64)
             .str(" frames from the interrupted instruction");
@@ -983,9 +993,9 @@ fn helper_child(want_profile: bool, pc: u64) -> ! {
             if sym.is_empty() {
                 l.str("??()")
             } else {
-                l.str(&sym).str("()")
+                l.text(&sym).str("()")
             };
-            l.str(&loc);
+            l.text(&loc);
         });
     }
     msg(&mut l, f, |l| {

@@ -39,8 +39,18 @@
 //!   (`layer.with_filter(...)`: per-layer filtering is respected).
 //! * **Configuration**: as everywhere, from `DR_HOOK`, `DR_HOOK_OPT`, ...;
 //!   or from code with [`DrHookLayerBuilder::settings`].
+//!
+//! # Cost
+//!
+//! `on_new_span` resolves the site through the callsite cache and claims a
+//! slot in [`span_table`] (one compare-and-swap); `on_enter` finds the slot
+//! by id and makes one engine call (`engine::enter_span`: the `#[drhook]`
+//! enter plus one check of the span's last-exit stamp, which decides
+//! between a new call and a resumption, and a push on the thread's span
+//! stack); `on_exit` is one engine call (`engine::exit_span`: compare with
+//! the top of the span stack, the lenient exit, the stamp); `on_close`
+//! clears the slot's id. No callback touches the registry's span data.
 
-use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -52,7 +62,9 @@ use tracing_subscriber::registry::LookupSpan;
 
 use super::settings::Settings;
 use super::span_table;
-use crate::engine::{self, Token};
+use crate::engine;
+use crate::setup::MODE;
+use crate::tree::bits;
 use crate::tree::site::{Site, site_for_span};
 
 /// The Layer (see the module documentation). Cheap to construct and copy;
@@ -144,10 +156,14 @@ static CACHE: [CacheSlot; 1 << CACHE_LOG2] = [const {
 static CACHE_OVERFLOW: Mutex<Option<HashMap<usize, &'static Site>>> = Mutex::new(None);
 
 #[inline(always)]
+fn cache_slot(key: usize) -> &'static CacheSlot {
+    &CACHE[(key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> (64 - CACHE_LOG2)]
+}
+
+#[inline(always)]
 fn site_of(meta: &'static Metadata<'static>, with_target: bool) -> &'static Site {
     let key = meta as *const Metadata<'static> as usize | with_target as usize;
-    let slot =
-        &CACHE[(key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> (64 - CACHE_LOG2)];
+    let slot = cache_slot(key);
     if slot.key.load(Ordering::Acquire) == key {
         // SAFETY: a slot's site is stored (a leaked, never freed `Site`)
         // before its key is published, and never changes afterwards.
@@ -190,66 +206,65 @@ fn site_of_slow(
         .or_insert_with(make)
 }
 
-// --- per-thread stack of entered spans ---------------------------------------
+// --- the callbacks ------------------------------------------------------------
 
-/// Spans entered on this thread, in order: (span id, activation). The
-/// first `STACK_CAP` live in a constant-initialised thread-local array (no
-/// destructor, so no lazy registration on access); deeper ones in a vector.
-const STACK_CAP: usize = 32;
-
-struct SpanStack {
-    len: Cell<usize>,
-    items: [Cell<(u64, Token)>; STACK_CAP],
+/// Registers a new span (Dr.Hook on): its site, from the callsite cache,
+/// in the span table. Every unusual case is a tail call.
+#[inline(always)]
+fn register(meta: &'static Metadata<'static>, id: u64, with_target: bool) {
+    let mode = MODE.load(Ordering::Relaxed);
+    if mode & bits::UNINIT != 0 {
+        return register_slow(meta, id, with_target);
+    }
+    if mode == 0 {
+        return;
+    }
+    let key = meta as *const Metadata<'static> as usize | with_target as usize;
+    let slot = cache_slot(key);
+    if slot.key.load(Ordering::Acquire) != key {
+        return register_slow(meta, id, with_target);
+    }
+    // SAFETY: a slot's site is stored (a leaked, never freed `Site`)
+    // before its key is published, and never changes afterwards.
+    span_table::insert(id, unsafe { &*slot.site.load(Ordering::Relaxed) });
 }
 
-thread_local! {
-    static STACK: SpanStack = const {
-        SpanStack {
-            len: Cell::new(0),
-            items: [const { Cell::new((0, Token::NONE)) }; STACK_CAP],
-        }
-    };
-    static DEEPER: RefCell<Vec<(u64, Token)>> = const { RefCell::new(Vec::new()) };
+#[cold]
+#[inline(never)]
+fn register_slow(meta: &'static Metadata<'static>, id: u64, with_target: bool) {
+    if engine::is_enabled() {
+        span_table::insert(id, site_of(meta, with_target));
+    }
 }
 
-impl SpanStack {
-    #[inline(always)]
-    fn push(&self, item: (u64, Token)) {
-        let n = self.len.get();
-        if n < STACK_CAP {
-            self.items[n].set(item);
-        } else {
-            DEEPER.with(|d| d.borrow_mut().push(item));
-        }
-        self.len.set(n + 1);
+/// Enters span `id` of `slot` on this thread (one engine call).
+#[inline(always)]
+fn enter_slot(id: u64, slot: &'static span_table::Slot) {
+    if let Some(site) = slot.site() {
+        engine::enter_span(site, id, slot.state());
     }
+}
 
-    #[inline(always)]
-    fn get(&self, i: usize) -> (u64, Token) {
-        if i < STACK_CAP {
-            self.items[i].get()
-        } else {
-            DEEPER.with(|d| d.borrow()[i - STACK_CAP])
+impl DrHookLayer {
+    /// A span that was not registered at creation (Dr.Hook off or not yet
+    /// initialised, or the layer was filtered out there): its site from
+    /// the registry, once.
+    #[cold]
+    #[inline(never)]
+    fn enter_unregistered<S>(&self, id: u64, ctx: Context<'_, S>)
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        if !engine::is_enabled() {
+            return;
         }
-    }
-
-    /// Position of the innermost entry of span `id`.
-    #[inline(always)]
-    fn find(&self, id: u64) -> Option<usize> {
-        (0..self.len.get()).rev().find(|&i| self.get(i).0 == id)
-    }
-
-    /// Removes the entries from `pos` up, calling `f` on each id.
-    #[inline(always)]
-    fn truncate(&self, pos: usize, mut f: impl FnMut(u64)) {
-        let n = self.len.get();
-        for i in pos..n {
-            f(self.get(i).0);
+        let Some(meta) = ctx.metadata(&Id::from_u64(id)) else {
+            return;
+        };
+        span_table::insert(id, site_of(meta, self.with_target));
+        if let Some(slot) = span_table::find(id) {
+            enter_slot(id, slot);
         }
-        if n > STACK_CAP {
-            DEEPER.with(|d| d.borrow_mut().truncate(pos.saturating_sub(STACK_CAP)));
-        }
-        self.len.set(pos);
     }
 }
 
@@ -257,54 +272,30 @@ impl<S> Layer<S> for DrHookLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    #[inline(always)]
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
-        if engine::is_enabled() {
-            span_table::insert(id.into_u64(), site_of(attrs.metadata(), self.with_target));
-        }
+        register(attrs.metadata(), id.into_u64(), self.with_target);
     }
 
+    #[inline(always)]
     fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
-        if !engine::is_enabled() {
-            return;
-        }
+        // A span registered at creation has a slot only when Dr.Hook is
+        // on; anything else takes the cold path.
         let id = id.into_u64();
-        let entry = match span_table::get(id) {
-            Some(e) => e,
-            None => {
-                // Not seen at creation (e.g. the layer was filtered there).
-                let Some(meta) = ctx.metadata(&Id::from_u64(id)) else {
-                    return;
-                };
-                let site = site_of(meta, self.with_target);
-                span_table::insert(id, site);
-                span_table::Entry {
-                    site,
-                    last_exit: None,
-                }
-            }
-        };
-        let token = match entry.last_exit {
-            None => engine::enter(entry.site),
-            Some(stamp) => engine::resume(entry.site, stamp),
-        };
-        if token.is_active() {
-            let _ = STACK.try_with(|s| s.push((id, token)));
+        match span_table::find(id) {
+            Some(slot) => enter_slot(id, slot),
+            None => self.enter_unregistered(id, ctx),
         }
     }
 
+    #[inline(always)]
     fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
-        let id = id.into_u64();
-        let _ = STACK.try_with(|s| {
-            let Some(pos) = s.find(id) else { return };
-            // Leaving it also closes what was entered after it.
-            let stamp = engine::exit_lenient(s.get(pos).1);
-            s.truncate(pos, |i| span_table::record_exit(i, stamp));
-        });
+        engine::exit_span(id.into_u64());
     }
 
+    #[inline(always)]
     fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
-        if engine::is_enabled() {
-            span_table::remove(id.into_u64());
-        }
+        // (Nothing to remove when Dr.Hook is off: no span was registered.)
+        span_table::remove(id.into_u64());
     }
 }

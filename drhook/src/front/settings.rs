@@ -92,7 +92,12 @@ impl Settings {
     /// Initialises the engine with these settings. Fails, changing nothing,
     /// if the engine has already read its configuration.
     pub fn init(self) -> Result<(), AlreadyInitialized> {
-        if crate::runtime::init_with(&|name| self.lookup(name)) {
+        let raw = |name: &str| match self.vars.get(name) {
+            Some(v) => Some(v.into()),
+            None if self.ignore_environment => None,
+            None => env::process_env_os(name),
+        };
+        if crate::runtime::init_with(&raw) {
             Ok(())
         } else {
             Err(AlreadyInitialized)

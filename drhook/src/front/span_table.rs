@@ -1,180 +1,189 @@
 //! What the tracing layer keeps per live span, keyed by span id: its site
-//! (resolved once, when the span is created) and the wall stamp of its last
-//! exit.
+//! (resolved once per callsite, when the span is created) and the wall
+//! stamp of its last exit.
 //!
 //! The layer fills an entry at `on_new_span` (where the span's metadata
-//! comes free), reads it at every enter (no registry lookup), stamps it at
-//! every exit and removes it at `on_close`. A span re-entered after an exit
-//! (an `Instrumented` future polled again, perhaps on another thread)
-//! resumes its call: see [`crate::engine::resume`].
+//! comes free), finds it at every enter (no registry lookup) and frees it
+//! at `on_close`; the engine stamps its state at every exit through the
+//! pointer the enter left on the thread's span stack. A span re-entered
+//! after an exit (an `Instrumented` future polled again, perhaps on
+//! another thread) resumes its call: see [`crate::engine::resume`].
 //!
-//! A lock-free table of 8192 buckets of 4 entries (two cache lines each),
-//! static: 1 MiB of zero pages, touched as used. An entry is claimed with
-//! one compare-and-swap on its id word; its other words are only written
-//! by the span's own operations, which tracing orders (creation before any
+//! A lock-free table of 8192 buckets of 4 slots (two cache lines each),
+//! static: 1 MiB of zero pages, touched as used. A slot is claimed with one
+//! compare-and-swap on its id word; its other words are only written by
+//! the span's own operations, which tracing orders (creation before any
 //! enter, exits before later enters, everything before close). A full
 //! bucket (more than 4 live spans hashing there) sends further spans to a
 //! locked map, so lookups are always exact.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use crate::tree::site::Site;
+use crate::tree::spans::SpanState;
 
 const WAYS: usize = 4;
 const LOG2: u32 = 13;
 
+/// One live span's entry: its state (id 0 = a free slot) and its site.
+pub(crate) struct Slot {
+    state: SpanState,
+    site: AtomicPtr<Site>,
+}
+
 #[repr(C, align(128))]
 struct Bucket {
-    ids: [AtomicU64; WAYS],
-    sites: [AtomicPtr<Site>; WAYS],
-    /// See [`encode`].
-    stamps: [AtomicU64; WAYS],
+    slots: [Slot; WAYS],
 }
 
 static TABLE: [Bucket; 1 << LOG2] = [const {
     Bucket {
-        ids: [const { AtomicU64::new(0) }; WAYS],
-        sites: [const { AtomicPtr::new(std::ptr::null_mut()) }; WAYS],
-        stamps: [const { AtomicU64::new(0) }; WAYS],
+        slots: [const {
+            Slot {
+                state: SpanState::new(),
+                site: AtomicPtr::new(std::ptr::null_mut()),
+            }
+        }; WAYS],
     }
 }; 1 << LOG2];
 
-type Overflow = HashMap<u64, (&'static Site, u64)>;
+/// Spans of full buckets: their slots are leaked and reused through a free
+/// list, so that a slot reference stays valid for the program's life.
+struct Overflow {
+    live: HashMap<u64, &'static Slot>,
+    free: Vec<&'static Slot>,
+}
 static OVERFLOW: Mutex<Option<Overflow>> = Mutex::new(None);
 static OVERFLOW_LEN: AtomicUsize = AtomicUsize::new(0);
 
-/// A stored stamp: 0 until the span's first exit; then its last exit's
-/// wall stamp, or `NO_STAMP` when that is unknown (wall time not measured).
-const NO_STAMP: u64 = u64::MAX;
-
-#[inline(always)]
-fn encode(stamp: u64) -> u64 {
-    if stamp == 0 { NO_STAMP } else { stamp }
-}
-
-#[inline(always)]
-fn decode(stored: u64) -> Option<u64> {
-    match stored {
-        0 => None,
-        NO_STAMP => Some(0),
-        s => Some(s),
-    }
-}
-
 #[inline(always)]
 fn bucket(id: u64) -> &'static Bucket {
-    &TABLE[(id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LOG2)) as usize]
+    let i = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LOG2)) as usize;
+    // SAFETY: the shift keeps LOG2 bits.
+    unsafe { TABLE.get_unchecked(i) }
 }
 
 fn overflow() -> std::sync::MutexGuard<'static, Option<Overflow>> {
     OVERFLOW.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A live span's entry.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Entry {
-    pub site: &'static Site,
-    /// The stamp of its last exit (0 when unknown), or `None` before its
-    /// first exit.
-    pub last_exit: Option<u64>,
+impl Slot {
+    /// The span's site (stored before the span could be entered; `None`
+    /// only if the slot was freed meanwhile).
+    #[inline(always)]
+    pub(crate) fn site(&self) -> Option<&'static Site> {
+        // SAFETY: sites are leaked and never freed.
+        unsafe { self.site.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// The span's state (id, stamp of its last exit).
+    #[inline(always)]
+    pub(crate) fn state(&self) -> &SpanState {
+        &self.state
+    }
 }
 
 /// Registers the new span `id` of `site`.
-#[inline]
+#[inline(always)]
 pub(crate) fn insert(id: u64, site: &'static Site) {
     let b = bucket(id);
-    for k in 0..WAYS {
-        if b.ids[k].load(Ordering::Relaxed) == 0 {
-            // Claim the entry, then fill it: a lookup of `id` cannot happen
-            // before this returns (the span is not yet handed out).
-            if b.ids[k]
+    for s in &b.slots {
+        // Claim the slot, then fill it: a lookup of `id` cannot happen
+        // before this returns (the span is not yet handed out).
+        if s.state.id.load(Ordering::Relaxed) == 0
+            && s.state
+                .id
                 .compare_exchange(0, id, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
-            {
-                b.sites[k].store(site as *const Site as *mut Site, Ordering::Release);
-                b.stamps[k].store(0, Ordering::Release);
-                return;
-            }
+        {
+            s.site
+                .store(site as *const Site as *mut Site, Ordering::Release);
+            s.state.stamp.store(0, Ordering::Release);
+            return;
         }
     }
-    let mut m = overflow();
-    let m = m.get_or_insert_with(HashMap::new);
-    m.insert(id, (site, 0));
-    OVERFLOW_LEN.store(m.len(), Ordering::Release);
-}
-
-/// The entry of live span `id`, if it was registered.
-#[inline]
-pub(crate) fn get(id: u64) -> Option<Entry> {
-    let b = bucket(id);
-    for k in 0..WAYS {
-        if b.ids[k].load(Ordering::Acquire) == id {
-            let site = b.sites[k].load(Ordering::Acquire);
-            let stamp = b.stamps[k].load(Ordering::Acquire);
-            if site.is_null() {
-                return None;
-            }
-            return Some(Entry {
-                // SAFETY: sites are leaked and never freed; the pointer was
-                // stored before the span could be entered.
-                site: unsafe { &*site },
-                last_exit: decode(stamp),
-            });
-        }
-    }
-    get_overflow(id)
+    insert_overflow(id, site);
 }
 
 #[cold]
-fn get_overflow(id: u64) -> Option<Entry> {
-    if OVERFLOW_LEN.load(Ordering::Acquire) == 0 {
+#[inline(never)]
+fn insert_overflow(id: u64, site: &'static Site) {
+    let mut g = overflow();
+    let o = g.get_or_insert_with(|| Overflow {
+        live: HashMap::new(),
+        free: Vec::new(),
+    });
+    let s: &'static Slot = o.free.pop().unwrap_or_else(|| {
+        Box::leak(Box::new(Slot {
+            state: SpanState::new(),
+            site: AtomicPtr::new(std::ptr::null_mut()),
+        }))
+    });
+    s.site
+        .store(site as *const Site as *mut Site, Ordering::Release);
+    s.state.stamp.store(0, Ordering::Release);
+    s.state.id.store(id, Ordering::Release);
+    o.live.insert(id, s);
+    OVERFLOW_LEN.store(o.live.len(), Ordering::Release);
+}
+
+/// The slot of live span `id`, if it was registered: the bucket's first
+/// slot inline, the rest out of line.
+#[inline(always)]
+pub(crate) fn find(id: u64) -> Option<&'static Slot> {
+    let b = bucket(id);
+    if b.slots[0].state.id.load(Ordering::Acquire) == id {
+        return Some(&b.slots[0]);
+    }
+    find_other(b, id)
+}
+
+#[inline(never)]
+fn find_other(b: &'static Bucket, id: u64) -> Option<&'static Slot> {
+    for s in &b.slots[1..] {
+        if s.state.id.load(Ordering::Acquire) == id {
+            return Some(s);
+        }
+    }
+    if id == 0 || OVERFLOW_LEN.load(Ordering::Acquire) == 0 {
         return None;
     }
-    overflow().as_ref()?.get(&id).map(|&(site, stamp)| Entry {
-        site,
-        last_exit: decode(stamp),
-    })
+    overflow().as_ref()?.live.get(&id).copied()
 }
 
-/// Records an exit of span `id` at wall stamp `stamp` (0 when wall time is
-/// not measured).
-#[inline]
-pub(crate) fn record_exit(id: u64, stamp: u64) {
-    let stamp = encode(stamp);
-    let b = bucket(id);
-    for k in 0..WAYS {
-        if b.ids[k].load(Ordering::Relaxed) == id {
-            b.stamps[k].store(stamp, Ordering::Release);
-            return;
-        }
-    }
-    if OVERFLOW_LEN.load(Ordering::Acquire) > 0
-        && let Some(e) = overflow().as_mut().and_then(|m| m.get_mut(&id))
-    {
-        e.1 = stamp;
-    }
-}
-
-/// Forgets span `id` (it has closed; its id may be reused).
-#[inline]
+/// Forgets span `id` (it has closed; its id may be reused). Only the id
+/// is cleared: the next span to claim the slot writes the rest before it
+/// can be found.
+#[inline(always)]
 pub(crate) fn remove(id: u64) {
     let b = bucket(id);
-    for k in 0..WAYS {
-        if b.ids[k].load(Ordering::Relaxed) == id {
-            b.sites[k].store(std::ptr::null_mut(), Ordering::Relaxed);
-            b.stamps[k].store(0, Ordering::Relaxed);
-            b.ids[k].store(0, Ordering::Release);
+    if b.slots[0].state.id.load(Ordering::Relaxed) == id {
+        b.slots[0].state.id.store(0, Ordering::Release);
+        return;
+    }
+    remove_other(b, id);
+}
+
+#[inline(never)]
+fn remove_other(b: &'static Bucket, id: u64) {
+    for s in &b.slots[1..] {
+        if s.state.id.load(Ordering::Relaxed) == id {
+            s.state.id.store(0, Ordering::Release);
             return;
         }
     }
-    if OVERFLOW_LEN.load(Ordering::Acquire) > 0 {
-        let mut m = overflow();
-        if let Some(m) = m.as_mut() {
-            m.remove(&id);
-            OVERFLOW_LEN.store(m.len(), Ordering::Release);
-        }
+    if OVERFLOW_LEN.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let mut g = overflow();
+    if let Some(o) = g.as_mut()
+        && let Some(s) = o.live.remove(&id)
+    {
+        s.state.id.store(0, Ordering::Release);
+        o.free.push(s);
+        OVERFLOW_LEN.store(o.live.len(), Ordering::Release);
     }
 }
 
@@ -187,20 +196,25 @@ mod tests {
     #[test]
     fn entries_live_from_creation_to_close() {
         let id = 0x5EED_0001;
-        assert!(get(id).is_none());
+        assert!(find(id).is_none());
         insert(id, &S);
-        let e = get(id).unwrap();
-        assert!(std::ptr::eq(e.site, &S) && e.last_exit.is_none());
-        record_exit(id, 7);
-        assert_eq!(get(id).unwrap().last_exit, Some(7));
-        record_exit(id, 0);
+        let e = find(id).unwrap();
+        assert!(std::ptr::eq(e.site().unwrap(), &S) && e.state().last_exit().is_none());
+        e.state().record_exit(id, 7);
+        assert_eq!(find(id).unwrap().state().last_exit(), Some(7));
+        e.state().record_exit(id, 0);
         assert_eq!(
-            get(id).unwrap().last_exit,
+            find(id).unwrap().state().last_exit(),
             Some(0),
             "exited, stamp unknown: a resume adds no suspension"
         );
         remove(id);
-        assert!(get(id).is_none());
+        assert!(find(id).is_none());
+        // A stale slot reference no longer records anything.
+        e.state().record_exit(id, 9);
+        insert(id + 1, &S);
+        assert!(find(id + 1).unwrap().state().last_exit().is_none());
+        remove(id + 1);
     }
 
     #[test]
@@ -214,11 +228,11 @@ mod tests {
             insert(id, &S);
         }
         for (n, &id) in ids.iter().enumerate() {
-            record_exit(id, 100 + n as u64);
+            find(id).unwrap().state().record_exit(id, 100 + n as u64);
         }
         for (n, &id) in ids.iter().enumerate() {
             assert_eq!(
-                get(id).unwrap().last_exit,
+                find(id).unwrap().state().last_exit(),
                 Some(100 + n as u64),
                 "id {id:#x}"
             );
@@ -227,7 +241,7 @@ mod tests {
             remove(id);
         }
         for &id in &ids {
-            assert!(get(id).is_none());
+            assert!(find(id).is_none());
         }
         assert_eq!(OVERFLOW_LEN.load(Ordering::Relaxed), 0);
     }

@@ -45,7 +45,7 @@ impl Metric for Counters {
         true
     }
 
-    fn stamper(&self) -> Option<Box<dyn Stamper>> {
+    fn stamper(&self, _tid: u32) -> Option<Box<dyn Stamper>> {
         ThreadCounterGroup::from_plan(&self.plan)
             .ok()
             .map(|g| Box::new(ThreadCounters::new(g)) as Box<dyn Stamper>)
@@ -115,7 +115,7 @@ impl ThreadCounters {
 
 impl Stamper for ThreadCounters {
     /// Records the counters at a routine's entry.
-    fn enter(&self, row: &[AtomicU64]) {
+    fn enter(&self, _node: u32, row: &[AtomicU64]) {
         let n = self.n;
         // SAFETY: stampers run on the owner thread.
         if let Some((vals, t)) = unsafe { self.read() } {
@@ -128,7 +128,7 @@ impl Stamper for ThreadCounters {
     }
 
     /// Adds the counters since the entry to the node's inclusive values.
-    fn exit(&self, row: &[AtomicU64]) {
+    fn exit(&self, _node: u32, row: &[AtomicU64], _wall: u64) {
         let n = self.n;
         // SAFETY: stampers run on the owner thread.
         if let Some((vals, t)) = unsafe { self.read() } {
@@ -261,13 +261,13 @@ pub(crate) mod tests {
         let c = ThreadCounters::new(fake_group(&fake, &["instructions"]));
         let slot = row(1);
         fake.set_now_ns(100);
-        c.enter(&slot);
+        c.enter(1, &slot);
         fake.set_now_ns(600);
-        c.exit(&slot);
+        c.exit(1, &slot, 0);
         fake.set_now_ns(1000);
-        c.enter(&slot);
+        c.enter(1, &slot);
         fake.set_now_ns(1100);
-        c.exit(&slot);
+        c.exit(1, &slot, 0);
         assert_eq!(slot[0].load(Ordering::Relaxed), 2 * (500 + 100));
     }
 
@@ -278,9 +278,9 @@ pub(crate) mod tests {
         let c = ThreadCounters::new(fake_group(&fake, &["instructions"]));
         let slot = row(1);
         fake.set_now_ns(0);
-        c.enter(&slot);
+        c.enter(1, &slot);
         fake.set_now_ns(1000);
-        c.exit(&slot);
+        c.exit(1, &slot, 0);
         let v = slot[0].load(Ordering::Relaxed);
         assert!((990..=1010).contains(&v), "{v}");
     }

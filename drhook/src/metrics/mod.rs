@@ -28,6 +28,12 @@
 //!
 //! Metrics:
 //! * `counters` — hardware or software counters per routine (`hpmprof`).
+//! * `watch` — watch points checked at every enter and exit; installed
+//!   whenever Dr.Hook is on but stamped only once a watch point is set
+//!   (the `METRICS` bit is set then; see `watch.rs`).
+//! * `trace` — not a figure per routine but the timeline (`trace`): its
+//!   stamper appends each enter and exit, with the node and a timestamp,
+//!   to a bounded per-thread buffer that `profile::trace` writes out.
 
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
@@ -35,6 +41,8 @@ use std::sync::atomic::AtomicU64;
 use crate::sys::linebuf::LineBuf;
 
 pub(crate) mod counters;
+pub(crate) mod trace;
+pub(crate) mod watch;
 
 /// How a word of a metric adds up over the calling tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,9 +92,10 @@ pub(crate) trait Metric: Send + Sync + 'static {
         false
     }
     /// The state of one thread for a stamped metric, created at the
-    /// thread's first instrumented call (None: unavailable on this thread,
-    /// which then records nothing for it).
-    fn stamper(&self) -> Option<Box<dyn Stamper>> {
+    /// thread's first instrumented call on that thread, whose Dr.Hook
+    /// thread number is `tid` (None: unavailable on this thread, which then
+    /// records nothing for it).
+    fn stamper(&self, _tid: u32) -> Option<Box<dyn Stamper>> {
         None
     }
     /// Appends this metric's fields for one node to a `[DrHookCallTree]`
@@ -95,13 +104,16 @@ pub(crate) trait Metric: Send + Sync + 'static {
     fn calltree_fields(&self, _words: &[AtomicU64], _out: &mut LineBuf) {}
 }
 
-/// Per-thread state of a metric read at every enter and exit.
+/// Per-thread state of a metric read at every enter and exit. Called on
+/// the owning thread only.
 pub(crate) trait Stamper: Send + Sync {
-    /// After the node became the top of the stack; `row` is this metric's
-    /// words of that node.
-    fn enter(&self, row: &[AtomicU64]);
-    /// Before the node is left.
-    fn exit(&self, row: &[AtomicU64]);
+    /// After the node became the top of the stack; `node` is its index in
+    /// the thread's tree, `row` this metric's words of that node.
+    fn enter(&self, node: u32, row: &[AtomicU64]);
+    /// Before the node is left (also when it is closed by the repair of a
+    /// mismatched exit); `wall` is the exit's wall-clock stamp, already
+    /// read (0 when wall time is not measured).
+    fn exit(&self, node: u32, row: &[AtomicU64], wall: u64);
 }
 
 /// A thread's stamper with its metric's place in the row.
@@ -112,17 +124,19 @@ pub(crate) struct PlacedStamper {
 }
 
 impl PlacedStamper {
-    /// After `row`'s node became the top of the stack.
+    /// After node `node` (whose row is `row`) became the top of the stack.
     #[inline]
-    pub fn enter(&self, row: &[AtomicU64]) {
+    pub fn enter(&self, node: u32, row: &[AtomicU64]) {
         self.stamper
-            .enter(&row[self.offset..self.offset + self.len]);
+            .enter(node, &row[self.offset..self.offset + self.len]);
     }
 
-    /// Before `row`'s node is left.
+    /// Before node `node` (whose row is `row`) is left at wall stamp
+    /// `wall` (0: not measured).
     #[inline]
-    pub fn exit(&self, row: &[AtomicU64]) {
-        self.stamper.exit(&row[self.offset..self.offset + self.len]);
+    pub fn exit(&self, node: u32, row: &[AtomicU64], wall: u64) {
+        self.stamper
+            .exit(node, &row[self.offset..self.offset + self.len], wall);
     }
 }
 
@@ -154,8 +168,9 @@ impl Layout {
     }
 
     /// The calling thread's stampers of the stamped metrics (those that
-    /// could open what they read on this thread).
-    pub fn stampers(&self) -> Vec<PlacedStamper> {
+    /// could open what they read on this thread); `tid` is the thread's
+    /// Dr.Hook number.
+    pub fn stampers(&self, tid: u32) -> Vec<PlacedStamper> {
         self.metrics
             .iter()
             .filter(|m| m.metric.stamped())
@@ -163,7 +178,7 @@ impl Layout {
                 Some(PlacedStamper {
                     offset: m.offset,
                     len: m.len,
-                    stamper: m.metric.stamper()?,
+                    stamper: m.metric.stamper(tid)?,
                 })
             })
             .collect()

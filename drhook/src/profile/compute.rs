@@ -25,7 +25,7 @@ pub(crate) struct Params<'a> {
     pub self_mode: SelfMode,
     /// `Some(depth)` with `callpath`.
     pub callpath: Option<usize>,
-    pub routine_names: &'a [String],
+    pub routine_names: &'a [&'a str],
     /// Wall ticks per second.
     pub ticks_per_sec: f64,
     pub overhead: Overhead,
@@ -34,42 +34,43 @@ pub(crate) struct Params<'a> {
     pub aggs: &'a [Agg],
 }
 
-/// One profile row.
+/// One profile row. Kept small (no owned strings: names are routine ids
+/// into [`Summary::names`]), because a profile of many threads holds one
+/// row per routine and thread until the rows are sorted and written.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Row {
-    /// Routine name (`$drhook` for the overhead rows).
-    pub name: String,
-    pub tid: u32,
-    /// Basename of the file to show after the name, if any.
-    pub file: Option<String>,
-    /// Routine id (0 = `$drhook`).
+    /// Routine id (0 = `$drhook`, the overhead rows): the cluster id.
     pub cluster: u32,
+    pub tid: u32,
     /// Number of threads on which the routine appears.
     pub cluster_size: u32,
+    pub star: bool,
     pub calls: u64,
     pub self_s: f64,
     pub total_s: f64,
     pub pct: f64,
     pub cumul: f64,
-    pub star: bool,
     pub size: SizeSnap,
-    /// Ancestors (nearest first) with `callpath`.
-    pub path: Vec<String>,
-    /// Per metric word: the row's self value (empty without metrics, and
-    /// for `$drhook` rows). See [`Agg`] for the rules.
-    pub metric_self: Vec<u64>,
-    /// Per metric word: the row's total value (outermost activations).
-    pub metric_total: Vec<u64>,
+    /// Source file of a site that shows its file (`:basename` after the
+    /// name), as the site holds it.
+    pub file: Option<&'static str>,
+    /// Routine ids of the ancestors (nearest first) with `callpath`.
+    pub path: Box<[u32]>,
+    /// Per metric word the row's self values, then its total values
+    /// (outermost activations); empty without metrics and for `$drhook`
+    /// rows. See [`Agg`] for the rules.
+    pub metrics: Box<[u64]>,
 }
 
 impl Row {
     /// The self and total values of the metric words `offset..offset+len`
     /// (empty slices when the row has none).
     pub fn metric(&self, offset: usize, len: usize) -> (&[u64], &[u64]) {
+        let (own, total) = self.metrics.split_at(self.metrics.len() / 2);
         let r = offset..offset + len;
         (
-            self.metric_self.get(r.clone()).unwrap_or(&[]),
-            self.metric_total.get(r).unwrap_or(&[]),
+            own.get(r.clone()).unwrap_or(&[]),
+            total.get(r).unwrap_or(&[]),
         )
     }
 }
@@ -87,12 +88,26 @@ pub(crate) struct ThreadLine {
 
 /// Everything the report prints below its first lines.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Summary {
+pub(crate) struct Summary<'a> {
     pub rows: Vec<Row>,
     pub total: f64,
     pub threads: Vec<ThreadLine>,
     pub routines_called: usize,
     pub overhead_pct: f64,
+    /// Routine names by routine id - 1.
+    pub names: &'a [&'a str],
+}
+
+impl Summary<'_> {
+    /// The name of routine `routine` (`$drhook` for 0).
+    pub fn name(&self, routine: u32) -> &str {
+        name_of(self.names, routine)
+    }
+
+    /// The name of a row's routine.
+    pub fn row_name(&self, r: &Row) -> &str {
+        self.name(r.cluster)
+    }
 }
 
 struct Acc {
@@ -101,34 +116,381 @@ struct Acc {
     self_m: f64,
     total_m: f64,
     size: SizeSnap,
-    file: Option<String>,
+    file: Option<&'static str>,
     first_node: usize,
     mself: Vec<u64>,
     mtotal: Vec<u64>,
 }
 
-/// Computes the rows of all threads.
-pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
-    let (scale, t_out, t_in) = match p.kind {
+/// Computes the rows of all threads (tests; the writer feeds a [`Builder`]
+/// one thread at a time).
+#[cfg(test)]
+pub(crate) fn compute<'a>(threads: &[ThreadSnap], p: &Params<'a>) -> Summary<'a> {
+    let mut b = Builder::new(p);
+    for t in threads {
+        b.add_thread(t);
+    }
+    b.finish()
+}
+
+/// The rows of a profile, built one thread snapshot at a time, so that
+/// only one thread's copy of its tree exists at any moment: per thread the
+/// snapshot is reduced to rows at once ([`Builder::add_thread`]), and the
+/// cross-thread figures (clusters, stars, totals, order) come at the end
+/// ([`Builder::finish`]).
+pub(crate) struct Builder<'p, 'a> {
+    p: &'p Params<'a>,
+    rows: Vec<Row>,
+    thread_lines: Vec<ThreadLine>,
+    overheads: Vec<f64>,
+}
+
+impl<'p, 'a> Builder<'p, 'a> {
+    /// No rows yet.
+    pub(crate) fn new(p: &'p Params<'a>) -> Self {
+        Builder {
+            p,
+            rows: Vec::new(),
+            thread_lines: Vec::new(),
+            overheads: Vec::new(),
+        }
+    }
+
+    /// Adds the rows of one thread (tests; the writer shares the figures
+    /// with the JSON tree through [`Builder::add_thread_with`]).
+    #[cfg(test)]
+    pub(crate) fn add_thread(&mut self, t: &ThreadSnap) {
+        let figures = NodeFigures::of(t, self.p);
+        self.add_thread_with(t, &figures);
+    }
+
+    /// Adds the rows of one thread whose per-node figures are computed
+    /// (the writer shares them with the JSON tree).
+    pub(crate) fn add_thread_with(&mut self, t: &ThreadSnap, f: &NodeFigures) {
+        let p = self.p;
+        let (scale, t_out) = (f.scale, f.t_out);
+        let w = p.aggs.len();
+        let n = t.nodes.len();
+        if n <= 1 {
+            return;
+        }
+        // Row keys.
+        let mut keys = vec![u32::MAX; n];
+        let mut path_ids: HashMap<Vec<u32>, u32> = HashMap::new();
+        for (i, key) in keys.iter_mut().enumerate().skip(1) {
+            *key = match p.callpath {
+                None => t.nodes[i].routine,
+                Some(depth) => {
+                    let mut path = vec![t.nodes[i].routine];
+                    let mut q = t.nodes[i].parent as usize;
+                    while q != 0 && q < n && path.len() <= depth {
+                        path.push(t.nodes[q].routine);
+                        q = t.nodes[q].parent as usize;
+                    }
+                    let next = path_ids.len() as u32;
+                    *path_ids.entry(path).or_insert(next)
+                }
+            };
+        }
+        let n_keys = match p.callpath {
+            None => keys
+                .iter()
+                .skip(1)
+                .map(|&k| k as usize + 1)
+                .max()
+                .unwrap_or(0),
+            Some(_) => path_ids.len(),
+        };
+        drop(path_ids);
+        // Depth-first walk: a node adds to its row's total only when no
+        // ancestor belongs to the same row (outermost activations).
+        let mut first_child = vec![usize::MAX; n];
+        let mut next_sibling = vec![usize::MAX; n];
+        for i in (1..n).rev() {
+            let par = t.nodes[i].parent as usize;
+            if par < n {
+                next_sibling[i] = first_child[par];
+                first_child[par] = i;
+            }
+        }
+        // Keys are dense (routine ids, or path ids in first-seen order), so
+        // plain vectors index them.
+        let mut accs: Vec<Acc> = Vec::new();
+        let mut acc_of_key: Vec<u32> = vec![u32::MAX; n_keys];
+        let mut active: Vec<u32> = vec![0; n_keys];
+        let mut stack: Vec<(usize, bool)> = vec![(0, false)];
+        while let Some((i, leaving)) = stack.pop() {
+            if i != 0 {
+                let k = keys[i] as usize;
+                if leaving {
+                    active[k] -= 1;
+                    continue;
+                }
+                let node = &t.nodes[i];
+                if acc_of_key[k] == u32::MAX {
+                    acc_of_key[k] = accs.len() as u32;
+                    accs.push(Acc {
+                        routine: node.routine,
+                        calls: 0,
+                        self_m: 0.0,
+                        total_m: 0.0,
+                        size: SizeSnap::default(),
+                        file: node.site.filter(|s| s.shows_file()).map(|s| s.file()),
+                        first_node: i,
+                        mself: vec![0; w],
+                        mtotal: vec![0; w],
+                    });
+                }
+                let a = &mut accs[acc_of_key[k] as usize];
+                a.calls += node.calls;
+                a.self_m += f.self_value(i);
+                a.size.merge(node.size);
+                for (k, &agg) in p.aggs.iter().enumerate() {
+                    agg.add(&mut a.mself[k], f.word_self(t, p.aggs, i, k));
+                }
+                let depth_in_row = &mut active[k];
+                if *depth_in_row == 0 {
+                    a.total_m += f.total_value(t, i);
+                    for (k, &agg) in p.aggs.iter().enumerate() {
+                        agg.add(&mut a.mtotal[k], f.word_total(t, p.aggs, i, k));
+                    }
+                }
+                *depth_in_row += 1;
+                stack.push((i, true));
+            }
+            let mut c = first_child[i];
+            while c != usize::MAX {
+                stack.push((c, false));
+                c = next_sibling[c];
+            }
+        }
+        let pairs: u64 = t.nodes[1..].iter().map(|x| x.calls + x.resumes).sum();
+        let overhead_s = pairs as f64 * t_out * scale;
+        self.overheads.push(overhead_s);
+        let mut self_ticks = 0f64;
+        self.rows.reserve(accs.len() + 1);
+        for a in accs {
+            if a.calls == 0 && a.self_m == 0.0 && a.total_m == 0.0 {
+                // Nothing since counting started again (a fork child's
+                // nodes from before the fork): not this process's routine.
+                continue;
+            }
+            let path: Box<[u32]> = match p.callpath {
+                None => Box::default(),
+                Some(depth) => {
+                    let mut v = Vec::new();
+                    let mut q = t.nodes[a.first_node].parent as usize;
+                    while q != 0 && q < n && v.len() < depth {
+                        v.push(t.nodes[q].routine);
+                        q = t.nodes[q].parent as usize;
+                    }
+                    v.into_boxed_slice()
+                }
+            };
+            self_ticks += a.self_m;
+            let mut metrics = a.mself;
+            metrics.extend_from_slice(&a.mtotal);
+            self.rows.push(Row {
+                cluster: a.routine,
+                tid: t.tid,
+                cluster_size: 0,
+                star: false,
+                calls: a.calls,
+                self_s: a.self_m * scale,
+                total_s: a.total_m * scale,
+                pct: 0.0,
+                cumul: 0.0,
+                size: a.size,
+                file: a.file,
+                path,
+                metrics: metrics.into_boxed_slice(),
+            });
+        }
+        if p.self_mode == SelfMode::Print {
+            self.rows.push(Row {
+                cluster: 0,
+                tid: t.tid,
+                cluster_size: 0,
+                star: false,
+                calls: 2 * pairs,
+                self_s: overhead_s,
+                total_s: overhead_s,
+                pct: 0.0,
+                cumul: 0.0,
+                size: SizeSnap::default(),
+                file: None,
+                path: Box::default(),
+                metrics: Box::default(),
+            });
+        }
+        self.thread_lines.push(ThreadLine {
+            tid: t.tid,
+            secs: 0.0,
+            pct: 0.0,
+            self_ticks: (p.kind == ProfileKind::Wall).then_some(self_ticks.round() as u64),
+            lifetime_ticks: t.lifetime_ticks,
+        });
+    }
+
+    /// Clusters, stars, percentages, the order of the rows and the totals.
+    /// Sorts in place: nothing of the size of the rows is allocated.
+    pub(crate) fn finish(self) -> Summary<'a> {
+        let p = self.p;
+        let names = p.routine_names;
+        let Builder {
+            mut rows,
+            mut thread_lines,
+            overheads,
+            ..
+        } = self;
+        // Clusters: per routine, the per-thread self sums and the thread
+        // with the most. Rows of one (routine, thread) are adjacent once
+        // sorted by them (several with `callpath`).
+        rows.sort_unstable_by(|a, b| a.cluster.cmp(&b.cluster).then(a.tid.cmp(&b.tid)));
+        // Per routine id: (busiest thread, its self time, threads).
+        let max_routine = rows.iter().map(|r| r.cluster).max().unwrap_or(0) as usize;
+        let mut busiest: Vec<(u32, f64, u32)> = vec![(u32::MAX, f64::MIN, 0); max_routine + 1];
+        let mut i = 0;
+        while i < rows.len() {
+            let (routine, tid) = (rows[i].cluster, rows[i].tid);
+            let mut s = 0.0;
+            while i < rows.len() && rows[i].cluster == routine && rows[i].tid == tid {
+                s += rows[i].self_s;
+                i += 1;
+            }
+            let b = &mut busiest[routine as usize];
+            if s > b.1 || (s == b.1 && tid < b.0) {
+                (b.0, b.1) = (tid, s);
+            }
+            b.2 += 1;
+        }
+        let total: f64 = match p.kind {
+            ProfileKind::Wall => busiest.iter().filter(|b| b.2 > 0).map(|b| b.1).sum(),
+            ProfileKind::Cpu => rows.iter().map(|r| r.self_s).sum(),
+        };
+        for r in &mut rows {
+            let (tmax, _, span) = busiest[r.cluster as usize];
+            r.cluster_size = span;
+            r.star = span > 1 && r.tid == tmax;
+            r.pct = if total > 0.0 {
+                100.0 * r.self_s / total
+            } else {
+                0.0
+            };
+        }
+        // `$drhook` (routine 0) counts as one, as in the reference.
+        let routines_called = busiest.iter().filter(|b| b.2 > 0).count();
+        drop(busiest);
+        // The (cluster, thread, path) of a row is unique, so this order is
+        // total and an unstable (in-place) sort is deterministic.
+        rows.sort_unstable_by(|a, b| {
+            b.self_s
+                .total_cmp(&a.self_s)
+                .then(a.cluster.cmp(&b.cluster))
+                .then(a.tid.cmp(&b.tid))
+                .then(a.path.len().cmp(&b.path.len()))
+                .then_with(|| {
+                    a.path
+                        .iter()
+                        .map(|&r| name_of(names, r))
+                        .cmp(b.path.iter().map(|&r| name_of(names, r)))
+                })
+        });
+        let mut cumul = 0.0;
+        let mut secs_of: HashMap<u32, f64> = HashMap::new();
+        for r in &mut rows {
+            let adds = match p.kind {
+                ProfileKind::Cpu => true,
+                ProfileKind::Wall => r.cluster_size == 1 || r.star,
+            };
+            if adds {
+                cumul += r.self_s;
+            }
+            r.cumul = cumul;
+            *secs_of.entry(r.tid).or_insert(0.0) += r.self_s;
+        }
+        for tl in &mut thread_lines {
+            tl.secs = secs_of.get(&tl.tid).copied().unwrap_or(0.0);
+            tl.pct = if total > 0.0 {
+                100.0 * tl.secs / total
+            } else {
+                0.0
+            };
+        }
+        thread_lines.sort_by_key(|t| t.tid);
+        let program_time: f64 = rows
+            .iter()
+            .filter(|r| r.cluster != 0)
+            .map(|r| r.self_s)
+            .sum::<f64>()
+            .max(match p.kind {
+                ProfileKind::Wall => total - overheads.iter().copied().fold(0.0, f64::max),
+                ProfileKind::Cpu => total - overheads.iter().sum::<f64>(),
+            });
+        let max_overhead = overheads.iter().copied().fold(0.0, f64::max);
+        let overhead_pct = if program_time > 0.0 {
+            100.0 * max_overhead / program_time
+        } else {
+            0.0
+        };
+        Summary {
+            routines_called,
+            rows,
+            total,
+            threads: thread_lines,
+            overhead_pct,
+            names,
+        }
+    }
+}
+
+/// (seconds per unit, cost outside, cost inside) of the profile's clock.
+fn scales(p: &Params<'_>) -> (f64, f64, f64) {
+    match p.kind {
         ProfileKind::Wall => (
             1.0 / p.ticks_per_sec,
             p.overhead.wall_out,
             p.overhead.wall_in,
         ),
         ProfileKind::Cpu => (1e-9, p.overhead.cpu_out, p.overhead.cpu_in),
-    };
-    let compensate = p.self_mode != SelfMode::Off;
-    let mut rows = Vec::new();
-    let mut thread_lines = Vec::new();
-    let mut overheads = Vec::new();
+    }
+}
 
-    let w = p.aggs.len();
-    for t in threads {
+/// The figures of every node of one thread snapshot, from which both the
+/// profile's rows ([`Builder::add_thread_with`]) and the JSON tree
+/// (`profile::json`) are made, so the two apply the same compensation and
+/// the same self/total rules:
+///
+/// * inclusive value `I` (clock units: wall ticks or CPU ns), minus the
+///   measured instrumentation cost of the node's activations (`in`) and of
+///   the activations below it (`out`) unless `noself`, never negative;
+/// * self value `S = max(I − Σ I(children), 0)`;
+/// * total value `I` plus, in wall profiles, the time the node's calls spent
+///   suspended between activations (futures, spans): total, not self;
+/// * per metric word, the node's self and total value by the word's
+///   [`Agg`] rule.
+pub(crate) struct NodeFigures {
+    /// Seconds per clock unit.
+    pub scale: f64,
+    /// Cost of one pair seen by the caller, clock units.
+    t_out: f64,
+    incl: Vec<f64>,
+    child_sum: Vec<f64>,
+    wall: bool,
+    child_words: Vec<u64>,
+    subtree: Vec<u64>,
+}
+
+impl NodeFigures {
+    /// The figures of the nodes of `t`.
+    pub(crate) fn of(t: &ThreadSnap, p: &Params<'_>) -> NodeFigures {
+        let (scale, t_out, t_in) = scales(p);
+        let compensate = p.self_mode != SelfMode::Off;
         let n = t.nodes.len();
-        if n <= 1 {
-            continue;
-        }
-        debug_assert_eq!(t.width, w, "snapshot and layout disagree");
+        debug_assert!(
+            n <= 1 || t.width == p.aggs.len(),
+            "snapshot and layout disagree"
+        );
         let metric = |i: usize| match p.kind {
             ProfileKind::Wall => t.nodes[i].wall as f64,
             ProfileKind::Cpu => t.nodes[i].cpu as f64,
@@ -153,6 +515,7 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
                 }
             })
             .collect();
+        drop(desc);
         let mut child_sum = vec![0f64; n];
         for (node, &inc) in t.nodes.iter().zip(&incl).skip(1) {
             let par = node.parent as usize;
@@ -161,270 +524,69 @@ pub(crate) fn compute(threads: &[ThreadSnap], p: &Params<'_>) -> Summary {
             }
         }
         let (child_words, subtree) = metric_sums(t, p.aggs);
-        // Row keys.
-        let mut keys = vec![u32::MAX; n];
-        let mut path_ids: HashMap<Vec<u32>, u32> = HashMap::new();
-        for (i, key) in keys.iter_mut().enumerate().skip(1) {
-            *key = match p.callpath {
-                None => t.nodes[i].routine,
-                Some(depth) => {
-                    let mut path = vec![t.nodes[i].routine];
-                    let mut q = t.nodes[i].parent as usize;
-                    while q != 0 && q < n && path.len() <= depth {
-                        path.push(t.nodes[q].routine);
-                        q = t.nodes[q].parent as usize;
-                    }
-                    let next = path_ids.len() as u32;
-                    *path_ids.entry(path).or_insert(next)
-                }
-            };
+        NodeFigures {
+            scale,
+            t_out,
+            incl,
+            child_sum,
+            wall: p.kind == ProfileKind::Wall,
+            child_words,
+            subtree,
         }
-        // Depth-first walk: a node adds to its row's total only when no
-        // ancestor belongs to the same row (outermost activations).
-        let mut first_child = vec![usize::MAX; n];
-        let mut next_sibling = vec![usize::MAX; n];
-        for i in (1..n).rev() {
-            let par = t.nodes[i].parent as usize;
-            if par < n {
-                next_sibling[i] = first_child[par];
-                first_child[par] = i;
-            }
-        }
-        let mut accs: Vec<Acc> = Vec::new();
-        let mut acc_of_key: HashMap<u32, usize> = HashMap::new();
-        let mut active: HashMap<u32, u32> = HashMap::new();
-        let mut stack: Vec<(usize, bool)> = vec![(0, false)];
-        while let Some((i, leaving)) = stack.pop() {
-            if i != 0 {
-                let k = keys[i];
-                if leaving {
-                    if let Some(c) = active.get_mut(&k) {
-                        *c -= 1;
-                    }
-                    continue;
-                }
-                let node = &t.nodes[i];
-                let ai = *acc_of_key.entry(k).or_insert_with(|| {
-                    accs.push(Acc {
-                        routine: node.routine,
-                        calls: 0,
-                        self_m: 0.0,
-                        total_m: 0.0,
-                        size: SizeSnap::default(),
-                        file: node
-                            .site
-                            .filter(|s| s.shows_file())
-                            .map(|s| s.file().rsplit('/').next().unwrap_or("").to_string()),
-                        first_node: i,
-                        mself: vec![0; w],
-                        mtotal: vec![0; w],
-                    });
-                    accs.len() - 1
-                });
-                let a = &mut accs[ai];
-                a.calls += node.calls;
-                a.self_m += (incl[i] - child_sum[i]).max(0.0);
-                a.size.merge(node.size);
-                let own = &t.words[i * w..(i + 1) * w];
-                for (k, agg) in p.aggs.iter().enumerate() {
-                    let v = own[k];
-                    let m = &mut a.mself[k];
-                    match agg {
-                        Agg::Inclusive => {
-                            *m = m.saturating_add(v.saturating_sub(child_words[i * w + k]));
-                        }
-                        Agg::Event => *m = m.saturating_add(v),
-                        Agg::Peak => *m = (*m).max(v),
-                        Agg::Scratch => {}
-                    }
-                }
-                let depth_in_row = active.entry(k).or_insert(0);
-                if *depth_in_row == 0 {
-                    a.total_m += incl[i];
-                    if p.kind == ProfileKind::Wall {
-                        // Time suspended between activations of the same
-                        // call: total, not self.
-                        a.total_m += node.suspended as f64;
-                    }
-                    for (k, agg) in p.aggs.iter().enumerate() {
-                        let m = &mut a.mtotal[k];
-                        match agg {
-                            Agg::Inclusive => *m = m.saturating_add(own[k]),
-                            Agg::Event => *m = m.saturating_add(subtree[i * w + k]),
-                            Agg::Peak => *m = (*m).max(subtree[i * w + k]),
-                            Agg::Scratch => {}
-                        }
-                    }
-                }
-                *depth_in_row += 1;
-                stack.push((i, true));
-            }
-            let mut c = first_child[i];
-            while c != usize::MAX {
-                stack.push((c, false));
-                c = next_sibling[c];
-            }
-        }
-        let pairs: u64 = t.nodes[1..].iter().map(|x| x.calls + x.resumes).sum();
-        let overhead_s = pairs as f64 * t_out * scale;
-        overheads.push(overhead_s);
-        let mut self_ticks = 0f64;
-        for a in &accs {
-            if a.calls == 0 && a.self_m == 0.0 && a.total_m == 0.0 {
-                // Nothing since counting started again (a fork child's
-                // nodes from before the fork): not this process's routine.
-                continue;
-            }
-            let path = match p.callpath {
-                None => Vec::new(),
-                Some(depth) => {
-                    let mut v = Vec::new();
-                    let mut q = t.nodes[a.first_node].parent as usize;
-                    while q != 0 && q < n && v.len() < depth {
-                        v.push(name_of(p.routine_names, t.nodes[q].routine));
-                        q = t.nodes[q].parent as usize;
-                    }
-                    v
-                }
-            };
-            self_ticks += a.self_m;
-            rows.push(Row {
-                name: name_of(p.routine_names, a.routine),
-                tid: t.tid,
-                file: a.file.clone(),
-                cluster: a.routine,
-                cluster_size: 0,
-                calls: a.calls,
-                self_s: a.self_m * scale,
-                total_s: a.total_m * scale,
-                pct: 0.0,
-                cumul: 0.0,
-                star: false,
-                size: a.size,
-                path,
-                metric_self: a.mself.clone(),
-                metric_total: a.mtotal.clone(),
-            });
-        }
-        if p.self_mode == SelfMode::Print {
-            rows.push(Row {
-                name: "$drhook".into(),
-                tid: t.tid,
-                file: None,
-                cluster: 0,
-                cluster_size: 0,
-                calls: 2 * pairs,
-                self_s: overhead_s,
-                total_s: overhead_s,
-                pct: 0.0,
-                cumul: 0.0,
-                star: false,
-                size: SizeSnap::default(),
-                path: Vec::new(),
-                metric_self: Vec::new(),
-                metric_total: Vec::new(),
-            });
-        }
-        thread_lines.push(ThreadLine {
-            tid: t.tid,
-            secs: 0.0,
-            pct: 0.0,
-            self_ticks: (p.kind == ProfileKind::Wall).then_some(self_ticks.round() as u64),
-            lifetime_ticks: t.lifetime_ticks,
-        });
     }
 
-    // Clusters: per routine, per-thread self sums and the thread with the most.
-    let mut per_routine: HashMap<u32, HashMap<u32, f64>> = HashMap::new();
-    for r in &rows {
-        *per_routine
-            .entry(r.cluster)
-            .or_default()
-            .entry(r.tid)
-            .or_insert(0.0) += r.self_s;
+    /// Self value of node `i` (clock units).
+    #[inline]
+    pub(crate) fn self_value(&self, i: usize) -> f64 {
+        (self.incl[i] - self.child_sum[i]).max(0.0)
     }
-    let max_thread: HashMap<u32, (u32, f64, usize)> = per_routine
-        .iter()
-        .map(|(&routine, by_tid)| {
-            let mut best = (u32::MAX, f64::MIN);
-            for (&tid, &s) in by_tid {
-                if s > best.1 || (s == best.1 && tid < best.0) {
-                    best = (tid, s);
-                }
-            }
-            (routine, (best.0, best.1, by_tid.len()))
-        })
-        .collect();
-    let total: f64 = match p.kind {
-        ProfileKind::Wall => max_thread.values().map(|v| v.1).sum(),
-        ProfileKind::Cpu => rows.iter().map(|r| r.self_s).sum(),
-    };
-    for r in &mut rows {
-        let (tmax, _, span) = max_thread[&r.cluster];
-        r.cluster_size = span as u32;
-        r.star = span > 1 && r.tid == tmax;
-        r.pct = if total > 0.0 {
-            100.0 * r.self_s / total
+
+    /// Total value of node `i` (clock units): its compensated inclusive
+    /// value, plus its suspended time in wall profiles.
+    #[inline]
+    pub(crate) fn total_value(&self, t: &ThreadSnap, i: usize) -> f64 {
+        if self.wall {
+            self.incl[i] + t.nodes[i].suspended as f64
         } else {
-            0.0
-        };
-    }
-    rows.sort_by(|a, b| {
-        b.self_s
-            .total_cmp(&a.self_s)
-            .then(a.cluster.cmp(&b.cluster))
-            .then(a.tid.cmp(&b.tid))
-            .then(a.path.len().cmp(&b.path.len()))
-            .then(a.path.cmp(&b.path))
-    });
-    let mut cumul = 0.0;
-    for r in &mut rows {
-        let adds = match p.kind {
-            ProfileKind::Cpu => true,
-            ProfileKind::Wall => r.cluster_size == 1 || r.star,
-        };
-        if adds {
-            cumul += r.self_s;
+            self.incl[i]
         }
-        r.cumul = cumul;
     }
-    for tl in &mut thread_lines {
-        tl.secs = rows
-            .iter()
-            .filter(|r| r.tid == tl.tid)
-            .map(|r| r.self_s)
-            .sum();
-        tl.pct = if total > 0.0 {
-            100.0 * tl.secs / total
-        } else {
-            0.0
-        };
+
+    /// The self value of metric word `k` of node `i`: inclusive words minus
+    /// the children's, event and peak words as they are (0 for scratch).
+    #[inline]
+    pub(crate) fn word_self(&self, t: &ThreadSnap, aggs: &[Agg], i: usize, k: usize) -> u64 {
+        let w = aggs.len();
+        let v = t.words[i * w + k];
+        match aggs[k] {
+            Agg::Inclusive => v.saturating_sub(self.child_words[i * w + k]),
+            Agg::Event | Agg::Peak => v,
+            Agg::Scratch => 0,
+        }
     }
-    thread_lines.sort_by_key(|t| t.tid);
-    let program_time: f64 = rows
-        .iter()
-        .filter(|r| r.cluster != 0)
-        .map(|r| r.self_s)
-        .sum::<f64>()
-        .max(match p.kind {
-            ProfileKind::Wall => total - overheads.iter().copied().fold(0.0, f64::max),
-            ProfileKind::Cpu => total - overheads.iter().sum::<f64>(),
-        });
-    let max_overhead = overheads.iter().copied().fold(0.0, f64::max);
-    let overhead_pct = if program_time > 0.0 {
-        100.0 * max_overhead / program_time
-    } else {
-        0.0
-    };
-    let mut clusters: Vec<u32> = rows.iter().map(|r| r.cluster).collect();
-    clusters.sort_unstable();
-    clusters.dedup();
-    Summary {
-        routines_called: clusters.len(),
-        rows,
-        total,
-        threads: thread_lines,
-        overhead_pct,
+
+    /// The total value of metric word `k` of node `i`: inclusive words as
+    /// they are, event words summed and peak words maximised over the
+    /// subtree (0 for scratch).
+    #[inline]
+    pub(crate) fn word_total(&self, t: &ThreadSnap, aggs: &[Agg], i: usize, k: usize) -> u64 {
+        let w = aggs.len();
+        match aggs[k] {
+            Agg::Inclusive => t.words[i * w + k],
+            Agg::Event | Agg::Peak => self.subtree[i * w + k],
+            Agg::Scratch => 0,
+        }
+    }
+}
+
+impl Agg {
+    /// Adds a node's value to a row's (sum; maximum for peaks).
+    #[inline]
+    fn add(self, acc: &mut u64, v: u64) {
+        match self {
+            Agg::Peak => *acc = (*acc).max(v),
+            _ => *acc = acc.saturating_add(v),
+        }
     }
 }
 
@@ -459,11 +621,14 @@ fn metric_sums(t: &ThreadSnap, aggs: &[Agg]) -> (Vec<u64>, Vec<u64>) {
     (child, subtree)
 }
 
-fn name_of(names: &[String], routine: u32) -> String {
+fn name_of<'a>(names: &[&'a str], routine: u32) -> &'a str {
+    if routine == 0 {
+        return "$drhook";
+    }
     names
-        .get((routine as usize).wrapping_sub(1))
-        .cloned()
-        .unwrap_or_else(|| format!("<routine {routine}>"))
+        .get(routine as usize - 1)
+        .copied()
+        .unwrap_or("<unknown routine>")
 }
 
 #[cfg(test)]
@@ -513,14 +678,11 @@ pub(crate) mod tests {
         t.words = vec![0; t.nodes.len() * width];
     }
 
-    pub(crate) fn names() -> Vec<String> {
-        ["MAIN", "A", "B", "C"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
+    pub(crate) fn names() -> Vec<&'static str> {
+        vec!["MAIN", "A", "B", "C"]
     }
 
-    fn params(names: &[String], kind: ProfileKind) -> Params<'_> {
+    fn params<'a>(names: &'a [&'a str], kind: ProfileKind) -> Params<'a> {
         Params {
             kind,
             self_mode: SelfMode::Off,
@@ -532,10 +694,10 @@ pub(crate) mod tests {
         }
     }
 
-    fn row<'a>(s: &'a Summary, name: &str, tid: u32) -> &'a Row {
+    fn row<'a>(s: &'a Summary<'_>, name: &str, tid: u32) -> &'a Row {
         s.rows
             .iter()
-            .find(|r| r.name == name && r.tid == tid)
+            .find(|r| s.row_name(r) == name && r.tid == tid)
             .unwrap()
     }
 
@@ -568,7 +730,7 @@ pub(crate) mod tests {
         assert_eq!(b.calls, 8);
         assert!((b.self_s - 0.15).abs() < 1e-12 && (b.total_s - 0.15).abs() < 1e-12);
         assert!((s.total - 1.0).abs() < 1e-12);
-        assert_eq!(s.rows[0].name, "A");
+        assert_eq!(s.row_name(&s.rows[0]), "A");
         assert!((s.rows[0].pct - 50.0).abs() < 1e-9);
         assert!((s.rows.last().unwrap().cumul - 1.0).abs() < 1e-12);
         assert_eq!(s.routines_called, 3);
@@ -649,7 +811,7 @@ pub(crate) mod tests {
         assert_eq!((a1.cluster_size, a2.cluster_size), (2, 2));
         // total = max(A) + MAIN self = 0.7 + 0.4
         assert!((s.total - 1.1).abs() < 1e-12);
-        assert_eq!(s.rows[0].name, "A");
+        assert_eq!(s.row_name(&s.rows[0]), "A");
         assert_eq!(s.rows[0].tid, 2);
         assert!(
             (s.rows[1].cumul - 0.7).abs() < 1e-12,
@@ -729,7 +891,8 @@ pub(crate) mod tests {
         let s = compute(&[t], &p);
         let m = |name| {
             let r = row(&s, name, 1);
-            (r.metric_self.clone(), r.metric_total.clone())
+            let (own, total) = r.metric(0, 4);
+            (own.to_vec(), total.to_vec())
         };
         // MAIN: inclusive self 100-60-7, total 100; events self 1, total all
         // 31; peak self 10, total max 50; scratch never reported.
@@ -761,12 +924,13 @@ pub(crate) mod tests {
         let mut p = params(&names, ProfileKind::Wall);
         p.callpath = Some(50);
         let s = compute(&[t], &p);
-        let cs: Vec<&Row> = s.rows.iter().filter(|r| r.name == "C").collect();
+        let cs: Vec<&Row> = s.rows.iter().filter(|r| s.row_name(r) == "C").collect();
         assert_eq!(cs.len(), 2);
-        let via_a = cs.iter().find(|r| r.path[0] == "A").unwrap();
-        assert_eq!(via_a.path, vec!["A", "MAIN"]);
+        let path = |r: &Row| r.path.iter().map(|&q| s.name(q)).collect::<Vec<_>>();
+        let via_a = cs.iter().find(|r| path(r)[0] == "A").unwrap();
+        assert_eq!(path(via_a), vec!["A", "MAIN"]);
         assert_eq!(via_a.calls, 2);
-        let via_b = cs.iter().find(|r| r.path[0] == "B").unwrap();
+        let via_b = cs.iter().find(|r| path(r)[0] == "B").unwrap();
         assert_eq!(via_b.calls, 3);
         assert_eq!(via_b.cluster_size, 1);
     }

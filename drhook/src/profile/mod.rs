@@ -1,13 +1,19 @@
-//! The profile: from the live calling trees to `drhook.prof.N`.
+//! The profile: from the live calling trees to `drhook.prof.N`, its JSON
+//! companion and the timeline.
 //!
-//! `snapshot` (copies of the trees) → `compute` (rows: self and total
-//! times, calls, clusters, call paths — pure arithmetic) → `text` (the
-//! reference's layout, the counters CSV) → `write` (collection from the
-//! live engine, atomic writing, the write at exit, exactly once per
-//! process); `name` (which file a process of a run writes).
+//! `snapshot` (copies of the trees) → `compute` (per-node figures, then
+//! rows: self and total times, calls, clusters, call paths — pure
+//! arithmetic) → `text` (the reference's layout, the counters CSV) and
+//! `json` (the `drhook-profile` document with the full call-path tree, from
+//! the same per-node figures) → `write` (collection from the live engine,
+//! atomic writing, the write at exit, exactly once per process). `trace`
+//! writes the timeline recorded by `metrics::trace` as a Chrome/Perfetto
+//! trace; `name` says which file a process of a run writes.
 
 pub(crate) mod compute;
+pub(crate) mod json;
 pub(crate) mod name;
 pub(crate) mod snapshot;
 pub(crate) mod text;
+pub(crate) mod trace;
 pub(crate) mod write;

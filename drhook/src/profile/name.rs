@@ -31,3 +31,35 @@ pub(crate) fn profile_path(e: &Engine) -> PathBuf {
         e.config.profile_prefix.as_deref(),
     ))
 }
+
+/// The JSON companion of this process's profile: `<profile>.json`.
+pub(crate) fn json_path(e: &Engine) -> PathBuf {
+    let mut p = profile_path(e).into_os_string();
+    p.push(".json");
+    PathBuf::from(p)
+}
+
+/// This process's timeline: `drhook.trace.<task>.json` in the directory of
+/// the profile for the main process of its task; with `.<command>.<pid>`
+/// before `.json` for any other; `<prefix><command>.<pid>.drhook.trace.<task>.json`
+/// with a prefix.
+pub(crate) fn trace_path(e: &Engine) -> PathBuf {
+    let task = setup::task(e).myproc;
+    let base = format!("drhook.trace.{task}");
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() } as u32;
+    let command = command_name(&e.program);
+    if let Some(p) = e.config.profile_prefix.as_deref() {
+        return PathBuf::from(format!("{p}{command}.{pid}.{base}.json"));
+    }
+    let name = if setup::is_main() {
+        format!("{base}.json")
+    } else {
+        format!("{base}.{command}.{pid}.json")
+    };
+    let profile = crate::config::profile_path(&e.config.profile_template, task);
+    match std::path::Path::new(&profile).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(name),
+        _ => PathBuf::from(name),
+    }
+}

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::compute::Summary;
 use crate::config::options::ProfileKind;
+use crate::sys::linebuf::escape_controls;
 use crate::sys::sysinfo::MemUsage;
 
 /// Header facts of a profile.
@@ -101,27 +102,55 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
     o
 }
 
-/// The whole profile text.
+/// The whole profile text (tests; the writer streams it with
+/// [`write_profile_text`]).
+#[cfg(test)]
 pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
-    let mut o = format_header(h, s, true);
-    o.push('\n');
+    let mut o = Vec::new();
+    write_profile_text(&mut o, h, s).expect("writing to memory");
+    String::from_utf8(o).expect("the profile is UTF-8")
+}
+
+/// A right-aligned 11-wide counter rate (MIPS, MFlops), `-` when the
+/// events counted cannot give it.
+struct Rate(f64);
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_finite() {
+            write!(f, "{:11.0}", self.0)
+        } else {
+            write!(f, "{:>11}", "-")
+        }
+    }
+}
+
+/// Writes the whole profile to `o`, one row at a time: nothing of the
+/// size of the profile is built in memory.
+pub(crate) fn write_profile_text<W: std::io::Write + ?Sized>(
+    o: &mut W,
+    h: &Header,
+    s: &Summary,
+) -> std::io::Result<()> {
+    o.write_all(format_header(h, s, true).as_bytes())?;
+    o.write_all(b"\n")?;
     let with_counters = !h.counters.is_empty();
     if with_counters {
-        o.push_str("    #  % Time         Cumul         Self        Total     # of calls        MIPS      MFlops    Routine@<thread-id>");
+        o.write_all(b"    #  % Time         Cumul         Self        Total     # of calls        MIPS      MFlops    Routine@<thread-id>")?;
     } else {
-        o.push_str("    #  % Time         Cumul         Self        Total     # of calls        Self       Total    Routine@<thread-id>");
+        o.write_all(b"    #  % Time         Cumul         Self        Total     # of calls        Self       Total    Routine@<thread-id>")?;
     }
     if h.clusterinfo {
-        o.push_str(" [Cluster:(id,size)]");
+        o.write_all(b" [Cluster:(id,size)]")?;
     }
-    o.push('\n');
+    o.write_all(b"\n")?;
     if h.sizeinfo {
-        let _ = writeln!(o, "{:76} (Size; Size/sec; Size/call; MinSize; MaxSize)", "");
+        writeln!(o, "{:76} (Size; Size/sec; Size/call; MinSize; MaxSize)", "")?;
     }
     if with_counters {
-        o.push_str("        (self)        (sec)        (sec)        (sec)                     (self)      (self)\n\n");
+        o.write_all(b"        (self)        (sec)        (sec)        (sec)                     (self)      (self)\n\n")?;
     } else {
-        o.push_str("        (self)        (sec)        (sec)        (sec)                    ms/call     ms/call\n\n");
+        o.write_all(b"        (self)        (sec)        (sec)        (sec)                    ms/call     ms/call\n\n")?;
     }
     for (i, r) in s.rows.iter().enumerate() {
         if r.pct < h.limit {
@@ -134,53 +163,41 @@ pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
                 0.0
             }
         };
-        let mut name = if h.callpath_packed && !r.path.is_empty() {
-            let mut v: Vec<&str> = r.path.iter().rev().map(String::as_str).collect();
-            v.push(&r.name);
-            v.join("/")
-        } else {
-            r.name.clone()
-        };
-        let _ = write!(name, "@{}", r.tid);
-        if let Some(f) = &r.file {
-            let _ = write!(name, ":{f}");
-        }
-        let (c1, c2) = if with_counters {
-            let (excl, _) = r.metric(h.counters_at, h.counters.len());
-            let (mips, mflops) = crate::metrics::counters::mips_mflops(&h.counters, excl, r.self_s);
-            let col = |v: f64| {
-                if v.is_finite() {
-                    format!("{v:11.0}")
-                } else {
-                    format!("{:>11}", "-")
-                }
-            };
-            (col(mips), col(mflops))
-        } else {
-            (
-                format!("{:11.2}", per(r.self_s)),
-                format!("{:11.2}", per(r.total_s)),
-            )
-        };
-        let _ = write!(
+        write!(
             o,
-            "{:5} {:8.2} {:12.3} {:12.3} {:12.3} {:14} {c1} {c2}   {}{}",
+            "{:5} {:8.2} {:12.3} {:12.3} {:12.3} {:14} ",
             i + 1,
             r.pct,
             r.cumul,
             r.self_s,
             r.total_s,
             r.calls,
-            if r.star { '*' } else { ' ' },
-            name
-        );
+        )?;
+        if with_counters {
+            let (excl, _) = r.metric(h.counters_at, h.counters.len());
+            let (mips, mflops) = crate::metrics::counters::mips_mflops(&h.counters, excl, r.self_s);
+            write!(o, "{} {}", Rate(mips), Rate(mflops))?;
+        } else {
+            write!(o, "{:11.2} {:11.2}", per(r.self_s), per(r.total_s))?;
+        }
+        write!(o, "   {}", if r.star { '*' } else { ' ' })?;
+        if h.callpath_packed && !r.path.is_empty() {
+            for &anc in r.path.iter().rev() {
+                write!(o, "{}/", s.name(anc))?;
+            }
+        }
+        write!(o, "{}@{}", s.row_name(r), r.tid)?;
+        if let Some(f) = r.file {
+            let base = f.rsplit('/').next().unwrap_or("");
+            write!(o, ":{}", escape_controls(base))?;
+        }
         if h.clusterinfo {
-            let _ = write!(o, " [{},{}]", r.cluster, r.cluster_size);
+            write!(o, " [{},{}]", r.cluster, r.cluster_size)?;
         }
         if !h.callpath_packed {
-            for (k, anc) in r.path.iter().enumerate() {
+            for (k, &anc) in r.path.iter().enumerate() {
                 let col = NAME_COL.saturating_sub(h.callpath_indent * (k + 1));
-                let _ = write!(o, "\n{:col$}{anc}", "");
+                write!(o, "\n{:col$}{}", "", s.name(anc))?;
             }
         }
         if h.sizeinfo && r.size.sum > 0 {
@@ -194,7 +211,7 @@ pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
             } else {
                 0
             };
-            let _ = write!(
+            write!(
                 o,
                 "\n{:76} ({}; {}; {}; {}; {})",
                 "",
@@ -203,44 +220,67 @@ pub(crate) fn format_profile(h: &Header, s: &Summary) -> String {
                 group(per_call),
                 group(r.size.min),
                 group(r.size.max)
-            );
+            )?;
         }
-        o.push('\n');
+        o.write_all(b"\n")?;
     }
-    o
+    Ok(())
+}
+
+/// A CSV field (RFC 4180): quoted, with quotes doubled, when it holds a
+/// comma, a quote or a line break (names are already free of control
+/// characters, see `linebuf::escape_controls`; a C++ name may hold commas).
+fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains([',', '"', '\n', '\r']) {
+        std::borrow::Cow::Owned(format!("\"{}\"", s.replace('"', "\"\"")))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+/// The counters CSV (tests; the writer streams it with [`write_counters_csv`]).
+#[cfg(test)]
+pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
+    let mut o = Vec::new();
+    write_counters_csv(&mut o, h, s).expect("writing to memory");
+    String::from_utf8(o).expect("the CSV is UTF-8")
 }
 
 /// The counters CSV (`<profile>.csv`, compat §5.1): one line per routine
 /// row, MPI rank and thread 0-based, exclusive then inclusive counts, and
-/// Mcycles/s when the first event counts cycles.
-pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
-    let mut o = String::from(
-        "Routine,MPI Rank,ThreadId,SelfRank,% Self Time,Cumul,Excl Time,Incl. Time,#Calls",
-    );
+/// Mcycles/s when the first event counts cycles. Written one row at a time.
+pub(crate) fn write_counters_csv<W: std::io::Write + ?Sized>(
+    o: &mut W,
+    h: &Header,
+    s: &Summary,
+) -> std::io::Result<()> {
+    o.write_all(
+        b"Routine,MPI Rank,ThreadId,SelfRank,% Self Time,Cumul,Excl Time,Incl. Time,#Calls",
+    )?;
     for e in &h.counters {
-        let _ = write!(o, ",{}(excl)", e.name);
+        write!(o, ",{}(excl)", csv_field(&e.name))?;
     }
     for e in &h.counters {
-        let _ = write!(o, ",{}(incl)", e.name);
+        write!(o, ",{}(incl)", csv_field(&e.name))?;
     }
     let cycles_first = h
         .counters
         .first()
         .is_some_and(|e| e.name == "cycles" || e.name == "cpu-cycles");
     if cycles_first {
-        o.push_str(",Mcyc/sec(excl),Mcyc/sec(incl)");
+        o.write_all(b",Mcyc/sec(excl),Mcyc/sec(incl)")?;
     }
-    o.push('\n');
+    o.write_all(b"\n")?;
     for (i, r) in s
         .rows
         .iter()
         .enumerate()
         .filter(|(_, r)| r.cluster != 0 && r.pct >= h.limit)
     {
-        let _ = write!(
+        write!(
             o,
             "{},{},{},{},{:.4},{:.6},{:.6},{:.6},{}",
-            r.name,
+            csv_field(s.row_name(r)),
             h.myproc.saturating_sub(1),
             r.tid.saturating_sub(1),
             i + 1,
@@ -249,10 +289,10 @@ pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
             r.self_s,
             r.total_s,
             r.calls
-        );
+        )?;
         let (excl, incl) = r.metric(h.counters_at, h.counters.len());
         for v in excl.iter().chain(incl) {
-            let _ = write!(o, ",{v}");
+            write!(o, ",{v}")?;
         }
         if cycles_first {
             let rate = |c: Option<&u64>, t: f64| {
@@ -262,16 +302,16 @@ pub(crate) fn format_counters_csv(h: &Header, s: &Summary) -> String {
                     0.0
                 }
             };
-            let _ = write!(
+            write!(
                 o,
                 ",{:.3},{:.3}",
                 rate(excl.first(), r.self_s),
                 rate(incl.first(), r.total_s)
-            );
+            )?;
         }
-        o.push('\n');
+        o.write_all(b"\n")?;
     }
-    o
+    Ok(())
 }
 
 #[cfg(test)]
@@ -321,15 +361,12 @@ mod tests {
     /// rebuilt from its own numbers: the layout must match byte for byte.
     #[test]
     fn wallprof_layout_matches_the_reference() {
-        let names: Vec<String> = [
+        let names = vec![
             "PROF_EXAMPLE",
             "PROF_EX_MOD:DRIVER",
             "PROF_EX_MOD:WORKER",
             "PROF_EX_MOD:KERNEL",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        ];
         // Ticks are microseconds; the numbers mirror the reference run.
         let mut t1 = thread(
             1,
@@ -383,7 +420,10 @@ mod tests {
         }
     }
 
-    fn compute_fixture(t: &[crate::profile::snapshot::ThreadSnap], p: &Params<'_>) -> Summary {
+    fn compute_fixture<'a>(
+        t: &[crate::profile::snapshot::ThreadSnap],
+        p: &Params<'a>,
+    ) -> Summary<'a> {
         compute::compute(t, p)
     }
 
@@ -438,7 +478,7 @@ mod tests {
     #[test]
     fn counters_columns_and_csv() {
         use hpm::{EventKind, EventRole, EventSpec};
-        let names: Vec<String> = ["MAIN", "PHYS:A"].iter().map(|s| s.to_string()).collect();
+        let names = vec!["MAIN", "PHYS:A"];
         let mut t = thread(1, &[(0, 1, 1, 1000), (1, 2, 10, 500)]);
         // Two events: their inclusive counts (then scratch words).
         crate::profile::compute::tests::with_width(&mut t, 6);
@@ -493,6 +533,20 @@ mod tests {
         assert!(lines.contains(&"MAIN,0,0,1,50.0000,0.500000,0.500000,1.000000,1,2000000000,500000000,3000000000,1000000000"), "{csv}");
         assert!(lines.contains(&"PHYS:A,0,0,2,50.0000,1.000000,0.500000,0.500000,10,1000000000,500000000,1000000000,500000000"), "{csv}");
         // Events that cannot give MIPS print "-".
+        // Names that need quoting stay one field on one line.
+        let mut quoted_names = names.clone();
+        quoted_names[s.rows[0].cluster as usize - 1] = "f<int, \"x\">";
+        let mut quoted = s.clone();
+        quoted.names = &quoted_names;
+        let csv = format_counters_csv(&h, &quoted);
+        assert!(
+            csv.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("\"f<int, \"\"x\"\">\",0,0,1,"),
+            "{csv}"
+        );
+        assert_eq!(csv.lines().count(), 3);
         h.counters = vec![spec("task-clock", EventRole::Plain)];
         let text = format_profile(&h, &s);
         assert!(text.contains("          -           -    MAIN@1"), "{text}");

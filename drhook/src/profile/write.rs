@@ -1,35 +1,36 @@
 //! Writing the profile: collecting the live trees, formatting, atomic
-//! writing (temporary file + rename), and the write at process exit.
+//! writing (temporary file + rename), and the write at process exit — the
+//! text profile, its JSON companion (`json`) and the timeline (`trace`).
+//! A process's profile is ended exactly once ([`claim_end`]), whichever
+//! way the process ends.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::compute::Summary;
-use super::compute::{self, Params};
-use super::snapshot;
-use super::text::{Header, format_counters_csv, format_header, format_profile};
+use super::compute::{self, NodeFigures, Params, Summary};
+use super::json::{self, TreeWriter};
+use super::snapshot::{self, ThreadSnap};
+use super::text::{Header, format_header, write_counters_csv, write_profile_text};
 use crate::config::options::ProfileKind;
 use crate::setup::Engine;
 use crate::sys::clock::{self, ClockPair, ticks_per_second};
 use crate::sys::sysinfo::{LocalTime, mem_usage};
 use crate::tree::{site, thread};
 
-/// Builds the header and rows from the live engine.
-fn collect(e: &Engine) -> (Header, Summary) {
+/// Builds the header and rows from the live engine and hands them to
+/// `write`. Each thread's tree is copied and reduced to its per-node
+/// figures and rows before the next one is copied, so the write holds one
+/// thread's copy at a time, plus the rows; `each_thread` sees every
+/// thread's copy with its figures (the JSON tree is streamed from there),
+/// and `write` streams the rows.
+fn collect<R>(
+    e: &Engine,
+    mut each_thread: impl FnMut(&ThreadSnap, &NodeFigures, &Params<'_>),
+    write: impl FnOnce(&Header, &Summary<'_>) -> R,
+) -> R {
     let now = ClockPair::now(e.wall_source);
     let routines = site::routine_table();
-    let mut snaps = Vec::new();
-    thread::for_each_thread(|td| {
-        snaps.push(snapshot::snapshot(
-            td,
-            &routines.routine_of_site,
-            now.ticks,
-            e.mode,
-        ))
-    });
-    snaps.sort_by_key(|t| t.tid);
     let o = &e.config.options;
     let kind = o.profile.unwrap_or(ProfileKind::Wall);
     let layout = crate::metrics::layout();
@@ -43,7 +44,15 @@ fn collect(e: &Engine) -> (Header, Summary) {
         overhead: e.overhead,
         aggs: &layout.aggs,
     };
-    let summary = compute::compute(&snaps, &params);
+    let mut rows = compute::Builder::new(&params);
+    thread::for_each_thread(|td| {
+        let snap = snapshot::snapshot(td, &routines.routine_of_site, now.ticks, e.mode);
+        let figures = NodeFigures::of(&snap, &params);
+        each_thread(&snap, &figures, &params);
+        rows.add_thread_with(&snap, &figures);
+    });
+    let mut summary = rows.finish();
+    pad_thread_lines(&mut summary, crate::sys::sysinfo::thread_count_hint(), kind);
     let header = Header {
         program: e.program.clone(),
         myproc: crate::setup::task(e).myproc,
@@ -63,7 +72,37 @@ fn collect(e: &Engine) -> (Header, Summary) {
         },
         counters_at: counters.map_or(0, |c| c.offset),
     };
-    (header, summary)
+    write(&header, &summary)
+}
+
+/// The reference's header has one line per thread 1..N, N =
+/// `omp_get_max_threads()` at start-up, used or not. When the program
+/// declared such a count (`hint` > 0: C and Fortran programs with OpenMP),
+/// adds a zero line for each thread number up to `max(hint, highest
+/// number seen)` that made no call (at most 4096 of them). Without it
+/// (Rust programs) the lines are the threads that made calls.
+fn pad_thread_lines(s: &mut Summary<'_>, hint: u32, kind: ProfileKind) {
+    if hint == 0 {
+        return;
+    }
+    let highest = s.threads.iter().map(|t| t.tid).max().unwrap_or(0);
+    let n = highest.max(hint);
+    let missing = (n as usize).saturating_sub(s.threads.len());
+    if missing == 0 || missing > 4096 {
+        return;
+    }
+    for tid in 1..=n {
+        if !s.threads.iter().any(|t| t.tid == tid) {
+            s.threads.push(compute::ThreadLine {
+                tid,
+                secs: 0.0,
+                pct: 0.0,
+                self_ticks: (kind == ProfileKind::Wall).then_some(0),
+                lifetime_ticks: 0,
+            });
+        }
+    }
+    s.threads.sort_by_key(|t| t.tid);
 }
 
 /// Why a profile could not be written.
@@ -92,29 +131,146 @@ impl std::error::Error for ProfileError {
     }
 }
 
-/// Writes `contents` to `path` through a temporary file in the same
-/// directory and a rename, so readers never see a partial profile.
-pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let file_name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents)?;
-        f.flush()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// A file written through a temporary file in the same directory
+/// (`.<name>.<pid>.tmp`) and renamed into place by [`AtomicFile::commit`],
+/// so readers never see a partial file; dropped without a commit, the
+/// temporary file is removed.
+pub(crate) struct AtomicFile {
+    tmp: PathBuf,
+    path: PathBuf,
+    out: Option<std::io::BufWriter<std::fs::File>>,
+    renamed: bool,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file for `path`.
+    pub(crate) fn create(path: &Path) -> std::io::Result<AtomicFile> {
+        let file_name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir_of(path).join(format!(".{file_name}.{}.tmp", std::process::id()));
+        let f = std::fs::File::create(&tmp)?;
+        Ok(AtomicFile {
+            tmp,
+            path: path.to_path_buf(),
+            out: Some(std::io::BufWriter::with_capacity(1 << 16, f)),
+            renamed: false,
+        })
     }
-    result
+
+    /// Where the file goes.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The buffered writer of the temporary file.
+    pub(crate) fn writer(&mut self) -> &mut dyn std::io::Write {
+        self.out.as_mut().expect("not committed yet")
+    }
+
+    /// Flushes, syncs and renames the file into place.
+    pub(crate) fn commit(mut self) -> std::io::Result<()> {
+        let out = self.out.take().expect("committed once");
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&self.tmp, &self.path)?;
+        self.renamed = true;
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        // Not committed, or the commit failed: no temporary file stays.
+        if !self.renamed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes what `contents` writes (through a buffer) to `path` through a
+/// temporary file in the same directory and a rename, so readers never see
+/// a partial profile.
+pub(crate) fn write_atomically(
+    path: &Path,
+    contents: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    contents(f.writer())?;
+    f.commit()
+}
+
+/// The first file of `path` and its [`fallback_paths`] that can be
+/// created, or the error of `path` itself.
+pub(crate) fn create_with_fallback(path: &Path) -> Result<AtomicFile, std::io::Error> {
+    let first = match AtomicFile::create(path) {
+        Ok(f) => return Ok(f),
+        Err(e) => e,
+    };
+    for other in fallback_paths(path) {
+        if let Ok(f) = AtomicFile::create(&other) {
+            return Ok(f);
+        }
+    }
+    Err(first)
+}
+
+/// The directory a profile path is written in.
+fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Whether `dir` is a directory this process can create files in.
+fn writable_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let meta = std::fs::metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::from_raw_os_error(libc::ENOTDIR));
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: a NUL-terminated path; access only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Checks at start-up that the profile can be written where it is asked
+/// for, so that a wrong path is reported at once rather than after a run
+/// of hours; printed even with `DR_HOOK_SILENT` (a profile at risk is an
+/// error). The write at exit falls back to another directory anyway.
+pub(crate) fn check_profile_dir(path: &str) {
+    let path = Path::new(path);
+    if let Err(e) = writable_dir(dir_of(path)) {
+        crate::diag!(
+            "drhook_init",
+            "Error: the profile cannot be written to '{}' (directory '{}': {e}); unless that is fixed before the end of the run, it will be written to the working directory or $TMPDIR instead",
+            path.display(),
+            dir_of(path).display()
+        );
+    }
+}
+
+/// Where a profile goes when its own path cannot be written: the same file
+/// name in the working directory, then in `$TMPDIR` (or `/tmp`).
+fn fallback_paths(path: &Path) -> Vec<PathBuf> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "drhook.prof".into(), |n| n.to_os_string());
+    let mut out = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        out.push(cwd.join(&name));
+    }
+    let tmp = std::env::var_os("TMPDIR")
+        .filter(|t| !t.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from);
+    out.push(tmp.join(&name));
+    out.retain(|p| p != path);
+    out.dedup();
+    out
 }
 
 static WRITE_LOCK: Mutex<()> = Mutex::new(());
@@ -126,18 +282,29 @@ pub(crate) fn lock_for_fork() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Writes this task's profile now (`DR_HOOK_OPT=prof` or `cpuprof`), with
-/// the numbers so far; the write at process exit still happens, with the
-/// final numbers. Returns the path written, or `None` when Dr.Hook is off,
-/// no profile was asked for, or `DR_HOOK_PROFILE_PROC` selects another task.
-/// A failure is also reported once on stderr, naming the path.
+/// the numbers so far, and with `json` its JSON companion, with `trace`
+/// the timeline; the write at process exit still happens, with the final
+/// numbers. Returns the path of the profile written, or `None` when
+/// Dr.Hook is off, no profile was asked for, or `DR_HOOK_PROFILE_PROC`
+/// selects another task. A failure is also reported once on stderr,
+/// naming the path.
 pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     let Some(e) = crate::setup::engine_if_ready() else {
         return Ok(None);
     };
-    if !super::name::writes_profile(e) {
-        return Ok(None);
-    }
     let _serial = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let result = if super::name::writes_profile(e) {
+        write_profile_and_json(e)
+    } else {
+        Ok(None)
+    };
+    if e.config.writes_trace() {
+        super::trace::write_trace(e);
+    }
+    result
+}
+
+fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
     let path = super::name::profile_path(e);
     if let Some(dir) = e
         .config
@@ -147,12 +314,135 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     {
         let _ = std::fs::create_dir_all(dir);
     }
-    let (header, summary) = collect(e);
-    let text = format_profile(&header, &summary);
-    let f = "write_profile";
     // The other processes of a run (fork children, programs started by the
     // instrumented one) write their profiles without a word.
-    if crate::setup::is_main() {
+    let silent = e.config.silent || !crate::setup::is_main();
+    let json = std::cell::RefCell::new(e.config.writes_json().then(|| JsonOut::open(e)));
+    collect(
+        e,
+        |snap, figures, params| {
+            if let Some(j) = json.borrow_mut().as_mut() {
+                j.thread(snap, figures, params);
+            }
+        },
+        |header, summary| {
+            let r = write_collected(path, header, summary, silent);
+            if let Some(j) = json.borrow_mut().take() {
+                j.finish(header, summary, silent);
+            }
+            r
+        },
+    )
+}
+
+/// The JSON companion being written (`DR_HOOK_OPT=json`): the first error
+/// stops it and is reported at the end.
+struct JsonOut {
+    /// The path asked for (`<profile>.json`).
+    wanted: PathBuf,
+    myproc: u32,
+    state: Result<(AtomicFile, TreeWriter), std::io::Error>,
+}
+
+impl JsonOut {
+    /// Creates the file (or a fallback) and writes the document's head.
+    fn open(e: &Engine) -> JsonOut {
+        let wanted = super::name::json_path(e);
+        let o = &e.config.options;
+        let counters = crate::metrics::layout().find("counters");
+        let events: Vec<&str> = match counters {
+            Some(_) => crate::metrics::counters::events()
+                .iter()
+                .map(|ev| ev.name.as_str())
+                .collect(),
+            None => Vec::new(),
+        };
+        let started = LocalTime::from_unix(crate::setup::start_unix(e)).stamp();
+        let task = crate::setup::task(e);
+        let head = json::Head {
+            program: &e.program,
+            proc: task.myproc,
+            nprocs: task.nproc,
+            kind: json::kind_name(o.profile.unwrap_or(ProfileKind::Wall)),
+            started: &started,
+            columns: if events.is_empty() {
+                "per_call"
+            } else {
+                "counters"
+            },
+            counters: &events,
+            clusterinfo: o.clusterinfo,
+            sizeinfo: !o.nosize,
+        };
+        let state = create_with_fallback(&wanted).and_then(|mut f| {
+            let tw = TreeWriter::begin(
+                f.writer(),
+                &head,
+                counters.map(|c| (c.offset, events.len())),
+            )?;
+            Ok((f, tw))
+        });
+        JsonOut {
+            wanted,
+            myproc: task.myproc,
+            state,
+        }
+    }
+
+    fn thread(&mut self, snap: &ThreadSnap, figures: &NodeFigures, params: &Params<'_>) {
+        if let Ok((f, tw)) = &mut self.state
+            && let Err(err) = tw.thread(f.writer(), snap, figures, params)
+        {
+            self.state = Err(err);
+        }
+    }
+
+    /// Completes the document and renames it into place; says where.
+    fn finish(self, header: &Header, summary: &Summary<'_>, silent: bool) {
+        let f = "write_profile";
+        let written = self.state.and_then(|(mut file, tw)| {
+            tw.finish(file.writer(), header, summary)?;
+            let at = file.path().to_path_buf();
+            file.commit()?;
+            Ok(at)
+        });
+        match written {
+            Ok(at) if at == self.wanted => {
+                if !silent {
+                    crate::diag!(
+                        f,
+                        "Writing the JSON profile of proc#{} into file '{}'",
+                        self.myproc,
+                        at.display()
+                    );
+                }
+            }
+            Ok(at) => crate::diag!(
+                f,
+                "Error: unable to write the JSON profile to '{}'; it was written to '{}' instead",
+                self.wanted.display(),
+                at.display()
+            ),
+            Err(err) => crate::diag!(
+                f,
+                "Error: unable to write the JSON profile to '{}': {err}",
+                self.wanted.display()
+            ),
+        }
+    }
+}
+
+/// Writes the collected profile (and its counters CSV) to `path`; says so
+/// on stderr (with the header block on task 1) unless `silent`. Errors are
+/// printed either way.
+fn write_collected(
+    path: PathBuf,
+    header: &Header,
+    summary: &Summary<'_>,
+    silent: bool,
+) -> Result<Option<PathBuf>, ProfileError> {
+    let f = "write_profile";
+    if !silent {
         crate::diag!(
             f,
             "Writing profiling information of proc#{} into file '{}'",
@@ -160,28 +450,52 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
             path.display()
         );
         if header.myproc == 1 {
-            crate::diag::raw_line(format_header(&header, &summary, false).trim_end_matches('\n'));
+            crate::diag::raw_line(format_header(header, summary, false).trim_end_matches('\n'));
         }
     }
-    let written = write_atomically(&path, text.as_bytes()).and_then(|()| {
+    let written = write_to(&path, header, summary);
+    let source = match written {
+        Ok(()) => return Ok(Some(path)),
+        Err(source) => source,
+    };
+    let err = ProfileError { path, source };
+    // Never lose a profile: try the working directory, then $TMPDIR.
+    for other in fallback_paths(&err.path) {
+        if write_to(&other, header, summary).is_ok() {
+            crate::diag!(
+                f,
+                "Error: {err}; the profile was written to '{}' instead",
+                other.display()
+            );
+            return Ok(Some(other));
+        }
+    }
+    crate::diag!(
+        f,
+        "Error: {err}; nor could it be written to the working directory or $TMPDIR"
+    );
+    Err(err)
+}
+
+/// Writes the profile and, with counters, its CSV beside it.
+fn write_to(path: &Path, header: &Header, summary: &Summary<'_>) -> std::io::Result<()> {
+    write_atomically(path, |w| write_profile_text(w, header, summary)).and_then(|()| {
         if header.counters.is_empty() {
             return Ok(());
         }
-        let mut csv = path.clone().into_os_string();
+        let mut csv = path.to_path_buf().into_os_string();
         csv.push(".csv");
-        write_atomically(
-            Path::new(&csv),
-            format_counters_csv(&header, &summary).as_bytes(),
-        )
-    });
-    match written {
-        Ok(()) => Ok(Some(path)),
-        Err(source) => {
-            let err = ProfileError { path, source };
-            crate::diag!(f, "Error: {err}");
-            Err(err)
-        }
-    }
+        write_atomically(Path::new(&csv), |w| write_counters_csv(w, header, summary))
+    })
+}
+
+static EXIT_WRITE_CANCELLED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// The write at exit will not happen (the reference's `c_drhook_prof_`
+/// writes the profile and turns the one at exit off).
+pub(crate) fn cancel_write_at_exit() {
+    EXIT_WRITE_CANCELLED.store(true, Ordering::Release);
 }
 
 /// 0 while the process runs; 1 once its profile has been written or
@@ -217,6 +531,9 @@ pub(crate) fn end_profile(failure: bool) -> Option<PathBuf> {
 }
 
 extern "C" fn write_profile_at_exit(status: libc::c_int, _arg: *mut libc::c_void) {
+    if EXIT_WRITE_CANCELLED.load(Ordering::Acquire) {
+        return;
+    }
     // Never unwind into libc.
     let _ = std::panic::catch_unwind(|| end_profile(status != 0));
 }
@@ -269,7 +586,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("drhook-write-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("prof.1");
-        write_atomically(&p, b"hello").unwrap();
+        write_atomically(&p, |w| w.write_all(b"hello")).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "hello");
         assert_eq!(
             std::fs::read_dir(&dir).unwrap().count(),
@@ -277,7 +594,7 @@ mod tests {
             "no temporary file left behind"
         );
         let bad = dir.join("no/such/dir/prof.1");
-        assert!(write_atomically(&bad, b"x").is_err());
+        assert!(write_atomically(&bad, |w| w.write_all(b"x")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -43,7 +43,7 @@ fn init() -> u32 {
         // Off, no other variable is read: every process the preload
         // library enters starts the engine, most of them with Dr.Hook off.
         if crate::config::parse_switch(env::process_env(env::DR_HOOK).as_deref()) {
-            build(Config::from_lookup(&env::process_env))
+            build(Config::from_os_lookup(&env::process_env_os))
         } else {
             build(Config::from_lookup(&|_| None))
         }
@@ -55,11 +55,11 @@ fn init() -> u32 {
 /// Initialises the engine from `lookup` instead of the environment; false
 /// (and nothing changed) if it was already initialised. See
 /// [`crate::Settings`].
-pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<String>) -> bool {
+pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> bool {
     let mut ours = false;
     let e = ENGINE.get_or_init(|| {
         ours = true;
-        build(Config::from_lookup(lookup))
+        build(Config::from_os_lookup(lookup))
     });
     MODE.store(e.mode, Ordering::Release);
     ours
@@ -71,6 +71,23 @@ fn wire(config: &Config) {
     crate::tree::site::set_case_insensitive(config.options.trim);
     crate::tree::mismatch::set_default_handler(crate::crash::mismatch::default_handler);
     crate::tree::thread::set_new_thread_hook(crate::crash::signals::on_new_thread);
+    crate::metrics::watch::set_checker(crate::crash::watch::check_boundary);
+    crate::crash::watch::set_enabler(enable_watch_checks);
+}
+
+/// Makes every enter and exit call the stampers (the watch-point check):
+/// sets the `METRICS` bit of the mode word, once a watch point is set.
+/// Nothing when Dr.Hook is off or not initialised (a watch point then
+/// watches nothing, as in the reference).
+fn enable_watch_checks() {
+    let added = MODE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
+        (m != 0 && m & bits::UNINIT == 0 && m & bits::METRICS == 0).then_some(m | bits::METRICS)
+    });
+    if added.is_ok() {
+        // The exits and the foreign enters read the mode of the thread's
+        // tree: every tree gains the bit too.
+        crate::tree::thread::add_mode_bits(bits::METRICS);
+    }
 }
 
 /// Decides this process's place among the processes of a run (which
@@ -142,9 +159,27 @@ fn build(config: Config) -> Engine {
             metrics.push(c);
         }
     }
-    if crate::metrics::install(metrics).stamped {
+    if mode != 0 && config.writes_trace() {
+        crate::metrics::trace::init(config.trace_events, wall_source == WallSource::Monotonic);
+        metrics.extend(crate::metrics::trace::metric());
+    }
+    // Stamped from the start: the counters. The watch-point metric is
+    // installed whenever Dr.Hook is on (so that every thread has its
+    // stamper) but stamped only from the first watch point on
+    // (`enable_watch_checks`).
+    if metrics.iter().any(|m| m.stamped()) {
         mode |= bits::METRICS;
     }
+    // DR_HOOK_STACKCHECK / DR_HOOK_HEAPCHECK: the same stampers, from the
+    // start.
+    if mode != 0 && (config.stackcheck || config.heapcheck) {
+        crate::crash::watch::enable_stack_heap(config.stackcheck, config.heapcheck);
+        mode |= bits::METRICS;
+    }
+    if mode != 0 {
+        metrics.push(crate::metrics::watch::metric());
+    }
+    crate::metrics::install(metrics);
     let start = ClockPair::now(wall_source);
     let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
         overhead::calibrate(mode)
@@ -182,8 +217,21 @@ fn build(config: Config) -> Engine {
         }
         // Whether this task writes is decided at the end (MPI may still
         // tell the rank); whether a profile is asked for at all, now.
-        if engine.config.options.profile.is_some() {
+        if engine.config.options.profile.is_some() || engine.config.writes_trace() {
             crate::profile::write::register_at_exit();
+        }
+        if crate::profile::name::writes_profile(&engine) {
+            crate::profile::write::check_profile_dir(
+                &crate::profile::name::profile_path(&engine)
+                    .display()
+                    .to_string(),
+            );
+        } else if engine.config.writes_trace() {
+            crate::profile::write::check_profile_dir(
+                &crate::profile::name::trace_path(&engine)
+                    .display()
+                    .to_string(),
+            );
         }
         crate::crash::signals::install(&engine.config, first);
         fork::register();
@@ -201,7 +249,7 @@ pub(crate) fn config() -> &'static Config {
     }
     // Off, the engine read only DR_HOOK; the rest when asked for.
     static FULL: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
-    FULL.get_or_init(|| Config::from_lookup(&env::process_env))
+    FULL.get_or_init(|| Config::from_os_lookup(&env::process_env_os))
 }
 
 fn announce(e: &Engine) {
@@ -211,7 +259,10 @@ fn announce(e: &Engine) {
     }
     let f = "drhook_init";
     crate::diag::raw_line(crate::diag::LEGEND);
-    crate::diag!(f, "DR_HOOK_OPT=\"{}\"", c.options.echo());
+    // As the reference: the recognised options only when there are some.
+    if !c.options.canonical.is_empty() {
+        crate::diag!(f, "DR_HOOK_OPT=\"{}\"", c.options.echo());
+    }
     for w in &c.warnings {
         crate::diag!(f, "{w}");
     }
@@ -222,6 +273,18 @@ fn announce(e: &Engine) {
             c.profile_template,
             c.task.myproc,
             crate::profile::name::profile_path(e).display()
+        );
+    }
+    if c.writes_json() {
+        crate::diag!(f, "JSON profile goes to '{}'", c.json_path());
+    }
+    if c.writes_trace() {
+        crate::diag!(
+            f,
+            "timeline of proc#{} goes to '{}' (at most {} events per thread: DR_HOOK_TRACE_EVENTS)",
+            c.task.myproc,
+            c.trace_path(),
+            c.trace_events
         );
     }
     if e.mode & (bits::WALL | bits::CPU) != 0 {
@@ -247,13 +310,27 @@ pub fn init_signals() -> bool {
 }
 
 /// Writes this task's profile now (`DR_HOOK_OPT=prof` or `cpuprof`), with
-/// the numbers so far; the write at process exit still happens, with the
-/// final numbers. Returns the path written, or `None` when Dr.Hook is off,
-/// no profile was asked for, or `DR_HOOK_PROFILE_PROC` selects another task.
-/// A failure is also reported once on stderr, naming the path.
+/// the numbers so far — and its JSON companion with `json`, the timeline
+/// with `trace`; the write at process exit still happens, with the final
+/// numbers. Returns the path of the profile written, or `None` when Dr.Hook
+/// is off, no profile was asked for, or `DR_HOOK_PROFILE_PROC` selects
+/// another task. A failure is also reported once on stderr, naming the path.
 pub fn write_profile() -> Result<Option<std::path::PathBuf>, crate::profile::write::ProfileError> {
     if engine().is_none() {
         return Ok(None);
     }
     crate::profile::write::write_profile()
+}
+
+/// Writes this task's profile now and cancels the write at exit, as the
+/// reference's `c_drhook_prof_()` does: the file keeps the numbers of this
+/// moment. Returns what [`write_profile`] returns.
+pub fn write_final_profile()
+-> Result<Option<std::path::PathBuf>, crate::profile::write::ProfileError> {
+    if engine().is_none() {
+        return Ok(None);
+    }
+    let r = crate::profile::write::write_profile();
+    crate::profile::write::cancel_write_at_exit();
+    r
 }

@@ -52,6 +52,20 @@ impl LineBuf {
         self.bytes(s.as_bytes())
     }
 
+    /// Appends text that comes from outside (a routine or file name), with
+    /// its control characters escaped as [`escape_controls`] does, so that
+    /// it cannot break the line. Allocation-free.
+    pub fn text(&mut self, s: &str) -> &mut Self {
+        let mut rest = s;
+        while let Some((i, c)) = rest.char_indices().find(|&(_, c)| is_escaped(c)) {
+            self.str(&rest[..i]);
+            let mut tmp = [0u8; 10];
+            self.bytes(escape_char(c, &mut tmp));
+            rest = &rest[i + c.len_utf8()..];
+        }
+        self.str(rest)
+    }
+
     /// Appends `n` copies of `c`.
     pub fn repeat(&mut self, c: u8, n: usize) -> &mut Self {
         for _ in 0..n {
@@ -126,6 +140,75 @@ impl LineBuf {
         self.buf[self.len] = b'\n';
         write_all(fd, &self.buf[..self.len + 1]);
     }
+}
+
+// --- outside text on one line -----------------------------------------------
+
+/// Whether `c` is escaped by [`escape_controls`]: the C0 controls (U+0000 to
+/// U+001F, newline, tab and NUL included), DEL, the C1 controls (U+0080 to
+/// U+009F) and the Unicode line and paragraph separators.
+pub fn is_escaped(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// The escape of one character `c` for which [`is_escaped`] holds: `\xNN`
+/// (two lower-case hex digits) below U+0080, `\u{NNNN}` above.
+fn escape_char(c: char, tmp: &mut [u8; 10]) -> &[u8] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let v = c as u32;
+    if v < 0x80 {
+        *tmp = [
+            b'\\',
+            b'x',
+            HEX[(v >> 4) as usize],
+            HEX[(v & 15) as usize],
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+        &tmp[..4]
+    } else {
+        tmp[..3].copy_from_slice(b"\\u{");
+        let mut n = 3;
+        let mut started = false;
+        for shift in (0..6).rev() {
+            let d = (v >> (shift * 4)) & 15;
+            if d != 0 || started || shift == 0 {
+                started = true;
+                tmp[n] = HEX[d as usize];
+                n += 1;
+            }
+        }
+        tmp[n] = b'}';
+        &tmp[..n + 1]
+    }
+}
+
+/// Text from outside (routine names, file and program names) made safe for
+/// one line of a profile, a CSV file or a diagnostic: each character for
+/// which [`is_escaped`] holds becomes `\xNN` (below U+0080: `\x0a` for a
+/// newline, `\x00` for NUL, `\x09` for a tab) or `\u{NNNN}` (C1 controls,
+/// U+2028, U+2029); everything else is kept. The result has no control
+/// character, so escaping it again changes nothing. (Invalid UTF-8 never
+/// gets this far: foreign names are decoded with U+FFFD replacing it.)
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_escaped) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_escaped(c) {
+            let mut tmp = [0u8; 10];
+            // The escape is ASCII.
+            out.push_str(std::str::from_utf8(escape_char(c, &mut tmp)).unwrap_or("?"));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// `write(2)` until done or failed (async-signal-safe).
@@ -276,6 +359,27 @@ mod tests {
         let mut long = LineBuf::new();
         long.repeat(b'x', 5000);
         assert_eq!(long.as_bytes().len(), LINE_CAP);
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let raw = "A\nB\0C\tD\x07\x1b[m\x7f\u{85}\u{2028}é€";
+        let want = "A\\x0aB\\x00C\\x09D\\x07\\x1b[m\\x7f\\u{85}\\u{2028}é€";
+        assert_eq!(escape_controls(raw), want);
+        assert_eq!(escape_controls(want), want, "escaping is idempotent");
+        assert!(matches!(
+            escape_controls("PHYS:CLOUDSC"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        let mut b = LineBuf::new();
+        b.text(raw);
+        assert_eq!(std::str::from_utf8(b.as_bytes()).unwrap(), want);
+        for c in ['\n', '\r', '\0', '\u{1f}', '\u{7f}', '\u{9f}', '\u{2029}'] {
+            assert!(is_escaped(c), "{c:?}");
+        }
+        for c in [' ', '~', '\u{a0}', 'é', '\u{fffd}'] {
+            assert!(!is_escaped(c), "{c:?}");
+        }
     }
 
     #[test]

@@ -16,19 +16,21 @@ pub fn hostname() -> String {
 }
 
 /// `argv[0]` of the program (from `/proc/self/cmdline` when the Rust runtime
-/// did not see the arguments, e.g. in a C or Fortran main program).
+/// did not see the arguments, e.g. in a C or Fortran main program), for
+/// display: invalid UTF-8 replaced, control characters escaped.
 pub fn program_name() -> String {
-    if let Some(a) = std::env::args_os().next() {
-        return a.to_string_lossy().into_owned();
-    }
-    std::fs::read("/proc/self/cmdline")
-        .ok()
-        .and_then(|b| {
-            b.split(|&c| c == 0)
-                .next()
-                .map(|s| String::from_utf8_lossy(s).into_owned())
-        })
-        .unwrap_or_else(|| "<unknown>".into())
+    let raw = match std::env::args_os().next() {
+        Some(a) => a.to_string_lossy().into_owned(),
+        None => std::fs::read("/proc/self/cmdline")
+            .ok()
+            .and_then(|b| {
+                b.split(|&c| c == 0)
+                    .next()
+                    .map(|s| String::from_utf8_lossy(s).into_owned())
+            })
+            .unwrap_or_else(|| "<unknown>".into()),
+    };
+    crate::sys::linebuf::escape_controls(&raw).into_owned()
 }
 
 /// Broken-down local time of a Unix time.
@@ -98,18 +100,24 @@ pub fn status_kb(status: &str, field: &str) -> Option<u64> {
     })
 }
 
+/// Bytes the heap holds from the system: glibc's arena plus mmapped blocks
+/// (`mallinfo2`); 0 elsewhere.
+pub fn heap_bytes() -> u64 {
+    #[cfg(target_env = "gnu")]
+    {
+        // SAFETY: mallinfo2 has no preconditions.
+        let mi = unsafe { libc::mallinfo2() };
+        (mi.arena + mi.hblkhd) as u64
+    }
+    #[cfg(not(target_env = "gnu"))]
+    0
+}
+
 /// Current memory usage (zeros where the system does not tell).
 pub fn mem_usage() -> MemUsage {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let kb = |f| status_kb(&status, f).unwrap_or(0) * 1024;
-    #[cfg(target_env = "gnu")]
-    let heap = {
-        // SAFETY: mallinfo2 has no preconditions.
-        let mi = unsafe { libc::mallinfo2() };
-        (mi.arena + mi.hblkhd) as u64
-    };
-    #[cfg(not(target_env = "gnu"))]
-    let heap = 0;
+    let heap = heap_bytes();
     // SAFETY: `ru` is plain data written by getrusage.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointer.
@@ -121,6 +129,21 @@ pub fn mem_usage() -> MemUsage {
         vmpeak: kb("VmPeak"),
         paging: ru.ru_majflt as u64,
     }
+}
+
+static THREAD_COUNT_HINT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Declares how many threads the program may use (OpenMP's
+/// `omp_get_max_threads()` at start-up; the C/Fortran library sets it).
+/// The profile header then counts at least that many threads and prints a
+/// line for each of them, used or not, as the reference does.
+pub fn set_thread_count_hint(n: u32) {
+    THREAD_COUNT_HINT.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The number declared by [`set_thread_count_hint`] (0 when none).
+pub fn thread_count_hint() -> u32 {
+    THREAD_COUNT_HINT.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 //! * `thread` — one thread's tree (`ThreadData`): the enter/exit
 //!   algorithms, foreign handles, mismatch repair, and the lock-free
 //!   registry of all threads;
+//! * `spans` — the stack of tracing spans entered on a thread, and a
+//!   span's state shared across threads;
 //! * `tls` — the one thread-local pointer (initial-exec model);
 //! * `bits` — the mode word's meaning;
 //! * `handle` — the 64/32-bit handles of foreign callers;
@@ -21,5 +23,6 @@ pub mod mismatch;
 pub(crate) mod node;
 pub(crate) mod overhead;
 pub(crate) mod site;
+pub(crate) mod spans;
 pub(crate) mod thread;
 pub(crate) mod tls;

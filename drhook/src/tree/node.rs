@@ -35,8 +35,40 @@ pub(crate) struct Node {
     pub cpu_enter: AtomicU64,
     /// Position in the owning arena. Immutable.
     pub index: u32,
-    /// Depth below the root (root = 0). Immutable.
-    pub depth: u32,
+    /// The upper half of the node's 64-bit foreign handle (see
+    /// `handle.rs`): depth below the root mod 2^16 in bits 0..16, the
+    /// owning thread's number mod 2^14 in bits 16..30; 0 for the root.
+    /// Immutable. Next to `index`, so that the whole handle is one 8-byte
+    /// load ([`Node::handle64`]).
+    pub tag: u32,
+}
+
+impl Node {
+    /// The tag of a child of a node with tag `parent` on thread `tid`.
+    #[inline]
+    pub fn child_tag(parent: u32, tid: u32) -> u32 {
+        ((parent.wrapping_add(1)) & 0xFFFF) | ((tid & 0x3FFF) << 16)
+    }
+
+    /// Depth below the root, mod 2^16.
+    #[cfg(test)]
+    pub fn depth16(&self) -> u32 {
+        self.tag & 0xFFFF
+    }
+
+    /// The 64-bit handle of this node (`handle::encode64(tid, depth,
+    /// index)`), 0 for the root: `(tag << 32) | index`, one load.
+    #[inline(always)]
+    pub fn handle64(&self) -> u64 {
+        ((self.tag as u64) << 32) | self.index as u64
+    }
+
+    /// The 32-bit handle of this node (`handle::encode32(depth, index)`),
+    /// 0 for the root.
+    #[inline(always)]
+    pub fn handle32(&self) -> u32 {
+        ((self.tag & 0x3FFF) << 16) | (self.index & 0xFFFF)
+    }
 }
 
 // SAFETY: the raw pointers are immutable after publication and point to
@@ -103,7 +135,8 @@ impl NodeArena {
     }
 
     /// Appends a node (owner thread only) and returns a stable pointer to it.
-    pub fn push(&self, parent: *const Node, site: *const Site, depth: u32) -> *const Node {
+    /// `tag`: see [`Node::tag`].
+    pub fn push(&self, parent: *const Node, site: *const Site, tag: u32) -> *const Node {
         let index = self.len.load(Ordering::Relaxed);
         let Some(slot) = self.store.slot(index) else {
             // 4 billion nodes: nothing sensible is left to do.
@@ -122,7 +155,7 @@ impl NodeArena {
                     cpu_incl: AtomicU64::new(0),
                     cpu_enter: AtomicU64::new(0),
                     index,
-                    depth,
+                    tag,
                 },
             );
         }
@@ -145,14 +178,28 @@ mod tests {
         let root = a.push(ptr::null(), ptr::null(), 0);
         let mut ptrs = vec![root];
         for i in 1..5000u32 {
-            ptrs.push(a.push(ptrs[(i - 1) as usize], ptr::null(), i));
+            ptrs.push(a.push(
+                ptrs[(i - 1) as usize],
+                ptr::null(),
+                Node::child_tag(i - 1, 7),
+            ));
         }
         assert_eq!(a.len(), 5000);
         for (i, p) in ptrs.iter().enumerate() {
             let n = a.get(i as u32).unwrap();
             assert!(ptr::eq(n, *p));
             assert_eq!(n.index, i as u32);
-            assert_eq!(n.depth, i as u32);
+            if i > 0 {
+                assert_eq!(n.depth16(), i as u32);
+                assert_eq!(
+                    n.handle64(),
+                    crate::tree::handle::encode64(7, i as u32, i as u32)
+                );
+                assert_eq!(
+                    n.handle32(),
+                    crate::tree::handle::encode32(i as u32, i as u32)
+                );
+            }
         }
         assert!(a.get(5000).is_none());
         assert_eq!(size_of::<Node>(), 64);

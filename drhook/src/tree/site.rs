@@ -7,9 +7,14 @@
 //! (FFI, tracing spans) are interned once into leaked `Site`s by
 //! [`site_for_name`]; callers cache the result per call site.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::hash::BuildHasher as _;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+use hashbrown::HashTable;
 use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use crate::sys::linebuf::escape_controls;
 
 /// One instrumented call site: a routine name and where it is in the source.
 #[derive(Debug)]
@@ -133,17 +138,23 @@ pub(crate) fn set_case_insensitive(on: bool) {
 pub(crate) const CALIBRATION_ID: u32 = 1;
 const FIRST_ID: u32 = 2;
 
-/// Global tables, touched only on the first call of a site and at report time.
+/// Global tables, touched only on the first call of a site and at report
+/// time. Each name is stored once: the hash tables hold ids or site
+/// references and compare against the strings the sites and `routines`
+/// already own, so interning a name costs one hash and no key copies.
 struct Tables {
     /// Indexed by site id.
     sites: Vec<Option<&'static Site>>,
     /// Routine id of each site id (routine ids are 1-based, in first-call order).
     routine_of_site: Vec<u32>,
-    /// Routine names, indexed by routine id - 1.
-    routines: Vec<String>,
-    routine_ids: HashMap<String, u32>,
-    /// Interned run-time names: (name, file, lenient) -> site.
-    dynamic: HashMap<(String, String, bool), &'static Site>,
+    /// Routine names, indexed by routine id - 1 (the site's own name when
+    /// it is already the routine key, else a leaked copy).
+    routines: Vec<&'static str>,
+    /// Routine ids, keyed by `routines[id - 1]`.
+    routine_ids: HashTable<u32>,
+    /// Interned run-time sites, keyed by (name, file, lenient).
+    dynamic: HashTable<&'static Site>,
+    hasher: foldhash::fast::RandomState,
 }
 
 fn tables() -> MutexGuard<'static, Tables> {
@@ -153,8 +164,9 @@ fn tables() -> MutexGuard<'static, Tables> {
             sites: vec![None; FIRST_ID as usize],
             routine_of_site: vec![0; FIRST_ID as usize],
             routines: Vec::new(),
-            routine_ids: HashMap::new(),
-            dynamic: HashMap::new(),
+            routine_ids: HashTable::new(),
+            dynamic: HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
         })
     });
     // A panic while holding this lock cannot leave the tables inconsistent
@@ -171,31 +183,51 @@ pub(crate) fn lock_for_fork() -> ForkLock {
     ForkLock(tables())
 }
 
-/// Routine identity: trailing blanks trimmed; upper-cased with `trim`.
-pub(crate) fn routine_key(name: &str, case_insensitive: bool) -> String {
+/// Routine identity: trailing blanks trimmed; upper-cased with `trim`;
+/// control characters escaped (`linebuf::escape_controls`), so that every
+/// report prints one routine name on one line. Borrows `name` when it is
+/// already its own key (the common case: nothing is copied).
+pub(crate) fn routine_key(name: &str, case_insensitive: bool) -> Cow<'_, str> {
     let t = name.trim_end_matches(' ');
-    if case_insensitive {
-        t.to_ascii_uppercase()
+    if case_insensitive && t.bytes().any(|b| b.is_ascii_lowercase()) {
+        Cow::Owned(escape_controls(&t.to_ascii_uppercase()).into_owned())
     } else {
-        t.to_string()
+        escape_controls(t)
     }
 }
 
 #[cold]
 #[inline(never)]
 fn register(site: &'static Site) -> u32 {
-    let mut t = tables();
+    let mut guard = tables();
+    let t = &mut *guard;
     let id = site.raw_id();
     if id != 0 {
         return id; // another thread won the race
     }
     let id = t.sites.len() as u32;
     let key = routine_key(site.name, CASE_INSENSITIVE.load(Ordering::Relaxed));
-    let next = t.routines.len() as u32 + 1;
-    let routine = *t.routine_ids.entry(key.clone()).or_insert(next);
-    if routine == next {
-        t.routines.push(key);
-    }
+    let hash = t.hasher.hash_one(&*key);
+    let routines = &t.routines;
+    let found = t
+        .routine_ids
+        .find(hash, |&r| routines[r as usize - 1] == key)
+        .copied();
+    let routine = match found {
+        Some(r) => r,
+        None => {
+            let name: &'static str = match key {
+                Cow::Borrowed(b) => b,
+                Cow::Owned(o) => Box::leak(o.into_boxed_str()),
+            };
+            t.routines.push(name);
+            let r = t.routines.len() as u32;
+            let (routines, hasher) = (&t.routines, &t.hasher);
+            t.routine_ids
+                .insert_unique(hash, r, |&q| hasher.hash_one(routines[q as usize - 1]));
+            r
+        }
+    };
     t.sites.push(Some(site));
     t.routine_of_site.push(routine);
     site.routine.store(routine, Ordering::Release);
@@ -220,16 +252,33 @@ pub fn site_for_span(name: &str) -> &'static Site {
     intern(name, None, true)
 }
 
+/// The key of an interned run-time site.
+fn dynamic_hash(h: &foldhash::fast::RandomState, name: &str, file: &str, lenient: bool) -> u64 {
+    h.hash_one((name, file, lenient))
+}
+
 fn intern(name: &str, file: Option<&str>, lenient: bool) -> &'static Site {
-    let name = name.trim_end_matches([' ', '\0']);
+    // Names from outside may hold control characters: the site keeps them
+    // escaped, so that profiles, call trees and diagnostics stay one line
+    // per routine.
+    let name = escape_controls(name.trim_end_matches([' ', '\0']));
     let file = file.map(|f| f.trim_end_matches([' ', '\0'])).unwrap_or("");
-    let mut t = tables();
-    let key = (name.to_string(), file.to_string(), lenient);
-    if let Some(s) = t.dynamic.get(&key) {
+    let file = escape_controls(file);
+    let (name, file) = (&*name, &*file);
+    let mut guard = tables();
+    let t = &mut *guard;
+    let hash = dynamic_hash(&t.hasher, name, file, lenient);
+    if let Some(s) = t.dynamic.find(hash, |s| {
+        s.name == name && s.file == file && s.lenient == lenient
+    }) {
         return s;
     }
-    let leaked_name: &'static str = Box::leak(name.to_string().into_boxed_str());
-    let leaked_file: &'static str = Box::leak(file.to_string().into_boxed_str());
+    let leaked_name: &'static str = Box::leak(name.into());
+    let leaked_file: &'static str = if file.is_empty() {
+        ""
+    } else {
+        Box::leak(file.into())
+    };
     let mut site = if leaked_file.is_empty() {
         Site::new(leaked_name, "", 0)
     } else {
@@ -237,7 +286,10 @@ fn intern(name: &str, file: Option<&str>, lenient: bool) -> &'static Site {
     };
     site.lenient = lenient;
     let site: &'static Site = Box::leak(Box::new(site));
-    t.dynamic.insert(key, site);
+    let hasher = &t.hasher;
+    t.dynamic.insert_unique(hash, site, |s| {
+        dynamic_hash(hasher, s.name, s.file, s.lenient)
+    });
     site
 }
 
@@ -246,7 +298,7 @@ pub(crate) struct RoutineTable {
     /// Routine id of each site id.
     pub routine_of_site: Vec<u32>,
     /// Names by routine id - 1.
-    pub names: Vec<String>,
+    pub names: Vec<&'static str>,
 }
 
 pub(crate) fn routine_table() -> RoutineTable {
@@ -284,6 +336,18 @@ mod tests {
         let s3 = site_for_name("INTERN:TEST", Some("x.c"));
         assert!(!std::ptr::eq(s1, s3));
         assert!(s3.shows_file());
+    }
+
+    #[test]
+    fn run_time_names_keep_control_characters_escaped() {
+        let s = site_for_name("INTERN:NEW\nLINE\0  ", Some("dir/a\tb.c"));
+        assert_eq!(s.name(), "INTERN:NEW\\x0aLINE");
+        assert_eq!(s.file(), "dir/a\\x09b.c");
+        assert!(std::ptr::eq(
+            s,
+            site_for_name("INTERN:NEW\nLINE", Some("dir/a\tb.c"))
+        ));
+        assert_eq!(routine_key("RAW\r\n", false), "RAW\\x0d\\x0a");
     }
 
     #[test]

@@ -10,12 +10,13 @@
 
 use std::cell::UnsafeCell;
 use std::ptr;
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::bits;
 use super::mismatch::{self, Mismatch};
 use super::node::{Node, NodeArena, ResumeStats, Segmented, SizeStats};
 use super::site::Site;
+use super::spans::{self, Entered, SpanState, Spans};
 use crate::metrics::PlacedStamper;
 use crate::sys::clock;
 use crate::sys::segmented::Rows;
@@ -30,7 +31,7 @@ static SENTINEL: Node = Node {
     cpu_incl: std::sync::atomic::AtomicU64::new(0),
     cpu_enter: std::sync::atomic::AtomicU64::new(0),
     index: u32::MAX,
-    depth: 0,
+    tag: 0,
 };
 
 /// Open-addressing map (parent index, site id) -> node, used when the
@@ -102,12 +103,30 @@ struct Local {
     /// Per site id: the node last entered for that site on this thread.
     by_site: Vec<*const Node>,
     map: NodeMap,
+    /// Tracing spans entered on this thread.
+    spans: Spans,
 }
 
-/// One thread's calling tree and statistics.
+/// One thread's calling tree and statistics. The fields the enter and exit
+/// fast paths read (`current`, `mode`, `local`'s per-site cache) come first,
+/// in one cache line.
+#[repr(C)]
 pub(crate) struct ThreadData {
     /// Top of the call stack (the root when nothing is active).
     current: AtomicPtr<Node>,
+    /// The mode word (`setup::MODE`) as this thread's tree knows it: the
+    /// process's (0 for private trees, whose callers pass their mode). Read
+    /// by the fast paths next to `current` instead of the global. It only
+    /// ever gains bits after start-up (`add_mode_bits`: a watch point turns
+    /// the metric stampers on).
+    mode: AtomicU32,
+    /// Dr.Hook thread number (1 = main thread).
+    pub(crate) tid: u32,
+    /// `by_site.len()` when this tree's mode lets the call-free foreign and
+    /// span enters run (no clock read through a call), else 0: their one
+    /// bounds check is also the mode check. Written by the owner when
+    /// `by_site` grows, and set to 0 by `add_mode_bits` from any thread.
+    fast_len: AtomicUsize,
     local: UnsafeCell<Local>,
     pub(crate) arena: NodeArena,
     pub(crate) sizes: Segmented<SizeStats>,
@@ -121,10 +140,6 @@ pub(crate) struct ThreadData {
     /// their place in the row (offset, length).
     stampers: Box<[PlacedStamper]>,
     pub(crate) root: *const Node,
-    /// Dr.Hook thread number (1 = main thread).
-    pub(crate) tid: u32,
-    /// The thread's part of a 64-bit handle (see `handle.rs`).
-    tid_bits: u64,
     /// Kernel thread id (changes in a `fork` child).
     unix_tid: AtomicI32,
     /// Wall ticks at the thread's first instrumented call (or at the `fork`
@@ -156,9 +171,13 @@ impl ThreadData {
     ) -> Box<ThreadData> {
         let mut td = Box::new(ThreadData {
             current: AtomicPtr::new(ptr::null_mut()),
+            mode: AtomicU32::new(0),
+            tid,
+            fast_len: AtomicUsize::new(0),
             local: UnsafeCell::new(Local {
                 by_site: Vec::new(),
                 map: NodeMap::new(),
+                spans: Spans::new(),
             }),
             arena: NodeArena::new(),
             sizes: Segmented::new(),
@@ -166,8 +185,6 @@ impl ThreadData {
             rows: Rows::new(width),
             stampers: stampers.into_boxed_slice(),
             root: ptr::null(),
-            tid,
-            tid_bits: super::handle::encode64(tid, 0, 0),
             unix_tid: AtomicI32::new(unix_tid),
             start_wall: AtomicU64::new(start_wall),
             next: AtomicPtr::new(ptr::null_mut()),
@@ -177,6 +194,21 @@ impl ThreadData {
         td.root = root;
         td.current.store(root as *mut Node, Ordering::Relaxed);
         td
+    }
+
+    /// The mode word of this tree (see the field).
+    #[inline(always)]
+    pub(crate) fn mode(&self) -> u32 {
+        self.mode.load(Ordering::Relaxed)
+    }
+
+    /// Adds `bits_added` to this tree's mode; a slow clock among them stops
+    /// the call-free enters.
+    fn gain_mode_bits(&self, bits_added: u32) {
+        self.mode.fetch_or(bits_added, Ordering::SeqCst);
+        if bits_added & bits::SYSCALL_CLOCKS != 0 {
+            self.fast_len.store(0, Ordering::SeqCst);
+        }
     }
 
     /// Kernel thread id.
@@ -324,9 +356,11 @@ impl ThreadData {
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: owner-thread access to `local` (caller contract).
         let by_site = unsafe { &(*self.local.get()).by_site };
+        // (A site this thread has not seen yet may be out of range: a miss.)
         let cand = match by_site.get(id as usize) {
             Some(&n) => n,
-            None => &SENTINEL,
+            // SAFETY: owner thread, and no reference into `local` is live.
+            None => return unsafe { self.enter_miss::<COUNT>(site, id, cur, mode) },
         };
         // SAFETY: `cand` is the sentinel or a node of this arena; both live forever.
         if unsafe { (*cand).parent } != cur {
@@ -384,7 +418,7 @@ impl ThreadData {
             && let Some(row) = self.rows.get(n.index)
         {
             for s in &self.stampers {
-                s.enter(row);
+                s.enter(n.index, row);
             }
         }
         if mode & bits::WALL != 0 {
@@ -428,12 +462,25 @@ impl ThreadData {
     ///
     /// # Safety
     /// Owner thread only; the token is only compared.
+    #[inline(always)]
     pub(crate) unsafe fn exit_lenient(&self, token: *const Node, mode: u32) -> u64 {
         let top = self.current.load(Ordering::Relaxed) as *const Node;
         if top == token {
             // SAFETY: `token` is the top of this thread's stack.
             return unsafe { self.exit_stamped(token, 0, mode) };
         }
+        // SAFETY: caller contract.
+        unsafe { self.exit_lenient_below(top, token, mode) }
+    }
+
+    /// [`ThreadData::exit_lenient`] of a token that is not the top of the
+    /// stack: closes down to it if it is on the stack.
+    ///
+    /// # Safety
+    /// As [`ThreadData::exit_lenient`]; `top` is the top of the stack.
+    #[cold]
+    #[inline(never)]
+    unsafe fn exit_lenient_below(&self, top: *const Node, token: *const Node, mode: u32) -> u64 {
         let mut p = top;
         while !p.is_null() && p != self.root && p != token {
             // SAFETY: `p` is on this thread's stack.
@@ -457,8 +504,194 @@ impl ThreadData {
         wall
     }
 
+    /// Enters an activation of tracing span `id` (state `state`, site
+    /// `site`): a first activation counts a call, a later one (the span
+    /// was exited before, on any thread) resumes it. The activation goes
+    /// on this thread's span stack for [`ThreadData::exit_span`].
+    ///
+    /// The fast path (a first activation under the node's usual parent,
+    /// TSC or no clock, room on the stack) makes no call; anything else is
+    /// one tail call that does the whole operation.
+    ///
+    /// # Safety
+    /// As [`ThreadData::enter`].
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) unsafe fn enter_span(
+        &self,
+        site: &'static Site,
+        id: u64,
+        state: &'static SpanState,
+        mode: u32,
+    ) {
+        // SAFETY: owner thread; no other reference into `local` is live.
+        let local = unsafe { &mut *self.local.get() };
+        let n = local.spans.len;
+        if n >= spans::CAP || state.stamp.load(Ordering::Acquire) != 0 {
+            // SAFETY: caller contract.
+            return unsafe { self.enter_span_slow(site, id, state, mode) };
+        }
+        let cur = self.current.load(Ordering::Relaxed) as *const Node;
+        let i = site.raw_id() as usize;
+        // A mode that just gained a slow clock (`add_mode_bits`) may still
+        // see the old length for a moment: those calls skip the new stamps.
+        if i >= self.fast_len.load(Ordering::Relaxed) {
+            // SAFETY: caller contract.
+            return unsafe { self.enter_span_slow(site, id, state, mode) };
+        }
+        // SAFETY: `i < fast_len <= by_site.len()`.
+        let cand = unsafe { *local.by_site.get_unchecked(i) };
+        // SAFETY: `cand` is the sentinel or a node of this arena.
+        if unsafe { (*cand).parent } != cur {
+            // SAFETY: caller contract.
+            return unsafe { self.enter_span_slow(site, id, state, mode) };
+        }
+        // SAFETY: `cand` is a node of this arena.
+        let node = unsafe { &*cand };
+        node.calls
+            .store(node.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.current.store(cand as *mut Node, Ordering::Release);
+        let e = &mut local.spans.items[n];
+        e.id = id;
+        e.token = cand;
+        e.state = state;
+        local.spans.len = n + 1;
+        if mode & bits::WALL != 0 {
+            node.wall_enter.store(clock::cycles(), Ordering::Relaxed);
+        }
+    }
+
+    /// [`ThreadData::enter_span`], every case.
+    ///
+    /// # Safety
+    /// As [`ThreadData::enter`].
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    #[inline(never)]
+    unsafe fn enter_span_slow(
+        &self,
+        site: &'static Site,
+        id: u64,
+        state: &'static SpanState,
+        mode: u32,
+    ) {
+        // SAFETY: caller contract.
+        let node = unsafe {
+            match state.last_exit() {
+                None => self.enter(site, site.raw_id(), mode),
+                Some(since) => self.resume(site, site.raw_id(), mode, since),
+            }
+        };
+        // SAFETY: owner thread; no other reference into `local` is live.
+        unsafe { &mut (*self.local.get()).spans }.push(Entered {
+            id,
+            token: node,
+            state,
+        });
+    }
+
+    /// Leaves the activation of tracing span `id` on this thread, as
+    /// [`ThreadData::exit_lenient`] does (closing what was entered after
+    /// it; nothing if it is not entered here), and stamps the span's state
+    /// for a later resumption.
+    ///
+    /// The fast path (the span is the top entry and its activation the top
+    /// of the stack, TSC or no clock) makes no call; anything else is one
+    /// tail call.
+    ///
+    /// # Safety
+    /// Owner thread only.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) unsafe fn exit_span(&self, id: u64, mode: u32) {
+        // SAFETY: owner thread; no other reference into `local` is live.
+        let spans = unsafe { &mut (*self.local.get()).spans };
+        let i = spans.len.wrapping_sub(1);
+        if i >= spans::CAP {
+            // SAFETY: caller contract.
+            return unsafe { self.exit_span_slow(id, mode) };
+        }
+        if mode & bits::SYSCALL_CLOCKS != 0 {
+            // SAFETY: caller contract.
+            return unsafe { self.exit_span_slow(id, mode) };
+        }
+        let e = &spans.items[i];
+        let (token, state) = (e.token, e.state);
+        if e.id != id || !std::ptr::eq(self.current.load(Ordering::Relaxed), token) {
+            // SAFETY: caller contract.
+            return unsafe { self.exit_span_slow(id, mode) };
+        }
+        let wall = if mode & bits::WALL != 0 {
+            clock::cycles()
+        } else {
+            0
+        };
+        spans.len = i;
+        // SAFETY: `token` is the top of this thread's stack.
+        unsafe { self.close(token, 0, mode, wall, 0) };
+        // SAFETY: span states are static (never freed).
+        unsafe { (*state).record_exit(id, wall) };
+    }
+
+    /// [`ThreadData::exit_span`], every case.
+    ///
+    /// # Safety
+    /// Owner thread only.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    #[inline(never)]
+    unsafe fn exit_span_slow(&self, id: u64, mode: u32) {
+        // SAFETY: owner thread; the reference ends before the exit.
+        let top = unsafe { &mut (*self.local.get()).spans }.pop_if(id);
+        match top {
+            Some(e) => {
+                // SAFETY: caller contract; the token is only compared.
+                let stamp = unsafe { self.exit_lenient(e.token, mode) };
+                // SAFETY: span states are static (never freed).
+                unsafe { (*e.state).record_exit(id, stamp) };
+            }
+            // SAFETY: caller contract.
+            None => unsafe { self.exit_span_below(id, mode) },
+        }
+    }
+
+    /// [`ThreadData::exit_span`] of a span that is not the top entry
+    /// (spans left out of order, deep stacks) or not entered here.
+    ///
+    /// # Safety
+    /// Owner thread only.
+    #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+    #[cold]
+    #[inline(never)]
+    unsafe fn exit_span_below(&self, id: u64, mode: u32) {
+        // SAFETY: owner thread; the reference ends before the exit.
+        let spans = unsafe { &mut (*self.local.get()).spans };
+        let Some(pos) = spans.find(id) else {
+            return;
+        };
+        // Leaving it also closes what was entered after it. (The exit does
+        // not touch the span stack.)
+        // SAFETY: caller contract; the token is only compared.
+        let stamp = unsafe { self.exit_lenient(spans.get(pos).token, mode) };
+        for i in pos..spans.len {
+            let e = spans.get(i);
+            // SAFETY: span states are static (never freed).
+            unsafe { (*e.state).record_exit(e.id, stamp) };
+        }
+        spans.truncate(pos);
+    }
+
+    /// The stampers' exit of node `index` (`bits::METRICS`), left at wall
+    /// stamp `wall` (0 when wall time is not measured).
+    fn stamp_exit(&self, index: u32, wall: u64) {
+        if let Some(row) = self.rows.get(index) {
+            for s in &self.stampers {
+                s.exit(index, row, wall);
+            }
+        }
+    }
+
     /// Closes the activations from `top` down to `target` (included; it
-    /// gets `size`), as if each had been left now.
+    /// gets `size`), as if each had been left now; the stampers see each
+    /// exit.
     ///
     /// # Safety
     /// Owner thread only; `target` is on this thread's stack at or below
@@ -477,9 +710,16 @@ impl ThreadData {
             // SAFETY: `p` is on this thread's stack, above `target`.
             unsafe {
                 let parent = (*p).parent;
+                if mode & bits::METRICS != 0 {
+                    self.stamp_exit((*p).index, wall);
+                }
                 self.close(p, 0, mode, wall, cpu);
                 p = parent;
             }
+        }
+        if mode & bits::METRICS != 0 {
+            // SAFETY: `target` is on this thread's stack (caller contract).
+            self.stamp_exit(unsafe { (*target).index }, wall);
         }
         // SAFETY: `target` is on this thread's stack (caller contract).
         unsafe { self.close(target, size, mode, wall, cpu) };
@@ -494,12 +734,7 @@ impl ThreadData {
         };
         if mode & bits::METRICS != 0 && std::ptr::eq(token, self.current.load(Ordering::Relaxed)) {
             // SAFETY: `token` is the top of this thread's stack.
-            let index = unsafe { (*token).index };
-            if let Some(row) = self.rows.get(index) {
-                for s in &self.stampers {
-                    s.exit(row);
-                }
-            }
+            self.stamp_exit(unsafe { (*token).index }, wall);
         }
         let cpu = if mode & bits::CPU != 0 {
             clock::thread_cpu_ns()
@@ -518,8 +753,10 @@ impl ThreadData {
             // SAFETY: owner thread (caller contract).
             return unsafe { self.exit_mismatch(token, size, mode, wall, cpu) };
         }
-        // SAFETY: `cur` is this thread's top node.
-        unsafe { self.close(cur, size, mode, wall, cpu) };
+        // SAFETY: `token` is this thread's top node. (Closing `token`
+        // rather than `cur`: the new top then comes from the token's parent,
+        // which does not wait for the load of `current`.)
+        unsafe { self.close(token, size, mode, wall, cpu) };
     }
 
     #[inline(always)]
@@ -589,12 +826,14 @@ impl ThreadData {
         // SAFETY: owner thread; no other reference into `local` is live.
         let local = unsafe { &mut *self.local.get() };
         // SAFETY: `cur` is a node of this arena.
-        let (cur_index, cur_depth) = unsafe { ((*cur).index, (*cur).depth) };
+        let (cur_index, cur_tag) = unsafe { ((*cur).index, (*cur).tag) };
         let key = ((cur_index as u64) << 32) | id as u64;
         let node = match local.map.get(key) {
             Some(n) => n,
             None => {
-                let n = self.arena.push(cur, site, cur_depth + 1);
+                let n = self
+                    .arena
+                    .push(cur, site, Node::child_tag(cur_tag, self.tid));
                 // SAFETY: `n` was just published in this arena.
                 self.rows.ensure(unsafe { (*n).index });
                 local.map.insert(key, n);
@@ -605,6 +844,19 @@ impl ThreadData {
         if i >= local.by_site.len() {
             let new_len = (i + 1).next_power_of_two().max(64);
             local.by_site.resize(new_len, &SENTINEL);
+            // Stored, then the mode checked again: a concurrent
+            // `add_mode_bits` either sees this length and clears it, or is
+            // seen here (both sides are sequentially consistent).
+            let slow = |m: u32| m & bits::SYSCALL_CLOCKS != 0;
+            let fast = if slow(self.mode.load(Ordering::SeqCst)) {
+                0
+            } else {
+                new_len
+            };
+            self.fast_len.store(fast, Ordering::SeqCst);
+            if slow(self.mode.load(Ordering::SeqCst)) {
+                self.fast_len.store(0, Ordering::SeqCst);
+            }
         }
         local.by_site[i] = node;
         node
@@ -672,14 +924,12 @@ impl ThreadData {
                 0
             } else {
                 // SAFETY: `top` is a node of this arena.
-                unsafe { super::handle::encode64(self.tid, (*top).depth, (*top).index) }
+                unsafe { (*top).handle64() }
             };
             // A Rust token is shown in the handle encoding, like foreign handles.
             let presented = presented.unwrap_or_else(|| {
                 // SAFETY: `t` was found on this thread's stack.
-                target.map_or(0, |t| unsafe {
-                    super::handle::encode64(self.tid, (*t).depth, (*t).index)
-                })
+                target.map_or(0, |t| unsafe { (*t).handle64() })
             });
             mismatch::report(&Mismatch {
                 tid: self.tid,
@@ -707,16 +957,16 @@ impl ThreadData {
     #[inline(always)]
     pub(crate) fn top_handle64(&self, node: *const Node) -> u64 {
         // SAFETY: `node` is a node of this arena (just entered).
-        unsafe { super::handle::encode64(self.tid, (*node).depth, (*node).index) }
+        unsafe { (*node).handle64() }
     }
 
     /// The handle of node `n` of this thread (64-bit when `wide`).
     #[inline(always)]
     fn handle_of(&self, n: &Node, wide: bool) -> u64 {
         if wide {
-            self.tid_bits | ((n.depth as u64 & 0xFFFF) << 32) | n.index as u64
+            n.handle64()
         } else {
-            super::handle::encode32(n.depth, n.index) as u64
+            n.handle32() as u64
         }
     }
 
@@ -746,18 +996,20 @@ impl ThreadData {
     /// full path is needed (first call under this parent, slow clocks).
     ///
     /// # Safety
-    /// As [`ThreadData::enter`].
+    /// As [`ThreadData::enter`]; `mode` is this tree's mode (`self.mode`).
     #[inline(always)]
     pub(crate) unsafe fn enter_handle_fast(&self, id: u32, mode: u32, wide: bool) -> Option<u64> {
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: owner-thread access to `local` (caller contract).
-        let by_site = unsafe { &(*self.local.get()).by_site };
-        let cand = match by_site.get(id as usize) {
-            Some(&n) => n,
-            None => &SENTINEL,
-        };
+        let local = unsafe { &*self.local.get() };
+        // (`fast_len` is 0 when the mode reads a clock through a call.)
+        if id as usize >= self.fast_len.load(Ordering::Relaxed) {
+            return None;
+        }
+        // SAFETY: `id < fast_len <= by_site.len()`.
+        let cand = unsafe { *local.by_site.get_unchecked(id as usize) };
         // SAFETY: `cand` is the sentinel or a node of this arena.
-        if unsafe { (*cand).parent } != cur || mode & bits::SYSCALL_CLOCKS != 0 {
+        if unsafe { (*cand).parent } != cur {
             return None;
         }
         // SAFETY: `cand` is a node of this arena.
@@ -783,7 +1035,8 @@ impl ThreadData {
     /// Fast exit for a foreign handle: closes the top activation if the
     /// handle designates it and returns true; returns false (having changed
     /// nothing) otherwise. Only for modes without slow clocks or strict
-    /// regions.
+    /// regions, and a non-zero handle (the root's handle is 0, so the root
+    /// never matches).
     ///
     /// # Safety
     /// Owner thread only.
@@ -803,7 +1056,7 @@ impl ThreadData {
         let top = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: the top of the stack (possibly the root) is a node of this arena.
         let n = unsafe { &*top };
-        if handle != self.handle_of(n, wide) || top == self.root {
+        if handle != self.handle_of(n, wide) {
             return false;
         }
         // SAFETY: `top` is this thread's top node.
@@ -827,15 +1080,16 @@ impl ThreadData {
         exit_site: Option<&'static Site>,
         strict: bool,
     ) {
-        let tid = self.tid;
         let is_target = move |p: *const Node| {
             // SAFETY: only called with nodes of this thread's stack.
-            let (d, i) = unsafe { ((*p).depth, (*p).index) };
-            if wide {
-                super::handle::matches64(handle, tid, d, i)
-            } else {
-                super::handle::matches32(handle as u32, d, i)
-            }
+            let n = unsafe { &*p };
+            // (The root's handles are 0, which never matches.)
+            handle != 0
+                && if wide {
+                    handle == n.handle64()
+                } else {
+                    handle as u32 == n.handle32()
+                }
         };
         let top = self.current.load(Ordering::Relaxed) as *const Node;
         let same_routine = |p: *const Node| match exit_site {
@@ -887,6 +1141,7 @@ impl ThreadData {
             + self.rows.allocated_bytes()
             + local.by_site.capacity() * size_of::<*const Node>()
             + local.map.bytes()
+            + local.spans.bytes()
     }
 }
 
@@ -962,7 +1217,7 @@ fn gettid() -> i32 {
 
 /// The process id, kept (a system call each time otherwise); reset in a
 /// `fork` child.
-static PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static PID: AtomicI32 = AtomicI32::new(0);
 
 /// Whether the thread `unix_tid` is the process's main thread (its id is
 /// the process id).
@@ -1000,12 +1255,18 @@ pub(crate) fn register_current_as(
     let unix_tid = gettid();
     let tid = choose_tid(unix_tid, reserved);
     let layout = crate::metrics::layout();
-    let stampers = if mode & bits::METRICS != 0 {
-        layout.stampers()
+    // Every thread gets the stampers of the installed stamped metrics, even
+    // while the METRICS bit is clear: a watch point set later turns them
+    // on by setting the bit (`metrics::watch`).
+    let stampers = if layout.stamped {
+        layout.stampers(tid)
     } else {
         Vec::new()
     };
     let boxed = ThreadData::with_metrics(tid, unix_tid, start_wall, layout.width, stampers);
+    boxed
+        .mode
+        .store(mode | ADDED_BITS.load(Ordering::SeqCst), Ordering::SeqCst);
     let td: &'static ThreadData = Box::leak(boxed);
     let mut head = HEAD.load(Ordering::Acquire);
     loop {
@@ -1020,6 +1281,13 @@ pub(crate) fn register_current_as(
             Err(h) => head = h,
         }
     }
+    // Bits added while this tree was being registered: either
+    // `add_mode_bits` found it in the list, or they are seen here.
+    std::sync::atomic::fence(Ordering::SeqCst);
+    let added = ADDED_BITS.load(Ordering::SeqCst);
+    if added & !td.mode() != 0 {
+        td.gain_mode_bits(added);
+    }
     super::tls::set(td as *const ThreadData as *const ());
     let hook = ON_NEW_THREAD.load(Ordering::Acquire);
     if !hook.is_null() {
@@ -1031,6 +1299,18 @@ pub(crate) fn register_current_as(
 }
 
 static ON_NEW_THREAD: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
+
+/// Mode bits added after start-up (see [`add_mode_bits`]).
+static ADDED_BITS: AtomicU32 = AtomicU32::new(0);
+
+/// Adds `bits_added` to the mode of every thread's tree, present and future
+/// (the caller has added them to `setup::MODE`, which the enters read):
+/// `METRICS` when the first watch point is set. Modes only gain bits.
+pub(crate) fn add_mode_bits(bits_added: u32) {
+    ADDED_BITS.fetch_or(bits_added, Ordering::SeqCst);
+    std::sync::atomic::fence(Ordering::SeqCst);
+    for_each_thread(|td| td.gain_mode_bits(bits_added));
+}
 
 /// Installs the function called on each thread right after its tree is
 /// registered (at its first instrumented call): per-thread set-up of other
@@ -1138,7 +1418,7 @@ mod tests {
         for i in 1..=10_000 {
             let n = node(&td, i);
             assert_eq!(n.calls.load(Ordering::Relaxed), 1);
-            assert_eq!(n.depth, i);
+            assert_eq!(n.depth16(), i);
             let w = n.wall_incl.load(Ordering::Relaxed);
             assert!(
                 w <= prev,
@@ -1231,7 +1511,8 @@ mod tests {
             assert_eq!(td.current(), td.root);
             // 32-bit handles.
             let a = td.enter(&S1, S1.id(), ON);
-            let h32 = crate::tree::handle::encode32((*a).depth, (*a).index);
+            let h32 = (*a).handle32();
+            assert_eq!(h32, crate::tree::handle::encode32(1, (*a).index));
             td.exit_handle(h32 as u64 ^ 1, false, 0, ON, None, false);
             assert_eq!(td.current(), a);
             td.exit_handle(h32 as u64, false, 0, ON, None, false);
@@ -1251,6 +1532,57 @@ mod tests {
             td.exit_handle(other, true, 0, ON, None, false);
             assert_eq!(td.current(), a);
         }
+    }
+
+    #[test]
+    fn span_activations_deep_out_of_order_and_resumed() {
+        use crate::tree::spans::{CAP, SpanState};
+        static SPAN_SITES: [Site; 3] = [const { Site::new("t::span", file!(), line!()) }; 3];
+        static STATES: [SpanState; 2 * CAP + 8] = [const { SpanState::new() }; 2 * CAP + 8];
+        let td = ThreadData::new(1, 0, 0);
+        let mode = ON | WALL;
+        let n = STATES.len();
+        for (i, st) in STATES.iter().enumerate() {
+            st.id.store(100 + i as u64, Ordering::Relaxed);
+        }
+        // SAFETY: private instance.
+        unsafe {
+            // Deeper than the inline stack, left in order.
+            for (i, st) in STATES.iter().enumerate() {
+                td.enter_span(&SPAN_SITES[i % 3], 100 + i as u64, st, mode);
+            }
+            for i in (0..n).rev() {
+                td.exit_span(100 + i as u64, mode);
+            }
+            assert_eq!(td.current(), td.root);
+            for st in &STATES {
+                assert!(st.last_exit().is_some_and(|s| s > 0), "stamped");
+            }
+            // Out of order: leaving the outer one closes the inner one;
+            // the inner one's later exit is ignored.
+            for st in &STATES[..2] {
+                st.stamp.store(0, Ordering::Relaxed);
+            }
+            td.enter_span(&SPAN_SITES[0], 100, &STATES[0], mode);
+            td.enter_span(&SPAN_SITES[1], 101, &STATES[1], mode);
+            td.exit_span(100, mode);
+            assert_eq!(td.current(), td.root);
+            td.exit_span(101, mode);
+            assert_eq!(td.current(), td.root);
+            // An exit of a span never entered here does nothing.
+            td.exit_span(999, mode);
+            // Entered again after an exit: a resumption, not a call.
+            let calls = |i: u32| node(&td, i).calls.load(Ordering::Relaxed);
+            let before = calls(1);
+            td.enter_span(&SPAN_SITES[0], 100, &STATES[0], mode);
+            td.exit_span(100, mode);
+            assert_eq!(calls(1), before, "resumed, not counted");
+            let r = td.resumed.get(1).unwrap();
+            assert_eq!(r.resumes.load(Ordering::Relaxed), 1);
+        }
+        // SAFETY: private instance, no other reference into `local`.
+        let spans = unsafe { &(*td.local.get()).spans };
+        assert_eq!(spans.len, 0);
     }
 
     #[test]

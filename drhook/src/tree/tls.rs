@@ -79,10 +79,33 @@ mod imp {
         p
     }
 
+    /// The calling thread's value: on x86-64 the initial-exec load proper
+    /// (offset from the GOT, then one `fs:`-relative load: two
+    /// instructions, which the linker turns into an immediate and a load
+    /// in an executable).
     #[inline(always)]
     pub fn get() -> *const () {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let v: *const ();
+            // SAFETY: reads this thread's TLS slot (initial-exec: offset from
+            // the GOT, load relative to the thread pointer); no other memory
+            // but the GOT entry.
+            unsafe {
+                std::arch::asm!(
+                    concat!("mov {v}, qword ptr [rip + ", slot_symbol!(), "@GOTTPOFF]"),
+                    "mov {v}, qword ptr fs:[{v}]",
+                    v = out(reg) v,
+                    options(pure, readonly, nostack, preserves_flags),
+                );
+            }
+            v
+        }
+        #[cfg(not(target_arch = "x86_64"))]
         // SAFETY: the slot is this thread's own, always 8-byte aligned.
-        unsafe { slot().read() }
+        unsafe {
+            slot().read()
+        }
     }
 
     #[inline(always)]

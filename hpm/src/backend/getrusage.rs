@@ -65,7 +65,8 @@ impl Rusage {
         Some(Rusage::from_raw(&ru))
     }
 
-    fn from_raw(ru: &libc::rusage) -> Rusage {
+    /// Converts a raw `struct rusage` (from `getrusage` or `wait4`).
+    pub fn from_raw(ru: &libc::rusage) -> Rusage {
         let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
         Rusage {
             user_time_s: secs(ru.ru_utime),

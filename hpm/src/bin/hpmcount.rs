@@ -270,9 +270,14 @@ fn main() -> ExitCode {
     notices.extend(w);
     let backend: Arc<dyn CounterBackend> = Arc::new(PerfBackend::without_rdpmc());
     let plan = CountingPlan::build(&selection, backend, Scope::ProcessTree, &cpu);
-    notices.extend(plan.notice.iter().cloned());
     for n in &notices {
         notice(n);
+    }
+    // The fallback notice: one line here, the reason and remedy once, in
+    // the report.
+    if let Some(n) = &plan.notice {
+        notice(&hpm::counting_plan::notice_headline(n));
+        notices.push(n.clone());
     }
 
     let started = LocalDateTime::now();

@@ -166,7 +166,39 @@ pub fn mpi_rank_from(lookup: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
 impl EnvConfig {
     /// Reads the process environment (the only place that does).
     pub fn from_env() -> (EnvConfig, Vec<ConfigWarning>) {
-        EnvConfig::from_lookup(&|name| std::env::var(name).ok())
+        EnvConfig::from_os_lookup(&|name| std::env::var_os(name))
+    }
+
+    /// As [`EnvConfig::from_lookup`], from raw values (the environment is
+    /// bytes): a value that is not valid UTF-8 keeps its valid parts, each
+    /// invalid sequence read as U+FFFD, and one warning names the variable.
+    pub fn from_os_lookup(
+        lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> (EnvConfig, Vec<ConfigWarning>) {
+        let bad: std::cell::RefCell<Vec<String>> = std::cell::RefCell::new(Vec::new());
+        let text = |name: &str| -> Option<String> {
+            match lookup(name)?.into_string() {
+                Ok(v) => Some(v),
+                Err(raw) => {
+                    if !bad.borrow().iter().any(|b| b == name) {
+                        bad.borrow_mut().push(name.to_string());
+                    }
+                    Some(raw.to_string_lossy().into_owned())
+                }
+            }
+        };
+        let (cfg, mut w) = EnvConfig::from_lookup(&text);
+        let encoding: Vec<ConfigWarning> = bad
+            .into_inner()
+            .into_iter()
+            .map(|name| {
+                ConfigWarning(format!(
+                    "{name} is not valid UTF-8: its invalid bytes are read as U+FFFD (\u{fffd}), the rest is kept"
+                ))
+            })
+            .collect();
+        w.splice(0..0, encoding);
+        (cfg, w)
     }
 
     /// Parses the configuration from any variable lookup.
@@ -479,5 +511,34 @@ mod tests {
         assert_eq!(c.mpi_rank, Some(12));
         let (c, _) = cfg(&[("PMIX_RANK", "x"), ("SLURM_PROCID", "4")]);
         assert_eq!(c.mpi_rank, Some(4));
+    }
+
+    #[test]
+    fn non_utf8_values_keep_their_valid_parts_and_warn_once() {
+        use std::os::unix::ffi::OsStringExt;
+        let (cfg, w) = EnvConfig::from_os_lookup(&|k| match k {
+            "HPM_EVENT_SET" => Some(std::ffi::OsString::from_vec(b"cycles,\xff".to_vec())),
+            "HPM_NUM_INST_PTS" => Some(std::ffi::OsString::from_vec(b"\xfe".to_vec())),
+            _ => None,
+        });
+        assert_eq!(cfg.event_set.as_deref(), Some("cycles,\u{fffd}"));
+        assert_eq!(cfg.num_inst_pts, DEFAULT_NUM_INST_PTS);
+        let text: Vec<&str> = w.iter().map(|w| w.0.as_str()).collect();
+        assert_eq!(
+            text.iter()
+                .filter(|t| t.contains("is not valid UTF-8"))
+                .count(),
+            2,
+            "{text:?}"
+        );
+        assert!(
+            text[0].starts_with("HPM_EVENT_SET is not valid UTF-8"),
+            "{text:?}"
+        );
+        assert!(
+            text.iter()
+                .any(|t| t.contains("HPM_NUM_INST_PTS='\u{fffd}' is not a positive integer")),
+            "{text:?}"
+        );
     }
 }

@@ -224,6 +224,14 @@ pub fn fallback_notice(failures: &[OpenError], cpu: &CpuInfo, instead: Option<&s
     msg
 }
 
+/// The one line printed on stderr for a fallback notice made by
+/// [`fallback_notice`]: what cannot be counted, and where to read why (the
+/// report carries the whole notice, once).
+pub fn notice_headline(notice: &str) -> String {
+    let head = notice.split(": ").next().unwrap_or(notice);
+    format!("{head}; the reason and the remedy are in the report")
+}
+
 impl CountingPlan {
     /// Probes `selection` on `backend` and falls back as needed. Never fails.
     pub fn build(

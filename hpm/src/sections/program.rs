@@ -11,7 +11,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
 use crate::backend::clock::Clock;
-use crate::backend::getrusage::{Rusage, RusageWho};
+use crate::backend::getrusage::Rusage;
 use crate::backend::{CounterGroup, OpenError};
 use crate::counting::plan::CountingPlan;
 use crate::counting::thread::{Accumulator, Snapshot};
@@ -24,7 +24,7 @@ pub struct ProgramRun {
     pub exit: ExitInfo,
     /// Counter values, wall and user time of the run.
     pub measurement: Measurement,
-    /// `getrusage(RUSAGE_CHILDREN)` after the wait.
+    /// The program's own resource usage (`wait4`).
     pub rusage: Option<Rusage>,
     /// Groups that could not be opened (their values are missing).
     pub open_errors: Vec<OpenError>,
@@ -87,6 +87,32 @@ impl Drop for IgnoreInterrupts {
     }
 }
 
+/// Waits for `child` with `wait4`, returning its status and its own
+/// resource usage (with that of its waited-for descendants, as the kernel
+/// accounts them). Falls back to `wait` (and no usage) if `wait4` fails.
+fn wait_with_usage(
+    child: &mut std::process::Child,
+) -> (std::io::Result<std::process::ExitStatus>, Option<Rusage>) {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: plain old data; all-zero bytes are a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waits for our own child; valid pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            return (
+                Ok(std::process::ExitStatus::from_raw(status)),
+                Some(Rusage::from_raw(&ru)),
+            );
+        }
+        if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return (child.wait(), None);
+    }
+}
+
 /// Runs `program args` with stdin/stdout/stderr inherited and counts it
 /// with `plan` (whose scope must be [`crate::Scope::ProcessTree`]).
 pub fn run_counted(
@@ -118,9 +144,12 @@ pub fn run_counted(
             });
         }
     };
-    let status = {
+    // wait4 gives this child's own resource usage: RUSAGE_CHILDREN would
+    // also hold whatever this process's image inherited (run through
+    // `cargo run`, which execs us, it holds cargo's compilers).
+    let (status, own_usage) = {
         let _quiet = IgnoreInterrupts::new();
-        child.wait()
+        wait_with_usage(&mut child)
     };
     let t1 = clock.now_ns();
     for g in groups.iter_mut().flatten() {
@@ -140,7 +169,7 @@ pub fn run_counted(
     let mut acc = Accumulator::new(layout);
     acc.add(layout, &before, &after);
     let mut measurement = Measurement::from_accumulator(layout, &acc);
-    let rusage = Rusage::read(RusageWho::Children);
+    let rusage = own_usage;
     if let Some(ru) = &rusage {
         measurement.user_s = Some(ru.user_time_s);
     }
