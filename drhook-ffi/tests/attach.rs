@@ -763,6 +763,68 @@ fn a_rust_drhook_binary_has_one_engine() {
     );
 }
 
+#[test]
+fn library_wrappers_join_the_preload_engine() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let libdir = shared_lib().parent().unwrap().display().to_string();
+    gcc(
+        d.path(),
+        "libdrhook-wrap-mycos.so",
+        &[
+            "-shared",
+            "-fPIC",
+            &format!("-I{}", include_dir().display()),
+            &attach_prog("mycos_wrapper.c").display().to_string(),
+            &format!("-L{libdir}"),
+            &format!("-Wl,-rpath,{libdir}"),
+            "-ldrhook",
+            "-ldl",
+        ],
+    );
+    gcc(
+        d.path(),
+        "calls_cos",
+        &[&attach_prog("calls_cos.c").display().to_string(), "-lm"],
+    );
+    let dir = d.path().display().to_string();
+    let r = drhook_run(
+        d.path(),
+        &["--wrap", "mycos"],
+        "./calls_cos",
+        &[],
+        &[("DRHOOK_WRAP_PATH", &dir)],
+    );
+    ok(&r);
+    assert_eq!(profiles(d.path()), vec!["drhook.prof.1".to_string()]);
+    let p = parse(d.path(), "drhook.prof.1");
+    assert_eq!(p.row("main", 1).calls, 1);
+    assert_eq!(p.row("WRAP:cos", 1).calls, 5, "{:#?}", p.rows);
+    // DR_HOOK_WRAP does the same; an unknown name is an error naming it.
+    let r = drhook_run(
+        d.path(),
+        &["--dry-run"],
+        "true",
+        &[],
+        &[("DR_HOOK_WRAP", "mycos"), ("DRHOOK_WRAP_PATH", &dir)],
+    );
+    ok(&r);
+    assert!(
+        r.stdout()
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("libdrhook-wrap-mycos.so"),
+        "{}",
+        r.stdout()
+    );
+    let r = drhook_run(d.path(), &["--wrap", "nosuch"], "true", &[], &[]);
+    assert_eq!(r.output.status.code(), Some(2));
+    assert!(r.stderr().contains("no wrapper `nosuch`"), "{}", r.stderr());
+}
+
 // --- the static program ---------------------------------------------------------
 
 #[test]

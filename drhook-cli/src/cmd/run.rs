@@ -6,7 +6,9 @@
 //! it — is the command's.
 //!
 //! Unless set, `DR_HOOK=1`, `DR_HOOK_OPT=prof` and `DR_HOOK_TRAPFPE=0` (an
-//! unmodified program does not expect floating-point traps).
+//! unmodified program does not expect floating-point traps). Library
+//! wrappers made by `drhook wrap` (`--wrap`, `DR_HOOK_WRAP`) follow the
+//! preload library in `LD_PRELOAD`: their calls bind to its engine.
 //!
 //! The library is found, in this order: `--preload`, `$DRHOOK_PRELOAD_LIB`,
 //! next to this executable (`target/release/`), in `../lib/` from it (an
@@ -53,6 +55,12 @@ pub struct Args {
     /// Any DR_HOOK* or DRHOOK_* variable, NAME=VALUE (repeatable).
     #[arg(short = 'e', long = "env", value_name = "NAME=VALUE")]
     pub env: Vec<String>,
+    /// Library wrappers made by `drhook wrap` to preload too, by name
+    /// (`netcdf,fftw3`; default $DR_HOOK_WRAP), looked up in
+    /// $DRHOOK_WRAP_PATH then through pkg-config; they join the preload
+    /// library's engine.
+    #[arg(long, value_name = "NAMES")]
+    pub wrap: Option<String>,
     /// The preload library (default: $DRHOOK_PRELOAD_LIB, else next to this
     /// executable or in ../lib from it).
     #[arg(long, value_name = "FILE")]
@@ -158,7 +166,18 @@ pub fn variables(
 pub fn run(a: &Args, _g: &Global) -> Result<u8> {
     let lib = find_preload(a.preload.as_deref())?;
     let vars = variables(a, &|k| std::env::var(k).ok())?;
-    let preload = preload_value(std::env::var("LD_PRELOAD").ok().as_deref(), &lib);
+    let mut preload = preload_value(std::env::var("LD_PRELOAD").ok().as_deref(), &lib);
+    let wrap = a
+        .wrap
+        .clone()
+        .or_else(|| std::env::var("DR_HOOK_WRAP").ok())
+        .filter(|w| !w.trim().is_empty());
+    if let Some(names) = wrap {
+        let dirs =
+            crate::wrap::locate::wrap_path(std::env::var("DRHOOK_WRAP_PATH").ok().as_deref());
+        let libs = crate::wrap::locate::find_wrappers(&names, &dirs).map_err(Error::msg)?;
+        preload = crate::wrap::locate::ld_preload(Some(&preload), &libs);
+    }
     let (program, args) = a.command.split_first().expect("clap: required");
     if a.dry_run {
         println!("LD_PRELOAD={preload}");
