@@ -60,9 +60,36 @@ pub struct Options {
     /// `trace`, `timeline`: record every enter and exit and write a
     /// Chrome/Perfetto trace (`drhook.trace.N.json`). Project extension.
     pub trace: bool,
+    /// Memory statistics per routine (`mem`, `heap`, `stack`, `rss`,
+    /// `paging`, `memprof`, `all`): which of them are on.
+    pub mem: MemOptions,
     /// Canonical names of the tokens recognised, in the order given
     /// (echoed at start-up as `DR_HOOK_OPT="WALLPROF,CALLPATH"`).
     pub canonical: Vec<&'static str>,
+}
+
+/// The memory statistics asked for (`DR_HOOK_OPT` memory tokens).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct MemOptions {
+    /// `heap`, `hwm`: the heap high-water mark per routine (and the
+    /// allocation counts behind it).
+    pub heap: bool,
+    /// `stack`, `stk`: the deepest stack reached per routine.
+    pub stack: bool,
+    /// `rss`: the resident set size (process-wide, at coarse points).
+    pub rss: bool,
+    /// `paging`, `pag`: page faults (process-wide, at coarse points).
+    pub paging: bool,
+    /// `memprof`: the memory profile `<profile>-mem`.
+    pub memprof: bool,
+}
+
+impl MemOptions {
+    /// Whether any memory statistic is on (the per-routine memory metric
+    /// is installed).
+    pub fn any(&self) -> bool {
+        self.heap || self.stack || self.rss || self.paging || self.memprof
+    }
 }
 
 /// A problem found while parsing an environment value.
@@ -107,10 +134,6 @@ pub const TOKENS: &[(&[&str], &str)] = &[
     (&["TRACE", "TIMELINE"], "TRACE"),
 ];
 
-/// Tokens that are accepted but whose feature is not implemented yet.
-pub const NOT_IMPLEMENTED: &[&str] =
-    &["ALL", "MEMORY", "HEAP", "STACK", "RSS", "PAGING", "MEMPROF"];
-
 /// Separators of list-valued variables (as in the reference: `", \t/"`).
 pub fn split_list(value: &str) -> impl Iterator<Item = &str> {
     value.split([',', ' ', '\t', '/']).filter(|t| !t.is_empty())
@@ -125,8 +148,8 @@ fn canonical_of(token: &str) -> Option<&'static str> {
 }
 
 impl Options {
-    /// Parses a `DR_HOOK_OPT` value. Unknown tokens and tokens whose feature
-    /// is not implemented yet produce one warning each; parsing never fails.
+    /// Parses a `DR_HOOK_OPT` value. Unknown tokens produce a warning;
+    /// parsing never fails.
     pub fn parse(value: &str) -> (Options, Vec<Warning>) {
         let mut o = Options::default();
         let mut warnings = Vec::new();
@@ -176,10 +199,41 @@ impl Options {
                     o.walltime = true;
                     o.cputime = true;
                     o.calls = true;
-                    warnings.push(not_implemented(
-                        token,
-                        "its wall/CPU times and call counts are on; its memory parts (heap, stack, rss, paging) are not collected",
-                    ));
+                    o.mem.heap = true;
+                    o.mem.stack = true;
+                    o.mem.rss = true;
+                    o.mem.paging = true;
+                }
+                "MEMORY" => {
+                    o.mem.heap = true;
+                    o.mem.stack = true;
+                    o.mem.rss = true;
+                    o.calls = true;
+                }
+                "HEAP" => {
+                    o.mem.heap = true;
+                    o.calls = true;
+                }
+                "STACK" => {
+                    o.mem.stack = true;
+                    o.calls = true;
+                }
+                "RSS" => {
+                    o.mem.rss = true;
+                    o.calls = true;
+                }
+                "PAGING" => {
+                    o.mem.paging = true;
+                    o.calls = true;
+                }
+                "MEMPROF" => {
+                    // Not `paging`: it costs two system calls per enter
+                    // and exit (`memprof,paging` asks for them).
+                    o.mem.heap = true;
+                    o.mem.stack = true;
+                    o.mem.rss = true;
+                    o.mem.memprof = true;
+                    o.calls = true;
                 }
                 "HPMPROF" | "COUNTERS" => {
                     o.set_wallprof();
@@ -187,10 +241,7 @@ impl Options {
                 }
                 "JSON" => o.json = true,
                 "TRACE" => o.trace = true,
-                _ => warnings.push(not_implemented(
-                    token,
-                    "memory statistics per routine are not collected",
-                )),
+                _ => {}
             }
         }
         if !unknown.is_empty() {
@@ -231,12 +282,6 @@ impl Options {
     pub fn echo(&self) -> String {
         self.canonical.join(",")
     }
-}
-
-fn not_implemented(token: &str, what: &str) -> Warning {
-    Warning(format!(
-        "Warning - DR_HOOK_OPT=\"{token}\" accepted, not implemented yet: {what}"
-    ))
 }
 
 #[cfg(test)]
@@ -310,12 +355,11 @@ mod tests {
         assert_eq!(w[0].0, "Warning - no match for DR_HOOK_OPT=\"BOGUS\"");
         assert!(w[1].0.contains("WALLPROF") && w[1].0.contains("CPUPROF"));
         // All unknown tokens in one line, as given (repeats kept), before
-        // the not-implemented notices.
+        // any other warning.
         let (o, w) = Options::parse("foo/heap, Bar\tfoo");
         assert_eq!(o.echo(), "HEAP");
         assert_eq!(w[0].0, "Warning - no match for DR_HOOK_OPT=\"FOO,BAR,FOO\"");
-        assert!(w[2].0.contains("accepted, not implemented yet"));
-        assert_eq!(w.len(), 3);
+        assert_eq!(w.len(), 2, "heap is implemented: {w:?}");
         // Only unknown tokens: nothing to echo.
         let (o, w) = Options::parse("x");
         assert_eq!(o.echo(), "");
@@ -326,21 +370,24 @@ mod tests {
     }
 
     #[test]
-    fn pending_tokens_warn_once_each() {
-        let (o, w) = Options::parse("heap,rss,memprof,hpm");
-        assert_eq!(w.len(), 3, "hpm is implemented: {w:?}");
-        assert!(o.counters);
+    fn memory_tokens_switch_their_statistics_on() {
+        let (o, w) = Options::parse("heap,rss,hpm");
+        assert!(w.is_empty(), "{w:?}");
+        assert!(o.counters && o.mem.heap && o.mem.rss && !o.mem.stack && !o.mem.memprof);
         for syn in ["hpmprof", "MFLOPS", "counters"] {
             assert!(Options::parse(syn).0.counters, "{syn}");
         }
-        assert!(
-            w.iter()
-                .all(|w| w.0.contains("accepted, not implemented yet"))
-        );
         assert_eq!(o.profile, Some(ProfileKind::Wall), "hpm implies wallprof");
+        let (o, w) = Options::parse("memprof");
+        assert!(w.is_empty() && o.mem.memprof && o.mem.heap && o.mem.stack && o.calls);
+        assert_eq!(o.profile, None, "memprof alone writes only the -mem file");
+        let (o, _) = Options::parse("mem");
+        assert!(o.mem.heap && o.mem.stack && o.mem.rss && !o.mem.paging && !o.mem.memprof);
         let (o, w) = Options::parse("all");
-        assert_eq!(w.len(), 1);
+        assert!(w.is_empty(), "{w:?}");
         assert!(o.walltime && o.cputime && o.calls && o.profile.is_none());
+        assert!(o.mem.any() && !o.mem.memprof);
+        assert!(!Options::parse("prof").0.mem.any());
     }
 
     #[test]
@@ -384,9 +431,6 @@ mod tests {
                 assert_eq!(canonical_of(s), Some(*canon));
                 assert_eq!(canonical_of(&s.to_lowercase()), Some(*canon));
             }
-        }
-        for t in NOT_IMPLEMENTED {
-            assert!(TOKENS.iter().any(|(_, c)| c == t));
         }
     }
 }

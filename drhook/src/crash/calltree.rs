@@ -180,6 +180,22 @@ pub(crate) fn write_tree(
                 .str(",st=")
                 .u64(st as u64);
         }
+        // Memory fields come before the times, as in the reference's lines.
+        let row = td.rows.get(n.index);
+        let layout = crate::metrics::layout();
+        let memory_first = |first: bool, line: &mut LineBuf| {
+            if let Some(row) = row {
+                for m in layout
+                    .metrics
+                    .iter()
+                    .filter(|m| (m.metric.name() == "memory") == first)
+                {
+                    m.metric
+                        .calltree_fields(&row[m.offset..m.offset + m.len], line);
+                }
+            }
+        };
+        memory_first(true, &mut line);
         if o.wall {
             let total = open_wall(n);
             line.str(",wall=")
@@ -196,12 +212,7 @@ pub(crate) fn write_tree(
                 .fixed3(total.saturating_sub(s.child_cpu[k]) as f64 * 1e-9)
                 .str("s");
         }
-        if let Some(row) = td.rows.get(n.index) {
-            for m in &crate::metrics::layout().metrics {
-                m.metric
-                    .calltree_fields(&row[m.offset..m.offset + m.len], &mut line);
-            }
-        }
+        memory_first(false, &mut line);
         sink(&mut line);
     }
 }

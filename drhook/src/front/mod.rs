@@ -1,7 +1,9 @@
 //! The front doors of Rust code: RAII guards (`#[drhook]`, `scope!`),
 //! instrumented futures (`#[drhook]` on `async fn`), configuration from code
-//! (`Settings`), and the `tracing` Layer with its span table.
+//! (`Settings`), the `tracing` Layer with its span table, and the
+//! allocation events of the memory profile (`Alloc`).
 
+pub(crate) mod alloc;
 pub(crate) mod guard;
 pub mod instrumented;
 #[cfg(feature = "tracing")]

@@ -28,6 +28,10 @@
 //!
 //! Metrics:
 //! * `counters` — hardware or software counters per routine (`hpmprof`).
+//! * `mem` — memory per routine (`memprof`, `heap`, `stack`, ...): bytes
+//!   and counts allocated and freed, leaked bytes, heap and stack
+//!   high-water marks; events from the allocator wrappers
+//!   (`front::alloc`), levels stamped at enter and exit.
 //! * `watch` — watch points checked at every enter and exit; installed
 //!   whenever Dr.Hook is on but stamped only once a watch point is set
 //!   (the `METRICS` bit is set then; see `watch.rs`).
@@ -41,6 +45,7 @@ use std::sync::atomic::AtomicU64;
 use crate::sys::linebuf::LineBuf;
 
 pub(crate) mod counters;
+pub(crate) mod mem;
 pub(crate) mod trace;
 pub(crate) mod watch;
 
@@ -54,18 +59,10 @@ pub(crate) enum Agg {
     /// Added by events while the node is the top of its thread's stack
     /// (bytes allocated, bytes written). Self = value; a row's total = Σ
     /// over the subtrees of its outermost nodes.
-    #[allow(
-        dead_code,
-        reason = "for event metrics (memory, I/O); tested in profile::compute"
-    )]
     Event,
     /// A level observed while the node was active (a high-water mark).
     /// Self = value; total = the maximum over the subtree; rows take the
     /// maximum of their nodes.
-    #[allow(
-        dead_code,
-        reason = "for event metrics (memory high-water marks); tested in profile::compute"
-    )]
     Peak,
     /// Working storage (an entry stamp): not reported.
     Scratch,

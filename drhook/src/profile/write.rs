@@ -326,7 +326,17 @@ fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
             }
         },
         |header, summary| {
-            let r = write_collected(path, header, summary, silent);
+            let what = What {
+                prof: e.config.options.profile.is_some(),
+                mem_at: e
+                    .config
+                    .options
+                    .mem
+                    .memprof
+                    .then(|| crate::metrics::layout().find("memory").map(|m| m.offset))
+                    .flatten(),
+            };
+            let r = write_collected(path, header, summary, silent, what);
             if let Some(j) = json.borrow_mut().take() {
                 j.finish(header, summary, silent);
             }
@@ -435,13 +445,35 @@ impl JsonOut {
 /// Writes the collected profile (and its counters CSV) to `path`; says so
 /// on stderr (with the header block on task 1) unless `silent`. Errors are
 /// printed either way.
+/// Which files a write makes.
+#[derive(Clone, Copy)]
+struct What {
+    /// The profile itself (a profile token was given).
+    prof: bool,
+    /// The memory profile `<profile>-mem` (`memprof`), from the memory
+    /// words at this offset.
+    mem_at: Option<usize>,
+}
+
 fn write_collected(
     path: PathBuf,
     header: &Header,
     summary: &Summary<'_>,
     silent: bool,
+    what: What,
 ) -> Result<Option<PathBuf>, ProfileError> {
     let f = "write_profile";
+    if !silent && what.mem_at.is_some() {
+        crate::diag!(
+            f,
+            "Writing memory-profiling information of proc#{} into file '{}-mem'",
+            header.myproc,
+            path.display()
+        );
+    }
+    if !what.prof {
+        return write_mem_only(path, header, summary, what);
+    }
     if !silent {
         crate::diag!(
             f,
@@ -453,7 +485,7 @@ fn write_collected(
             crate::diag::raw_line(format_header(header, summary, false).trim_end_matches('\n'));
         }
     }
-    let written = write_to(&path, header, summary);
+    let written = write_to(&path, header, summary, what);
     let source = match written {
         Ok(()) => return Ok(Some(path)),
         Err(source) => source,
@@ -461,7 +493,7 @@ fn write_collected(
     let err = ProfileError { path, source };
     // Never lose a profile: try the working directory, then $TMPDIR.
     for other in fallback_paths(&err.path) {
-        if write_to(&other, header, summary).is_ok() {
+        if write_to(&other, header, summary, what).is_ok() {
             crate::diag!(
                 f,
                 "Error: {err}; the profile was written to '{}' instead",
@@ -477,16 +509,83 @@ fn write_collected(
     Err(err)
 }
 
-/// Writes the profile and, with counters, its CSV beside it.
-fn write_to(path: &Path, header: &Header, summary: &Summary<'_>) -> std::io::Result<()> {
-    write_atomically(path, |w| write_profile_text(w, header, summary)).and_then(|()| {
-        if header.counters.is_empty() {
-            return Ok(());
-        }
-        let mut csv = path.to_path_buf().into_os_string();
-        csv.push(".csv");
-        write_atomically(Path::new(&csv), |w| write_counters_csv(w, header, summary))
+/// `<path>-mem`.
+fn mem_path(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf().into_os_string();
+    p.push("-mem");
+    PathBuf::from(p)
+}
+
+/// Writes the memory profile beside `path`.
+fn write_mem(
+    path: &Path,
+    header: &Header,
+    summary: &Summary<'_>,
+    at: usize,
+) -> std::io::Result<()> {
+    let m = super::mem::header_figures(summary, at);
+    write_atomically(&mem_path(path), |w| {
+        super::mem::write_mem_text(w, header, summary, at, &m)
     })
+}
+
+/// `memprof` without a profile token: only `<path>-mem` (as the
+/// reference), with the same fallbacks as the profile.
+fn write_mem_only(
+    path: PathBuf,
+    header: &Header,
+    summary: &Summary<'_>,
+    what: What,
+) -> Result<Option<PathBuf>, ProfileError> {
+    let Some(at) = what.mem_at else {
+        return Ok(None);
+    };
+    let source = match write_mem(&path, header, summary, at) {
+        Ok(()) => return Ok(Some(mem_path(&path))),
+        Err(e) => e,
+    };
+    let err = ProfileError {
+        path: mem_path(&path),
+        source,
+    };
+    for other in fallback_paths(&path) {
+        if write_mem(&other, header, summary, at).is_ok() {
+            crate::diag!(
+                "write_profile",
+                "Error: {err}; the memory profile was written to '{}' instead",
+                mem_path(&other).display()
+            );
+            return Ok(Some(mem_path(&other)));
+        }
+    }
+    crate::diag!(
+        "write_profile",
+        "Error: {err}; nor could it be written to the working directory or $TMPDIR"
+    );
+    Err(err)
+}
+
+/// Writes the profile and, with counters, its CSV beside it; with
+/// `memprof` the memory profile too.
+fn write_to(
+    path: &Path,
+    header: &Header,
+    summary: &Summary<'_>,
+    what: What,
+) -> std::io::Result<()> {
+    write_atomically(path, |w| write_profile_text(w, header, summary))
+        .and_then(|()| {
+            if header.counters.is_empty() {
+                return Ok(());
+            }
+            let mut csv = path.to_path_buf().into_os_string();
+            csv.push(".csv");
+            write_atomically(Path::new(&csv), |w| write_counters_csv(w, header, summary))
+        })
+        .and_then(|()| match what.mem_at {
+            Some(at) => write_mem(path, header, summary, at),
+            None => Ok(()),
+        })
 }
 
 static EXIT_WRITE_CANCELLED: std::sync::atomic::AtomicBool =

@@ -159,6 +159,9 @@ fn build(config: Config) -> Engine {
             metrics.push(c);
         }
     }
+    if mode != 0 && o.mem.any() {
+        metrics.push(crate::metrics::mem::init(o.mem.paging));
+    }
     if mode != 0 && config.writes_trace() {
         crate::metrics::trace::init(config.trace_events, wall_source == WallSource::Monotonic);
         metrics.extend(crate::metrics::trace::metric());
@@ -179,7 +182,10 @@ fn build(config: Config) -> Engine {
     if mode != 0 {
         metrics.push(crate::metrics::watch::metric());
     }
-    crate::metrics::install(metrics);
+    let layout = crate::metrics::install(metrics);
+    if let Some(m) = layout.find("memory") {
+        crate::metrics::mem::placed(m.offset);
+    }
     let start = ClockPair::now(wall_source);
     let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
         overhead::calibrate(mode)
@@ -217,7 +223,10 @@ fn build(config: Config) -> Engine {
         }
         // Whether this task writes is decided at the end (MPI may still
         // tell the rank); whether a profile is asked for at all, now.
-        if engine.config.options.profile.is_some() || engine.config.writes_trace() {
+        if engine.config.options.profile.is_some()
+            || engine.config.options.mem.memprof
+            || engine.config.writes_trace()
+        {
             crate::profile::write::register_at_exit();
         }
         if crate::profile::name::writes_profile(&engine) {

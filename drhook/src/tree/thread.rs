@@ -1120,7 +1120,6 @@ impl ThreadData {
     /// The metric words of the top of this thread's stack (the root when
     /// no routine is active), for event sources on the owning thread. None
     /// when no metric is installed.
-    #[allow(dead_code, reason = "the entry point of event metrics (memory, I/O)")]
     #[inline]
     pub(crate) fn current_row(&self) -> Option<&[AtomicU64]> {
         let top = self.current.load(Ordering::Relaxed);

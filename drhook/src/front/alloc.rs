@@ -1,0 +1,222 @@
+//! Allocation events for the memory metric (`metrics::mem`): the
+//! `GlobalAlloc` wrapper [`Alloc`] for Rust programs, and the two entry
+//! points every allocator wrapper calls ([`record_alloc`], [`record_free`];
+//! the preload library's `malloc` family uses them too).
+//!
+//! Every tracked block carries a 16-byte [`Header`] just before the
+//! address handed out: its size and the address of the `LIVE` word of the
+//! node that allocated it (null when it was allocated outside any
+//! instrumented routine or while the metric is off). A free reads the
+//! header, so the bytes are taken back from the routine that allocated
+//! them whichever thread frees them, and frees count the bytes of the
+//! block exactly (not the allocator's rounded-up size).
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::metrics::mem::{self, ALLOC, FREE, HEAP, LIVE, NALLOC, NFREE, OFFSET, WORDS};
+use crate::tree::thread;
+
+/// What a tracked block holds before the address handed out.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Header {
+    /// Bytes asked for.
+    pub size: u64,
+    /// The owner's `LIVE` word (null: no owner).
+    pub owner: *const AtomicU64,
+}
+
+/// Bytes of a [`Header`].
+pub const HEADER: usize = 16;
+const _: () = assert!(std::mem::size_of::<Header>() == HEADER);
+
+#[inline]
+fn bump(w: &AtomicU64, by: u64) {
+    // Only the owner thread writes these words.
+    w.store(
+        w.load(Ordering::Relaxed).wrapping_add(by),
+        Ordering::Relaxed,
+    );
+}
+
+/// The memory words of the calling thread's current routine, if the metric
+/// is on and the thread has a calling tree.
+#[inline]
+fn current_words() -> Option<&'static [AtomicU64]> {
+    let off = OFFSET.load(Ordering::Relaxed);
+    if off == usize::MAX {
+        return None;
+    }
+    let td = thread::current();
+    if td.is_null() {
+        return None;
+    }
+    // SAFETY: registered trees are never freed; the row belongs to this
+    // thread's tree.
+    let row = unsafe { &*td }.current_row()?;
+    row.get(off..off + WORDS)
+}
+
+/// Records an allocation of `size` bytes by the calling thread; returns
+/// the owner word to store in the block's header. Never allocates, never
+/// locks.
+#[inline]
+pub fn record_alloc(size: usize) -> *const AtomicU64 {
+    let live = mem::total_alloc(size as u64);
+    let Some(w) = current_words() else {
+        return std::ptr::null();
+    };
+    bump(&w[ALLOC], size as u64);
+    bump(&w[NALLOC], 1);
+    w[LIVE].fetch_add(size as u64, Ordering::Relaxed);
+    if live > w[HEAP].load(Ordering::Relaxed) {
+        w[HEAP].store(live, Ordering::Relaxed);
+    }
+    &w[LIVE]
+}
+
+/// Records the free of a block of `size` bytes allocated by the routine
+/// whose `LIVE` word is `owner` (null: none).
+///
+/// # Safety
+/// `owner` is null or a value returned by [`record_alloc`] in this process.
+#[inline]
+pub unsafe fn record_free(size: usize, owner: *const AtomicU64) {
+    mem::total_free(size as u64);
+    if !owner.is_null() {
+        // SAFETY: owner words live in rows that are never freed or moved.
+        unsafe { &*owner }.fetch_sub(size as u64, Ordering::Relaxed);
+    }
+    if let Some(w) = current_words() {
+        bump(&w[FREE], size as u64);
+        bump(&w[NFREE], 1);
+    }
+}
+
+/// A `GlobalAlloc` that records every allocation and free in the Dr.Hook
+/// memory profile of the routine that makes it (`DR_HOOK_OPT=memprof`,
+/// `heap`, `mem`, ...), around any allocator:
+///
+/// ```
+/// use std::alloc::System;
+/// #[global_allocator]
+/// static A: drhook::Alloc<System> = drhook::Alloc::new(System);
+/// # fn main() {}
+/// ```
+///
+/// Each block is 16 bytes larger than asked (more for alignments above
+/// 16), for its header; with Dr.Hook off the cost is that header and
+/// three relaxed atomic additions per allocation (the process totals).
+#[derive(Debug, Default)]
+pub struct Alloc<A> {
+    inner: A,
+}
+
+impl<A> Alloc<A> {
+    /// Wraps `inner`.
+    pub const fn new(inner: A) -> Self {
+        Alloc { inner }
+    }
+}
+
+/// The header's room for `layout`: at least 16 bytes, keeping the
+/// alignment.
+#[inline]
+fn room(layout: Layout) -> usize {
+    layout.align().max(HEADER)
+}
+
+#[inline]
+fn outer(layout: Layout) -> Option<Layout> {
+    let r = room(layout);
+    Layout::from_size_align(layout.size().checked_add(r)?, layout.align().max(HEADER)).ok()
+}
+
+/// Writes the header before `user` and records the allocation.
+///
+/// # Safety
+/// `user - 16 .. user` is writable memory of the block.
+#[inline]
+unsafe fn stamp(user: *mut u8, size: usize) {
+    let owner = record_alloc(size);
+    // SAFETY: the caller's room for the header, aligned to 8.
+    unsafe {
+        user.sub(HEADER).cast::<Header>().write(Header {
+            size: size as u64,
+            owner,
+        })
+    };
+}
+
+// SAFETY: every block handed out is `room` bytes into a block of the inner
+// allocator with the outer layout, aligned as asked; dealloc and realloc
+// undo exactly that.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Alloc<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let Some(o) = outer(layout) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: non-zero size (it includes the header).
+        let base = unsafe { self.inner.alloc(o) };
+        if base.is_null() {
+            return base;
+        }
+        // SAFETY: `room` bytes of the block precede the user address.
+        unsafe {
+            let user = base.add(room(layout));
+            stamp(user, layout.size());
+            user
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let Some(o) = outer(layout) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: non-zero size.
+        let base = unsafe { self.inner.alloc_zeroed(o) };
+        if base.is_null() {
+            return base;
+        }
+        // SAFETY: as in `alloc`.
+        unsafe {
+            let user = base.add(room(layout));
+            stamp(user, layout.size());
+            user
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `alloc` with this layout: its header
+        // precedes it, and the inner block starts `room` bytes before.
+        unsafe {
+            let h = ptr.sub(HEADER).cast::<Header>().read();
+            record_free(h.size as usize, h.owner);
+            let o = outer(layout).unwrap_unchecked();
+            self.inner.dealloc(ptr.sub(room(layout)), o);
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let r = room(layout);
+        let Some(new_outer) = new_size.checked_add(r) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: as in `dealloc`; the inner realloc keeps the alignment.
+        unsafe {
+            let h = ptr.sub(HEADER).cast::<Header>().read();
+            let o = outer(layout).unwrap_unchecked();
+            let base = self.inner.realloc(ptr.sub(r), o, new_outer);
+            if base.is_null() {
+                return base;
+            }
+            // A reallocation is the free of the old block and the
+            // allocation of the new one, where it happens.
+            record_free(h.size as usize, h.owner);
+            let user = base.add(r);
+            stamp(user, new_size);
+            user
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! Memory per routine (`DR_HOOK_OPT=memprof`, `mem`, `heap`, `stack`,
+//! `rss`, `paging`, `all`).
+//!
+//! Allocation figures come from the allocator, never from `/proc`: an
+//! allocator wrapper (`drhook::Alloc` for Rust, the preload library's
+//! `malloc` family for C, C++ and Fortran) reports each allocation and
+//! free as an *event* on the calling thread (`front::alloc`), which adds
+//! to the words of the current routine's node — no lock, no allocation,
+//! no system call. Every tracked block carries a 16-byte header holding
+//! its size and the address of the `LIVE` word of the node that allocated
+//! it, so a free (on any thread) takes the bytes back from the routine
+//! that allocated them: `Self-Leaked` is exact, and cross-thread frees are
+//! a single atomic subtraction on the owner's word.
+//!
+//! The stamper (enter and exit of every routine while the metric is
+//! installed) records the process heap level and the stack depth into the
+//! node's high-water words, and with `paging` the thread's page faults
+//! (`getrusage(RUSAGE_THREAD)`, the one option that costs a system call
+//! per enter and exit — asked for explicitly, never by `memprof`).
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
+
+use super::{Agg, Metric, Stamper, Word};
+use crate::sys::linebuf::LineBuf;
+
+/// Bytes allocated while the routine was the top of the stack.
+pub(crate) const ALLOC: usize = 0;
+/// Allocations made there.
+pub(crate) const NALLOC: usize = 1;
+/// Bytes freed while the routine was the top of the stack (whoever
+/// allocated them).
+pub(crate) const FREE: usize = 2;
+/// Frees made there.
+pub(crate) const NFREE: usize = 3;
+/// Bytes allocated there and not freed yet, by any thread (wrapping: a
+/// routine's blocks are taken back where they are freed).
+pub(crate) const LIVE: usize = 4;
+/// The process heap (bytes live in tracked blocks) at its highest while
+/// the routine was active.
+pub(crate) const HEAP: usize = 5;
+/// The deepest stack (bytes below the thread's stack top) while active.
+pub(crate) const STACK: usize = 6;
+/// Page faults (minor + major) of the thread while active (`paging`).
+pub(crate) const PAGING: usize = 7;
+/// Scratch: the thread's page faults at the routine's entry.
+const PAGING_AT_ENTRY: usize = 8;
+/// Words per node.
+pub(crate) const WORDS: usize = 9;
+
+/// The offset of the metric's first word in the rows, `usize::MAX` until
+/// it is installed (event sources check it first).
+pub(crate) static OFFSET: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// Process-wide figures, fed by every tracked allocation and free
+/// (including those outside instrumented routines and before `main`).
+pub(crate) struct Totals {
+    /// Bytes in tracked blocks now.
+    pub live: AtomicI64,
+    /// Highest `live`.
+    pub peak: AtomicU64,
+    pub allocs: AtomicU64,
+    pub frees: AtomicU64,
+    pub bytes: AtomicU64,
+}
+
+/// The process's totals.
+pub(crate) static TOTALS: Totals = Totals {
+    live: AtomicI64::new(0),
+    peak: AtomicU64::new(0),
+    allocs: AtomicU64::new(0),
+    frees: AtomicU64::new(0),
+    bytes: AtomicU64::new(0),
+};
+
+/// The current level of the process heap seen by the allocator wrappers.
+#[inline]
+pub(crate) fn heap_now() -> u64 {
+    TOTALS.live.load(Ordering::Relaxed).max(0) as u64
+}
+
+/// Adds a tracked allocation of `size` bytes to the process totals.
+#[inline]
+pub(crate) fn total_alloc(size: u64) -> u64 {
+    TOTALS.allocs.fetch_add(1, Ordering::Relaxed);
+    TOTALS.bytes.fetch_add(size, Ordering::Relaxed);
+    let live = (TOTALS.live.fetch_add(size as i64, Ordering::Relaxed) + size as i64).max(0) as u64;
+    if live > TOTALS.peak.load(Ordering::Relaxed) {
+        TOTALS.peak.fetch_max(live, Ordering::Relaxed);
+    }
+    live
+}
+
+/// Takes a tracked block of `size` bytes off the process totals.
+#[inline]
+pub(crate) fn total_free(size: u64) {
+    TOTALS.frees.fetch_add(1, Ordering::Relaxed);
+    TOTALS.live.fetch_sub(size as i64, Ordering::Relaxed);
+}
+
+/// With `paging`: page faults are read at every enter and exit.
+static PAGING_ON: AtomicBool = AtomicBool::new(false);
+
+/// The memory metric.
+pub(crate) struct Memory {
+    words: Vec<Word>,
+}
+
+static METRIC: OnceLock<Memory> = OnceLock::new();
+
+/// Creates the metric (`runtime`, when a memory token is given).
+pub(crate) fn init(paging: bool) -> &'static dyn Metric {
+    PAGING_ON.store(paging, Ordering::Relaxed);
+    METRIC.get_or_init(|| {
+        let w = |name: &str, agg| Word {
+            name: name.to_string(),
+            agg,
+        };
+        Memory {
+            words: vec![
+                w("alloc_bytes", Agg::Event),
+                w("allocs", Agg::Event),
+                w("free_bytes", Agg::Event),
+                w("frees", Agg::Event),
+                w("leaked_bytes", Agg::Event),
+                w("heap_hwm", Agg::Peak),
+                w("stack_max", Agg::Peak),
+                w("page_faults", Agg::Inclusive),
+                w("page_faults_at_entry", Agg::Scratch),
+            ],
+        }
+    })
+}
+
+/// Records the metric's place in the rows (`runtime`, after `install`).
+pub(crate) fn placed(offset: usize) {
+    OFFSET.store(offset, Ordering::Release);
+}
+
+/// Per-thread state: the top of the thread's stack.
+pub(crate) struct MemStamper {
+    stack_top: usize,
+}
+
+/// The top (highest address) of the calling thread's stack: from the
+/// thread's attributes, else just above the caller's frame.
+fn stack_top(here: usize) -> usize {
+    // SAFETY: plain data filled in by the calls; destroyed after use.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) == 0 {
+            let mut addr: *mut libc::c_void = std::ptr::null_mut();
+            let mut size: libc::size_t = 0;
+            let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+            libc::pthread_attr_destroy(&mut attr);
+            let top = addr as usize + size;
+            if ok && top > here && top - here < (1 << 34) {
+                return top;
+            }
+        }
+    }
+    here
+}
+
+/// Page faults of the calling thread so far.
+fn thread_faults() -> u64 {
+    // SAFETY: plain data written by the call.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        return 0;
+    }
+    (ru.ru_minflt + ru.ru_majflt) as u64
+}
+
+#[inline]
+fn raise(w: &AtomicU64, v: u64) {
+    if v > w.load(Ordering::Relaxed) {
+        w.store(v, Ordering::Relaxed);
+    }
+}
+
+impl MemStamper {
+    #[inline]
+    fn levels(&self, row: &[AtomicU64]) {
+        let here = 0u8;
+        let sp = std::hint::black_box(&here) as *const u8 as usize;
+        raise(&row[STACK], self.stack_top.saturating_sub(sp) as u64);
+        raise(&row[HEAP], heap_now());
+    }
+}
+
+impl Stamper for MemStamper {
+    fn enter(&self, _node: u32, row: &[AtomicU64]) {
+        self.levels(row);
+        if PAGING_ON.load(Ordering::Relaxed) {
+            row[PAGING_AT_ENTRY].store(thread_faults(), Ordering::Relaxed);
+        }
+    }
+
+    fn exit(&self, _node: u32, row: &[AtomicU64], _wall: u64) {
+        self.levels(row);
+        if PAGING_ON.load(Ordering::Relaxed) {
+            let d = thread_faults().saturating_sub(row[PAGING_AT_ENTRY].load(Ordering::Relaxed));
+            row[PAGING].store(row[PAGING].load(Ordering::Relaxed) + d, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Metric for Memory {
+    fn name(&self) -> &'static str {
+        "memory"
+    }
+    fn words(&self) -> &[Word] {
+        &self.words
+    }
+    fn stamped(&self) -> bool {
+        true
+    }
+    fn stamper(&self, _tid: u32) -> Option<Box<dyn Stamper>> {
+        let here = 0u8;
+        let sp = std::hint::black_box(&here) as *const u8 as usize;
+        Some(Box::new(MemStamper {
+            stack_top: stack_top(sp),
+        }))
+    }
+    /// `,hwm=<K>,stack=<K>` (and `,pag=<n>` with `paging`), as the
+    /// reference's call-tree lines show them.
+    fn calltree_fields(&self, words: &[AtomicU64], out: &mut LineBuf) {
+        let k = |i: usize| words[i].load(Ordering::Relaxed) / 1024;
+        out.str(",hwm=").u64(k(HEAP)).str("K,stack/max=");
+        out.u64(k(STACK)).str("K/").u64(k(STACK)).str("K");
+        out.str(",alloc=")
+            .u64(words[ALLOC].load(Ordering::Relaxed))
+            .str("B,leaked=")
+            .u64(words[LIVE].load(Ordering::Relaxed))
+            .str("B");
+        if PAGING_ON.load(Ordering::Relaxed) {
+            out.str(",pag=").u64(words[PAGING].load(Ordering::Relaxed));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stamper_records_stack_depth_and_heap_level() {
+        let m = init(false);
+        let s = m.stamper(1).expect("a stamper");
+        let row: Vec<AtomicU64> = (0..WORDS).map(|_| AtomicU64::new(0)).collect();
+        s.enter(0, &row);
+        let d1 = row[STACK].load(Ordering::Relaxed);
+        assert!(d1 > 0, "some stack is in use");
+        #[inline(never)]
+        fn deeper(s: &dyn Stamper, row: &[AtomicU64]) {
+            let pad = [0u8; 4096];
+            std::hint::black_box(&pad);
+            s.enter(0, row);
+        }
+        deeper(s.as_ref(), &row);
+        assert!(row[STACK].load(Ordering::Relaxed) >= d1 + 4096);
+        total_alloc(1 << 20);
+        s.exit(0, &row, 0);
+        assert!(row[HEAP].load(Ordering::Relaxed) >= 1 << 20);
+        total_free(1 << 20);
+    }
+}

@@ -1,0 +1,188 @@
+//! The memory profile (`DR_HOOK_OPT=memprof`) of a Rust program whose
+//! global allocator is `drhook::Alloc`: exact bytes and counts per routine,
+//! on 4 threads, with cross-thread frees, reallocation chains and a leak.
+
+use std::collections::HashMap;
+
+use drhook_tests::run_in;
+
+const PROG: &str = env!("CARGO_BIN_EXE_drhook-test-alloc");
+
+/// One row of a `-mem` file.
+#[derive(Debug, Clone, PartialEq)]
+struct MemRow {
+    self_alloc: u64,
+    children: u64,
+    leaked: i64,
+    heap: u64,
+    stack: u64,
+    calls: u64,
+    allocs: u64,
+    frees: u64,
+    name: String,
+}
+
+fn parse(text: &str) -> Vec<MemRow> {
+    text.lines()
+        .skip_while(|l| !l.trim_start().starts_with("(self)"))
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() >= 12 && f[0].parse::<u32>().is_ok()
+        })
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = |i: usize| f[i].trim_end_matches('*').parse::<u64>().unwrap();
+            MemRow {
+                self_alloc: n(2),
+                children: n(3),
+                leaked: f[4].parse().unwrap(),
+                heap: n(5),
+                stack: n(6),
+                calls: n(8),
+                allocs: n(9),
+                frees: n(10),
+                name: f[11].trim_start_matches('*').to_string(),
+            }
+        })
+        .collect()
+}
+
+fn by_routine(rows: &[MemRow]) -> HashMap<String, Vec<MemRow>> {
+    let mut m: HashMap<String, Vec<MemRow>> = HashMap::new();
+    for r in rows {
+        let routine = r.name.split('@').next().unwrap().to_string();
+        m.entry(routine).or_default().push(r.clone());
+    }
+    m
+}
+
+#[test]
+fn exact_bytes_and_counts_per_routine() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &[],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "memprof")],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(
+        !dir.path().join("drhook.prof.1").exists(),
+        "memprof alone writes only the -mem file"
+    );
+    let text = std::fs::read_to_string(dir.path().join("drhook.prof.1-mem")).unwrap();
+    assert!(
+        text.starts_with("Memory-profiling information for program="),
+        "{text}"
+    );
+    assert!(
+        text.contains("\tNo. of procs/threads: 1 procs, 5 threads\n"),
+        "{text}"
+    );
+    let m = by_routine(&parse(&text));
+
+    // alloc_a: 1000 kept (freed by run) + 24 freed at once.
+    let a = &m["drhook_test_alloc::alloc_a"];
+    assert_eq!(a.len(), 1, "{text}");
+    assert_eq!(
+        (
+            a[0].self_alloc,
+            a[0].allocs,
+            a[0].frees,
+            a[0].leaked,
+            a[0].children
+        ),
+        (1024, 2, 1, 0, 0),
+        "{text}"
+    );
+    // grow: 10 -> 100 -> 1000: three allocations, two frees (the
+    // reallocations), the last block freed by run.
+    let g = &m["drhook_test_alloc::grow"][0];
+    assert_eq!(
+        (g.self_alloc, g.allocs, g.frees, g.leaked),
+        (1110, 3, 2, 0),
+        "{text}"
+    );
+    // The workers: one block each, (k+1)*4096 bytes, freed on another thread.
+    let mut w: Vec<(u64, u64, u64, i64)> = m["drhook_test_alloc::worker"]
+        .iter()
+        .map(|r| (r.self_alloc, r.allocs, r.frees, r.leaked))
+        .collect();
+    w.sort();
+    assert_eq!(
+        w,
+        [
+            (4096, 1, 0, 0),
+            (8192, 1, 0, 0),
+            (12288, 1, 0, 0),
+            (16384, 1, 0, 0)
+        ],
+        "{text}"
+    );
+    assert!(
+        m["drhook_test_alloc::worker"]
+            .iter()
+            .all(|r| !r.name.ends_with("@1"))
+    );
+    // collector frees the four blocks and the list (4 x 24 bytes).
+    let c = &m["drhook_test_alloc::collector"][0];
+    assert_eq!((c.self_alloc, c.allocs, c.frees), (0, 0, 5), "{text}");
+    assert!(c.heap >= 40960, "the heap held the workers' blocks: {text}");
+    // leaker: 5000 bytes never freed.
+    let l = &m["drhook_test_alloc::leaker"][0];
+    assert_eq!(
+        (l.self_alloc, l.allocs, l.frees, l.leaked),
+        (5000, 1, 0, 5000),
+        "{text}"
+    );
+    // run: its children's bytes, and the frees of alloc_a's and grow's blocks.
+    let run = &m["drhook_test_alloc::run"][0];
+    assert_eq!(run.children, 1024 + 1110 + 5000, "{text}");
+    assert!(run.frees >= 2 && run.calls == 1, "{text}");
+    assert!(run.stack > 0 && run.heap >= c.heap, "{text}");
+    // Sorted by self bytes; the header counts the leak.
+    let rows = parse(&text);
+    assert!(
+        rows.windows(2).all(|p| p[0].self_alloc >= p[1].self_alloc),
+        "{text}"
+    );
+}
+
+#[test]
+fn with_prof_and_callpath_both_files_and_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &[],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,memprof,callpath")],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    r.profile("drhook.prof.1");
+    let text = std::fs::read_to_string(dir.path().join("drhook.prof.1-mem")).unwrap();
+    let m = by_routine(&parse(&text));
+    assert_eq!(m["drhook_test_alloc::grow"][0].self_alloc, 1110, "{text}");
+    // The call path of grow is printed under its row.
+    let at = text.find("drhook_test_alloc::grow@1").unwrap();
+    assert!(
+        text[at..].lines().nth(1).unwrap().trim() == "drhook_test_alloc::run",
+        "{text}"
+    );
+}
+
+#[test]
+fn memory_off_allocates_nothing_in_the_profile_and_keeps_the_program_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &[],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    r.profile("drhook.prof.1");
+    assert!(!dir.path().join("drhook.prof.1-mem").exists());
+    let r = run_in(dir.path(), PROG, &[], &[]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+}
