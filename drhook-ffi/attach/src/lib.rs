@@ -47,6 +47,7 @@
 //! process has one layer and one engine.
 //!
 //! ## Modules
+//! * [`alloc`] — the `malloc` family, for the memory profile.
 //! * [`events`] — [`Monitor`], [`register`], [`Events`], [`Ending`].
 //! * [`real`] — the real functions ([`real::Real`], [`real::fork`], ...).
 //! * [`mpi`] — rank and size once MPI is initialised.
@@ -54,6 +55,7 @@
 //! * `engine` — the built-in monitor: the process's Dr.Hook engine (the
 //!   program's own copy if it has one, see `drhook::lifecycle`).
 
+pub mod alloc;
 pub mod events;
 pub mod mpi;
 pub mod real;
@@ -107,9 +109,11 @@ pub const fn __cstr(s: &'static str) -> &'static std::ffi::CStr {
 macro_rules! interpose {
     (preload) => {
         $crate::__interpose_all!("", preload);
+        $crate::__interpose_alloc!("", preload);
     };
     (wrap) => {
         $crate::__interpose_all!("__wrap_", wrap);
+        $crate::__interpose_alloc!("__wrap_", wrap);
     };
 }
 
