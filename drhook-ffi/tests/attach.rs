@@ -1359,11 +1359,21 @@ fn memprof_of_a_static_program_linked_with_the_malloc_wrap_list() {
     let wrap = built("libdrhook_wrap.a");
     let out = Command::new("gcc")
         .current_dir(d.path())
-        .args(["-static", "-O1", "-std=gnu11", "-pthread", "-o", "mem_static"])
+        .args([
+            "-static",
+            "-O1",
+            "-std=gnu11",
+            "-pthread",
+            "-o",
+            "mem_static",
+        ])
         .arg(format!("-I{}", include_dir().display()))
         .arg(attach_prog("mem.c"))
         .arg(format!("-Wl,@{}", share.join("drhook-wrap.list").display()))
-        .arg(format!("-Wl,@{}", share.join("drhook-wrap-malloc.list").display()))
+        .arg(format!(
+            "-Wl,@{}",
+            share.join("drhook-wrap-malloc.list").display()
+        ))
         .arg(&wrap)
         .args(["-lpthread", "-ldl", "-lm"])
         .output()
@@ -1374,7 +1384,12 @@ fn memprof_of_a_static_program_linked_with_the_malloc_wrap_list() {
         String::from_utf8_lossy(&out.stderr)
     );
     let exe = d.path().join("mem_static").display().to_string();
-    let r = run_in(d.path(), &exe, &[], &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "memprof")]);
+    let r = run_in(
+        d.path(),
+        &exe,
+        &[],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "memprof")],
+    );
     ok(&r);
     assert_eq!(r.stdout(), "mem done\n");
     let text = std::fs::read_to_string(d.path().join("drhook.prof.1-mem")).unwrap();
@@ -1385,7 +1400,12 @@ fn memprof_of_a_static_program_linked_with_the_malloc_wrap_list() {
     assert_eq!(m["MEM:COLLECT@1"], (0, 0, 5, 0), "{text}");
     // Untracked (no memory token): the same program runs as before.
     let w = tempdir();
-    let r = run_in(w.path(), &exe, &[], &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")]);
+    let r = run_in(
+        w.path(),
+        &exe,
+        &[],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")],
+    );
     ok(&r);
     assert_eq!(r.stdout(), "mem done\n");
 }

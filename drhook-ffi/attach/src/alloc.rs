@@ -70,6 +70,7 @@ pub struct Preload;
 
 macro_rules! preload_real {
     ($f:ident, $name:literal, $ty:ty) => {
+        #[inline]
         fn $f() -> Option<$ty> {
             static R: crate::real::Real = crate::real::Real::new($name);
             R.get().map(|p| {

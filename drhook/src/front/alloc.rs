@@ -54,7 +54,12 @@ fn current_words() -> Option<&'static [AtomicU64]> {
     }
     // SAFETY: registered trees are never freed; the row belongs to this
     // thread's tree.
-    let row = unsafe { &*td }.current_row()?;
+    let td = unsafe { &*td };
+    if td.in_internal_work() {
+        // The engine's own allocation (a new node, a profile write).
+        return None;
+    }
+    let row = td.current_row()?;
     row.get(off..off + WORDS)
 }
 
@@ -107,7 +112,7 @@ pub unsafe fn record_free(size: usize, owner: *const AtomicU64) {
 ///
 /// Each block is 16 bytes larger than asked (more for alignments above
 /// 16), for its header; with Dr.Hook off the cost is that header and
-/// three relaxed atomic additions per allocation (the process totals).
+/// one relaxed atomic addition per allocation and free (the process heap).
 #[derive(Debug, Default)]
 pub struct Alloc<A> {
     inner: A,

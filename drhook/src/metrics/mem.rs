@@ -59,18 +59,12 @@ pub(crate) struct Totals {
     pub live: AtomicI64,
     /// Highest `live`.
     pub peak: AtomicU64,
-    pub allocs: AtomicU64,
-    pub frees: AtomicU64,
-    pub bytes: AtomicU64,
 }
 
 /// The process's totals.
 pub(crate) static TOTALS: Totals = Totals {
     live: AtomicI64::new(0),
     peak: AtomicU64::new(0),
-    allocs: AtomicU64::new(0),
-    frees: AtomicU64::new(0),
-    bytes: AtomicU64::new(0),
 };
 
 /// The current level of the process heap seen by the allocator wrappers.
@@ -82,8 +76,6 @@ pub(crate) fn heap_now() -> u64 {
 /// Adds a tracked allocation of `size` bytes to the process totals.
 #[inline]
 pub(crate) fn total_alloc(size: u64) -> u64 {
-    TOTALS.allocs.fetch_add(1, Ordering::Relaxed);
-    TOTALS.bytes.fetch_add(size, Ordering::Relaxed);
     let live = (TOTALS.live.fetch_add(size as i64, Ordering::Relaxed) + size as i64).max(0) as u64;
     if live > TOTALS.peak.load(Ordering::Relaxed) {
         TOTALS.peak.fetch_max(live, Ordering::Relaxed);
@@ -94,7 +86,6 @@ pub(crate) fn total_alloc(size: u64) -> u64 {
 /// Takes a tracked block of `size` bytes off the process totals.
 #[inline]
 pub(crate) fn total_free(size: u64) {
-    TOTALS.frees.fetch_add(1, Ordering::Relaxed);
     TOTALS.live.fetch_sub(size as i64, Ordering::Relaxed);
 }
 

@@ -293,6 +293,7 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
         return Ok(None);
     };
     let _serial = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let _own = thread::internal_work();
     let result = if super::name::writes_profile(e) {
         write_profile_and_json(e)
     } else {

@@ -136,6 +136,10 @@ pub(crate) struct ThreadData {
     /// width 0 when none is installed. Rows exist from the node's creation,
     /// so events never allocate.
     pub(crate) rows: Rows,
+    /// Depth of the engine's own work on this thread that may allocate
+    /// (a new node, a profile write): allocation events seen meanwhile
+    /// are not the program's (`front::alloc`). Owner thread only.
+    pub(crate) internal: AtomicU32,
     /// This thread's stampers of metrics read at enter and exit, with
     /// their place in the row (offset, length).
     stampers: Box<[PlacedStamper]>,
@@ -188,6 +192,7 @@ impl ThreadData {
             unix_tid: AtomicI32::new(unix_tid),
             start_wall: AtomicU64::new(start_wall),
             next: AtomicPtr::new(ptr::null_mut()),
+            internal: AtomicU32::new(0),
         });
         let root = td.arena.push(ptr::null(), ptr::null(), 0);
         td.rows.ensure(0);
@@ -828,6 +833,7 @@ impl ThreadData {
         // SAFETY: `cur` is a node of this arena.
         let (cur_index, cur_tag) = unsafe { ((*cur).index, (*cur).tag) };
         let key = ((cur_index as u64) << 32) | id as u64;
+        let _own = self.internal_work();
         let node = match local.map.get(key) {
             Some(n) => n,
             None => {
@@ -1117,6 +1123,21 @@ impl ThreadData {
         }
     }
 
+    /// Marks the engine's own work on this thread until the value is
+    /// dropped (owner thread only).
+    #[inline]
+    pub(crate) fn internal_work(&self) -> InternalWork<'_> {
+        self.internal
+            .store(self.internal.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        InternalWork(&self.internal)
+    }
+
+    /// Whether the engine's own work is in progress on this thread.
+    #[inline]
+    pub(crate) fn in_internal_work(&self) -> bool {
+        self.internal.load(Ordering::Relaxed) != 0
+    }
+
     /// The metric words of the top of this thread's stack (the root when
     /// no routine is active), for event sources on the owning thread. None
     /// when no metric is installed.
@@ -1142,6 +1163,26 @@ impl ThreadData {
             + local.map.bytes()
             + local.spans.bytes()
     }
+}
+
+/// The engine's own work on a thread (see [`ThreadData::internal_work`]).
+pub(crate) struct InternalWork<'a>(&'a AtomicU32);
+
+impl Drop for InternalWork<'_> {
+    fn drop(&mut self) {
+        self.0.store(
+            self.0.load(Ordering::Relaxed).saturating_sub(1),
+            Ordering::Relaxed,
+        );
+    }
+}
+
+/// Marks the engine's own work on the calling thread (if it has a tree)
+/// until the value is dropped.
+pub(crate) fn internal_work() -> Option<InternalWork<'static>> {
+    let td = current();
+    // SAFETY: registered trees are never freed.
+    (!td.is_null()).then(|| unsafe { &*td }.internal_work())
 }
 
 // ---------------------------------------------------------------------------
