@@ -148,13 +148,15 @@ pub unsafe extern "C" fn c_drhook_raise_(sig: *const c_int) {
 }
 
 /// `c_drhook_memcounter_(thread_id, size, keyptr_addr)`: the reference's
-/// feed of allocations for `DR_HOOK_OPT=memprof` and the memory timeline.
-/// Neither is implemented here (the options warn at start-up), so, as the
-/// reference without them, it records nothing; `*keyptr_addr` is set to 0
-/// for an allocation, so a later free passes nothing stale back.
+/// feed of allocations for `DR_HOOK_OPT=memprof` (an allocator of the
+/// program's own reports its blocks): `size > 0` is an allocation of
+/// `size` bytes by the calling thread's current routine, and
+/// `*keyptr_addr` receives the key to give back with the free; `size < 0`
+/// the free of `-size` bytes allocated under the key `*keyptr_addr`.
+/// Counted in the memory profile as the `malloc` family's events are.
 ///
 /// # Safety
-/// Pointers null or valid.
+/// Pointers null or valid; a free's key is 0 or one this function gave.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn c_drhook_memcounter_(
     thread_id: *const c_int,
@@ -162,11 +164,31 @@ pub unsafe extern "C" fn c_drhook_memcounter_(
     keyptr_addr: *mut c_longlong,
 ) {
     let _ = thread_id;
+    if size.is_null() {
+        return;
+    }
     // SAFETY: caller contract.
-    unsafe {
-        if !size.is_null() && size.read_unaligned() > 0 && !keyptr_addr.is_null() {
-            keyptr_addr.write_unaligned(0);
+    let n = unsafe { size.read_unaligned() };
+    if n > 0 {
+        let owner = drhook::__private::mem::record_alloc(n as usize);
+        if !keyptr_addr.is_null() {
+            // SAFETY: caller contract.
+            unsafe { keyptr_addr.write_unaligned(owner as usize as c_longlong) };
         }
+    } else if n < 0 {
+        let key = if keyptr_addr.is_null() {
+            0
+        } else {
+            // SAFETY: caller contract.
+            unsafe { keyptr_addr.read_unaligned() }
+        };
+        // SAFETY: the key is 0 or an owner word given above.
+        unsafe {
+            drhook::__private::mem::record_free(
+                n.unsigned_abs() as usize,
+                key as usize as *const std::sync::atomic::AtomicU64,
+            )
+        };
     }
 }
 
