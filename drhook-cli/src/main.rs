@@ -47,6 +47,9 @@ enum Command {
     /// Generate Dr.Hook wrappers for a C library (its functions become
     /// routines in the calling tree).
     Wrap(Box<cmd::wrap::WrapArgs>),
+    /// The per-file I/O report of processes run with DR_HOOK_OPT=io
+    /// (drhook.io.* files): a table per process, or --json.
+    Io(cmd::io::Args),
     /// Runs an unmodified program (and every process it starts) with
     /// Dr.Hook attached (LD_PRELOAD); the exit status is the program's.
     Run(cmd::run::Args),
@@ -64,6 +67,7 @@ fn main() -> ExitCode {
         Command::Trace(a) => cmd::trace::run(&a, g),
         Command::Wrap(a) => return cmd::wrap::run(*a),
         Command::Run(a) => cmd::run::run(&a, g),
+        Command::Io(a) => cmd::io::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -4,6 +4,7 @@
 
 pub mod diff;
 pub mod flamegraph;
+pub mod io;
 pub mod json;
 pub mod merge;
 pub mod run;

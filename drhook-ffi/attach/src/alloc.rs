@@ -143,7 +143,7 @@ unsafe extern "C" {
 }
 
 /// The value of `name=` in the environment, read without allocating.
-fn env_value(name: &[u8]) -> Option<&'static [u8]> {
+pub(crate) fn env_value(name: &[u8]) -> Option<&'static [u8]> {
     // SAFETY: `environ` is the C library's; entries are NUL-terminated.
     unsafe {
         let mut p = environ;
@@ -163,38 +163,44 @@ fn env_value(name: &[u8]) -> Option<&'static [u8]> {
     None
 }
 
-/// `DR_HOOK` on and a memory token in `DR_HOOK_OPT` (the engine's own
-/// parsing decides the rest; this only decides whether blocks get
-/// headers).
-fn wanted_by_environment() -> bool {
-    let on = env_value(b"DR_HOOK").is_some_and(|v| {
+/// `DR_HOOK` is on (the reference's rule: not unset, empty, `0`,
+/// `false`, `off` or `no`), read without allocating.
+pub(crate) fn dr_hook_on() -> bool {
+    env_value(b"DR_HOOK").is_some_and(|v| {
         let v = v.trim_ascii();
         !(v.is_empty()
             || v == b"0"
             || v.eq_ignore_ascii_case(b"false")
             || v.eq_ignore_ascii_case(b"off")
             || v.eq_ignore_ascii_case(b"no"))
-    });
-    on && env_value(b"DR_HOOK_OPT").is_some_and(|v| {
-        v.split(|&c| matches!(c, b',' | b' ' | b'\t' | b'/'))
-            .any(|t| {
-                [
-                    &b"MEMPROF"[..],
-                    b"MEM",
-                    b"MEMORY",
-                    b"HWM",
-                    b"HEAP",
-                    b"STK",
-                    b"STACK",
-                    b"RSS",
-                    b"PAG",
-                    b"PAGING",
-                    b"ALL",
-                ]
-                .iter()
-                .any(|k| t.eq_ignore_ascii_case(k))
-            })
     })
+}
+
+/// `DR_HOOK` on and a memory token in `DR_HOOK_OPT` (the engine's own
+/// parsing decides the rest; this only decides whether blocks get
+/// headers).
+fn wanted_by_environment() -> bool {
+    dr_hook_on()
+        && env_value(b"DR_HOOK_OPT").is_some_and(|v| {
+            v.split(|&c| matches!(c, b',' | b' ' | b'\t' | b'/'))
+                .any(|t| {
+                    [
+                        &b"MEMPROF"[..],
+                        b"MEM",
+                        b"MEMORY",
+                        b"HWM",
+                        b"HEAP",
+                        b"STK",
+                        b"STACK",
+                        b"RSS",
+                        b"PAG",
+                        b"PAGING",
+                        b"ALL",
+                    ]
+                    .iter()
+                    .any(|k| t.eq_ignore_ascii_case(k))
+                })
+        })
 }
 
 // --- headers ----------------------------------------------------------------

@@ -48,6 +48,7 @@
 //!
 //! ## Modules
 //! * [`alloc`] — the `malloc` family, for the memory profile.
+//! * [`io`] — the POSIX, stdio and AIO functions, for the I/O profile.
 //! * [`events`] — [`Monitor`], [`register`], [`Events`], [`Ending`].
 //! * [`real`] — the real functions ([`real::Real`], [`real::fork`], ...).
 //! * [`mpi`] — rank and size once MPI is initialised.
@@ -57,6 +58,7 @@
 
 pub mod alloc;
 pub mod events;
+pub mod io;
 pub mod mpi;
 pub mod real;
 pub mod wrap;
@@ -110,6 +112,7 @@ macro_rules! interpose {
     (preload) => {
         $crate::__interpose_all!("", preload);
         $crate::__interpose_alloc!("", preload);
+        $crate::__interpose_io!("", preload);
     };
     (wrap) => {
         $crate::__interpose_all!("__wrap_", wrap);

@@ -65,6 +65,7 @@ pub(crate) fn init_process(argc: c_int, argv: *const *const c_char) {
         return;
     }
     let _ = std::panic::catch_unwind(|| engine::process_begin(start()));
+    crate::io::register_if_enabled();
     if events::interest().contains(Events::PROCESS) {
         let cmd = command(argv);
         let p = Process {

@@ -60,6 +60,10 @@ pub struct Options {
     /// `trace`, `timeline`: record every enter and exit and write a
     /// Chrome/Perfetto trace (`drhook.trace.N.json`). Project extension.
     pub trace: bool,
+    /// `io`: I/O per routine (bytes, operations, time in I/O calls) from
+    /// the preload library's interposers, in `<profile>-io`; the per-file
+    /// report `drhook.io.*` (project extension).
+    pub io: bool,
     /// Memory statistics per routine (`mem`, `heap`, `stack`, `rss`,
     /// `paging`, `memprof`, `all`): which of them are on.
     pub mem: MemOptions,
@@ -132,6 +136,7 @@ pub const TOKENS: &[(&[&str], &str)] = &[
     (&["COUNTERS"], "COUNTERS"),
     (&["JSON"], "JSON"),
     (&["TRACE", "TIMELINE"], "TRACE"),
+    (&["IO", "IOPROF"], "IO"),
 ];
 
 /// Separators of list-valued variables (as in the reference: `", \t/"`).
@@ -241,6 +246,12 @@ impl Options {
                 }
                 "JSON" => o.json = true,
                 "TRACE" => o.trace = true,
+                "IO" => {
+                    // Self time splits into I/O and compute.
+                    o.io = true;
+                    o.walltime = true;
+                    o.calls = true;
+                }
                 _ => {}
             }
         }

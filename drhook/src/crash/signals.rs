@@ -249,7 +249,10 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
     );
     PROFILE_ON_CRASH.store(
         cfg.enabled
-            && (cfg.options.profile.is_some() || cfg.options.mem.memprof || cfg.writes_trace())
+            && (cfg.options.profile.is_some()
+                || cfg.options.mem.memprof
+                || cfg.options.io
+                || cfg.writes_trace())
             && cfg.profile_on_failure,
         Ordering::Relaxed,
     );

@@ -46,6 +46,12 @@ pub struct Hooks {
     pub exec_begin: extern "C" fn(buf: *mut u8, cap: usize) -> usize,
     /// [`super::exec_failed`].
     pub exec_failed: extern "C" fn(),
+    /// An I/O operation on the calling thread (`kind`: 0 read, 1 write, 2
+    /// other; bytes; nanoseconds), for the I/O metric (`io`).
+    pub io_event: extern "C" fn(kind: u32, bytes: u64, nanos: u64),
+    /// Writes `NAME@tid` of the calling thread's current routine into
+    /// `buf` and returns its length (0: none).
+    pub current_routine: extern "C" fn(buf: *mut u8, cap: usize) -> usize,
 }
 
 // SAFETY: the table is immutable; `version` points to a static string.
@@ -110,6 +116,21 @@ extern "C" fn h_exec_failed() {
     guard((), super::exec_failed)
 }
 
+extern "C" fn h_io_event(kind: u32, bytes: u64, nanos: u64) {
+    crate::tree::io::record(kind, bytes, nanos)
+}
+
+extern "C" fn h_current_routine(buf: *mut u8, cap: usize) -> usize {
+    guard(0, || {
+        if buf.is_null() {
+            return 0;
+        }
+        // SAFETY: the caller provides `cap` writable bytes at `buf`.
+        let b = unsafe { std::slice::from_raw_parts_mut(buf, cap) };
+        crate::tree::io::current_routine(b)
+    })
+}
+
 /// This copy of the engine's table.
 pub static HOOKS: Hooks = Hooks {
     abi: ABI_VERSION,
@@ -124,6 +145,8 @@ pub static HOOKS: Hooks = Hooks {
     mpi_init: h_mpi_init,
     exec_begin: h_exec_begin,
     exec_failed: h_exec_failed,
+    io_event: h_io_event,
+    current_routine: h_current_routine,
 };
 
 #[cfg(all(

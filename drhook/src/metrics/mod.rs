@@ -32,6 +32,9 @@
 //!   and counts allocated and freed, leaked bytes, heap and stack
 //!   high-water marks; events from the allocator wrappers
 //!   (`front::alloc`), levels stamped at enter and exit.
+//! * `io` — I/O per routine (`io`): bytes, operations and time inside
+//!   I/O calls, events from the preload library's interposers
+//!   (`front::io`).
 //! * `watch` — watch points checked at every enter and exit; installed
 //!   whenever Dr.Hook is on but stamped only once a watch point is set
 //!   (the `METRICS` bit is set then; see `watch.rs`).
@@ -45,6 +48,7 @@ use std::sync::atomic::AtomicU64;
 use crate::sys::linebuf::LineBuf;
 
 pub(crate) mod counters;
+pub(crate) mod io;
 pub(crate) mod mem;
 pub(crate) mod trace;
 pub(crate) mod watch;

@@ -8,10 +8,11 @@
 //! the same per-node figures) → `write` (collection from the live engine,
 //! atomic writing, the write at exit, exactly once per process). `trace`
 //! writes the timeline recorded by `metrics::trace` as a Chrome/Perfetto
-//! trace; `mem` writes the memory profile `drhook.prof.N-mem` (`memprof`)
+//! trace; `io` the I/O profile `drhook.prof.N-io` (`io`); `mem` writes the memory profile `drhook.prof.N-mem` (`memprof`)
 //! from the same rows; `name` says which file a process of a run writes.
 
 pub(crate) mod compute;
+pub(crate) mod io;
 pub(crate) mod json;
 pub(crate) mod mem;
 pub(crate) mod name;

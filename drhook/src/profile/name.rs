@@ -14,7 +14,7 @@ use crate::setup::{self, Engine};
 /// and `DR_HOOK_PROFILE_PROC` selects its task, as MPI reported it).
 pub(crate) fn writes_profile(e: &Engine) -> bool {
     let myproc = setup::task(e).myproc;
-    (e.config.options.profile.is_some() || e.config.options.mem.memprof)
+    (e.config.options.profile.is_some() || e.config.options.mem.memprof || e.config.options.io)
         && e.config.profile_proc.is_none_or(|p| p == myproc)
 }
 

@@ -329,6 +329,12 @@ fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
         |header, summary| {
             let what = What {
                 prof: e.config.options.profile.is_some(),
+                io_at: e
+                    .config
+                    .options
+                    .io
+                    .then(|| crate::metrics::layout().find("io").map(|m| m.offset))
+                    .flatten(),
                 mem_at: e
                     .config
                     .options
@@ -454,6 +460,9 @@ struct What {
     /// The memory profile `<profile>-mem` (`memprof`), from the memory
     /// words at this offset.
     mem_at: Option<usize>,
+    /// The I/O profile `<profile>-io` (`io`), from the I/O words at this
+    /// offset.
+    io_at: Option<usize>,
 }
 
 fn write_collected(
@@ -464,6 +473,14 @@ fn write_collected(
     what: What,
 ) -> Result<Option<PathBuf>, ProfileError> {
     let f = "write_profile";
+    if !silent && what.io_at.is_some() {
+        crate::diag!(
+            f,
+            "Writing I/O-profiling information of proc#{} into file '{}-io'",
+            header.myproc,
+            path.display()
+        );
+    }
     if !silent && what.mem_at.is_some() {
         crate::diag!(
             f,
@@ -512,51 +529,72 @@ fn write_collected(
 
 /// `<path>-mem`.
 fn mem_path(path: &Path) -> PathBuf {
+    suffixed(path, "-mem")
+}
+
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
     let mut p = path.to_path_buf().into_os_string();
-    p.push("-mem");
+    p.push(suffix);
     PathBuf::from(p)
 }
 
-/// Writes the memory profile beside `path`.
-fn write_mem(
+/// Writes the memory profile (`memprof`) and the I/O profile (`io`)
+/// beside `path`.
+fn write_siblings(
     path: &Path,
     header: &Header,
     summary: &Summary<'_>,
-    at: usize,
+    what: What,
 ) -> std::io::Result<()> {
-    let m = super::mem::header_figures(summary, at);
-    write_atomically(&mem_path(path), |w| {
-        super::mem::write_mem_text(w, header, summary, at, &m)
-    })
+    if let Some(at) = what.mem_at {
+        let m = super::mem::header_figures(summary, at);
+        write_atomically(&mem_path(path), |w| {
+            super::mem::write_mem_text(w, header, summary, at, &m)
+        })?;
+    }
+    if let Some(at) = what.io_at {
+        write_atomically(&suffixed(path, "-io"), |w| {
+            super::io::write_io_text(w, header, summary, at)
+        })?;
+    }
+    Ok(())
 }
 
-/// `memprof` without a profile token: only `<path>-mem` (as the
-/// reference), with the same fallbacks as the profile.
+/// `memprof` or `io` without a profile token: only `<path>-mem` and
+/// `<path>-io` (as the reference for `memprof`), with the same fallbacks
+/// as the profile.
 fn write_mem_only(
     path: PathBuf,
     header: &Header,
     summary: &Summary<'_>,
     what: What,
 ) -> Result<Option<PathBuf>, ProfileError> {
-    let Some(at) = what.mem_at else {
+    if what.mem_at.is_none() && what.io_at.is_none() {
         return Ok(None);
+    }
+    let name = |p: &Path| {
+        if what.mem_at.is_some() {
+            mem_path(p)
+        } else {
+            suffixed(p, "-io")
+        }
     };
-    let source = match write_mem(&path, header, summary, at) {
-        Ok(()) => return Ok(Some(mem_path(&path))),
+    let source = match write_siblings(&path, header, summary, what) {
+        Ok(()) => return Ok(Some(name(&path))),
         Err(e) => e,
     };
     let err = ProfileError {
-        path: mem_path(&path),
+        path: name(&path),
         source,
     };
     for other in fallback_paths(&path) {
-        if write_mem(&other, header, summary, at).is_ok() {
+        if write_siblings(&other, header, summary, what).is_ok() {
             crate::diag!(
                 "write_profile",
-                "Error: {err}; the memory profile was written to '{}' instead",
-                mem_path(&other).display()
+                "Error: {err}; it was written to '{}' instead",
+                name(&other).display()
             );
-            return Ok(Some(mem_path(&other)));
+            return Ok(Some(name(&other)));
         }
     }
     crate::diag!(
@@ -567,7 +605,7 @@ fn write_mem_only(
 }
 
 /// Writes the profile and, with counters, its CSV beside it; with
-/// `memprof` the memory profile too.
+/// `memprof` and `io` the memory and I/O profiles too.
 fn write_to(
     path: &Path,
     header: &Header,
@@ -583,10 +621,7 @@ fn write_to(
             csv.push(".csv");
             write_atomically(Path::new(&csv), |w| write_counters_csv(w, header, summary))
         })
-        .and_then(|()| match what.mem_at {
-            Some(at) => write_mem(path, header, summary, at),
-            None => Ok(()),
-        })
+        .and_then(|()| write_siblings(path, header, summary, what))
 }
 
 static EXIT_WRITE_CANCELLED: std::sync::atomic::AtomicBool =

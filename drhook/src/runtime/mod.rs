@@ -159,6 +159,9 @@ fn build(config: Config) -> Engine {
             metrics.push(c);
         }
     }
+    if mode != 0 && o.io {
+        metrics.push(crate::metrics::io::init());
+    }
     if mode != 0 && o.mem.any() {
         metrics.push(crate::metrics::mem::init(o.mem.paging));
     }
@@ -185,6 +188,9 @@ fn build(config: Config) -> Engine {
     let layout = crate::metrics::install(metrics);
     if let Some(m) = layout.find("memory") {
         crate::metrics::mem::placed(m.offset);
+    }
+    if let Some(m) = layout.find("io") {
+        crate::metrics::io::placed(m.offset);
     }
     let start = ClockPair::now(wall_source);
     let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
@@ -225,6 +231,7 @@ fn build(config: Config) -> Engine {
         // tell the rank); whether a profile is asked for at all, now.
         if engine.config.options.profile.is_some()
             || engine.config.options.mem.memprof
+            || engine.config.options.io
             || engine.config.writes_trace()
         {
             crate::profile::write::register_at_exit();

@@ -12,13 +12,16 @@
 //! * `bits` — the mode word's meaning;
 //! * `handle` — the 64/32-bit handles of foreign callers;
 //! * `mismatch` — how a mismatched exit is reported (the handler slot);
-//! * `overhead` — the cost of an enter/exit pair, measured on a private tree.
+//! * `overhead` — the cost of an enter/exit pair, measured on a private tree;
+//! * `io` — I/O events of the preload library into the current node's
+//!   row (`metrics::io`).
 //!
 //! Depends only on `sys` and `metrics`; what lies above (crash handling,
 //! the start-up wiring) reaches in through hooks installed by `runtime`.
 
 pub(crate) mod bits;
 pub mod handle;
+pub(crate) mod io;
 pub mod mismatch;
 pub(crate) mod node;
 pub(crate) mod overhead;

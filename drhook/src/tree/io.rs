@@ -1,0 +1,77 @@
+//! I/O events for the I/O metric (`metrics::io`), from the preload
+//! library's interposers: one call per I/O operation on the calling
+//! thread, no lock, no allocation.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::thread;
+use crate::metrics::io::{
+    NANOS, OFFSET, OTHER, READ, READ_BYTES, READS, WORDS, WRITE, WRITE_BYTES, WRITES,
+};
+
+pub use crate::metrics::io::{OTHER_OP, READ as READ_OP, WRITE as WRITE_OP};
+
+#[inline]
+fn bump(w: &AtomicU64, by: u64) {
+    // Only the owner thread writes its row.
+    w.store(
+        w.load(Ordering::Relaxed).wrapping_add(by),
+        Ordering::Relaxed,
+    );
+}
+
+/// Records an I/O operation of `kind` (`READ_OP`, `WRITE_OP`, `OTHER_OP`)
+/// moving `bytes` bytes and taking `nanos` ns in the calling thread's
+/// current routine. Nothing when the metric is off or the thread has no
+/// calling tree.
+#[inline]
+pub fn record(kind: u32, bytes: u64, nanos: u64) {
+    let off = OFFSET.load(Ordering::Relaxed);
+    if off == usize::MAX {
+        return;
+    }
+    let td = thread::current();
+    if td.is_null() {
+        return;
+    }
+    // SAFETY: registered trees are never freed.
+    let td = unsafe { &*td };
+    if td.in_internal_work() {
+        return;
+    }
+    let Some(w) = td.current_row().and_then(|r| r.get(off..off + WORDS)) else {
+        return;
+    };
+    match kind {
+        READ => {
+            bump(&w[READ_BYTES], bytes);
+            bump(&w[READS], 1);
+        }
+        WRITE => {
+            bump(&w[WRITE_BYTES], bytes);
+            bump(&w[WRITES], 1);
+        }
+        _ => bump(&w[OTHER], 1),
+    }
+    bump(&w[NANOS], nanos);
+}
+
+/// `NAME@tid` of the calling thread's current routine into `buf`
+/// (truncated); its length, 0 when there is none.
+pub fn current_routine(buf: &mut [u8]) -> usize {
+    let td = thread::current();
+    if td.is_null() {
+        return 0;
+    }
+    // SAFETY: registered trees are never freed.
+    let td = unsafe { &*td };
+    let top = td.current();
+    // SAFETY: the top of the stack is a node of this arena; sites are 'static.
+    let Some(site) = (unsafe { (*top).site.as_ref() }) else {
+        return 0;
+    };
+    let text = format!("{}@{}", site.name(), td.tid);
+    let n = text.len().min(buf.len());
+    buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+    n
+}
