@@ -1638,3 +1638,188 @@ fn io_counts_equal_what_strace_sees_for_the_same_run() {
     assert_eq!(ours(st, "writes", "write_bytes"), (0, 0));
     assert_eq!(ours(st, "stdio_writes", "stdio_write_bytes"), (1001, 10004));
 }
+
+#[test]
+fn io_profile_of_a_rust_drhook_program_fills_its_routines() {
+    let d = tempdir();
+    let prog = built("drhook-test-prog");
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "io"],
+        &prog.display().to_string(),
+        &["io"],
+        &[],
+    );
+    ok(&r);
+    assert_eq!(r.stdout(), "read 1000\n");
+    let prof = std::fs::read_to_string(d.path().join("drhook.prof.1-io")).unwrap();
+    let cols = |name: &str| -> Vec<String> {
+        let l = prof
+            .lines()
+            .find(|l| l.ends_with(name))
+            .unwrap_or_else(|| panic!("{name}: {prof}"));
+        l.split_whitespace().map(String::from).collect()
+    };
+    // read bytes, written bytes, #reads, #writes.
+    assert_eq!(
+        cols(" IO:WRITER@1")[5..9],
+        ["0", "1000", "0", "10"],
+        "{prof}"
+    );
+    // 300, 300, 300, 100, then 0 at the end of the file.
+    assert_eq!(
+        cols(" IO:READER@1")[5..9],
+        ["1000", "0", "5", "0"],
+        "{prof}"
+    );
+    let rep = io_report(d.path(), "drhook.io.1");
+    let f = io_file(&rep, "/io_test.dat");
+    assert_eq!(f["opened_by"], "IO:WRITER@1", "{f:#}");
+    assert_eq!(
+        (f["writes"].as_u64(), f["write_bytes"].as_u64()),
+        (Some(10), Some(1000))
+    );
+    assert_eq!(
+        (f["reads"].as_u64(), f["read_bytes"].as_u64()),
+        (Some(5), Some(1000))
+    );
+}
+
+#[test]
+fn io_profile_of_tar_and_gzip() {
+    if !have_tool("tar") || !have_tool("gzip") {
+        return;
+    }
+    let d = tempdir();
+    let src = d.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    for i in 0..20 {
+        std::fs::write(
+            src.join(format!("f{i:02}")),
+            vec![b'a' + (i % 26) as u8; 10240],
+        )
+        .unwrap();
+    }
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "io"],
+        "tar",
+        &["czf", "out.tgz", "src"],
+        &[],
+    );
+    ok(&r);
+    let tar = io_report(d.path(), "drhook.io.1");
+    assert_eq!(tar["command"], "tar");
+    for i in 0..20 {
+        let f = io_file(&tar, &format!("/src/f{i:02}"));
+        assert_eq!(f["read_bytes"].as_u64(), Some(10240), "{f:#}");
+        assert_eq!(f["opens"].as_u64(), Some(1));
+    }
+    // gzip, started by tar, writes the archive: its bytes are the file's.
+    let gz: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.starts_with("drhook.io.1.gzip."))
+        .collect();
+    assert_eq!(gz.len(), 1, "{gz:?}");
+    let g = io_report(d.path(), &gz[0]);
+    assert!(
+        g["ancestry"][0].as_str().unwrap().ends_with("-tar"),
+        "{g:#}"
+    );
+    let size = std::fs::metadata(d.path().join("out.tgz")).unwrap().len();
+    let out = io_file(&g, "/out.tgz");
+    assert_eq!(out["write_bytes"].as_u64(), Some(size), "{out:#}");
+}
+
+#[test]
+fn io_profile_of_fortran_formatted_and_unformatted_files() {
+    if !have_gfortran() {
+        return;
+    }
+    let d = tempdir();
+    let exe = d.path().join("f_io");
+    tool(
+        d.path(),
+        &fc(),
+        &["-O1", "-o", "f_io", &prog("f_io.f90").display().to_string()],
+    );
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "io"],
+        &exe.display().to_string(),
+        &[],
+        &[],
+    );
+    ok(&r);
+    assert_eq!(r.stdout(), "f_io done\n");
+    let rep = io_report(d.path(), "drhook.io.1");
+    for name in ["formatted.txt", "unformatted.bin"] {
+        let f = io_file(&rep, &format!("/{name}"));
+        let size = std::fs::metadata(d.path().join(name)).unwrap().len();
+        assert_eq!(f["write_bytes"].as_u64(), Some(size), "{name}: {f:#}");
+        assert_eq!(f["opens"].as_u64(), Some(1), "{name}: {f:#}");
+    }
+    // 10 records of 8000 bytes, each between two 4-byte markers.
+    assert_eq!(
+        std::fs::metadata(d.path().join("unformatted.bin"))
+            .unwrap()
+            .len(),
+        80080
+    );
+}
+
+#[test]
+fn io_profile_with_100000_opens_and_64_writing_threads() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "io_stress",
+        &[&attach_prog("io_stress.c")],
+        &["-pthread", "-std=gnu11"],
+        Link::Shared,
+    );
+    let w = tempdir();
+    let r = drhook_run(
+        w.path(),
+        &["--opt", "io"],
+        &exe.display().to_string(),
+        &["opens"],
+        &[],
+    );
+    ok(&r);
+    let rep = io_report(w.path(), "drhook.io.1");
+    let files = rep["files"].as_array().unwrap();
+    let same = io_file(&rep, "/same.dat");
+    assert_eq!(same["opens"].as_u64(), Some(100_001));
+    assert_eq!(same["closes"].as_u64(), Some(100_001));
+    // 5000 distinct files: those beyond the table's room are counted
+    // together, none lost.
+    let opens: u64 = files
+        .iter()
+        .filter(|f| {
+            let p = f["path"].as_str().unwrap();
+            p.contains("/many/f") || p == "<other files>"
+        })
+        .map(|f| f["opens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(opens, 5000, "{rep:#}");
+    let w = tempdir();
+    let r = drhook_run(
+        w.path(),
+        &["--opt", "io"],
+        &exe.display().to_string(),
+        &["threads"],
+        &[],
+    );
+    ok(&r);
+    let rep = io_report(w.path(), "drhook.io.1");
+    for i in 0..64 {
+        let f = io_file(&rep, &format!("/t{i:02}.dat"));
+        assert_eq!(f["writes"].as_u64(), Some(1000), "{f:#}");
+        assert_eq!(f["write_bytes"].as_u64(), Some(10000));
+    }
+}

@@ -557,9 +557,40 @@ fn fork_outer() {
     println!("parent waited for {pid}: status {status}");
 }
 
+/// Writes 10 x 100 bytes to `io_test.dat` (the I/O profile's per-routine
+/// columns are checked).
+#[drhook(name = "IO:WRITER")]
+fn io_writer() {
+    use std::io::Write;
+    let mut f = std::fs::File::create("io_test.dat").unwrap();
+    for _ in 0..10 {
+        f.write_all(&[b'x'; 100]).unwrap();
+    }
+}
+
+/// Reads `io_test.dat` back in reads of 300 bytes.
+#[drhook(name = "IO:READER")]
+fn io_reader() -> usize {
+    use std::io::Read;
+    let mut f = std::fs::File::open("io_test.dat").unwrap();
+    let mut buf = [0u8; 300];
+    let mut n = 0;
+    loop {
+        let k = f.read(&mut buf).unwrap();
+        if k == 0 {
+            break n;
+        }
+        n += k;
+    }
+}
+
 fn main() {
     let scenario = std::env::args().nth(1).unwrap_or_default();
     match scenario.as_str() {
+        "io" => {
+            io_writer();
+            println!("read {}", io_reader());
+        }
         "basic" => basic(),
         "recursion" => println!("recursion done {}", rec_driver() % 3),
         "threads" => threads(),

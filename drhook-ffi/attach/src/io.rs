@@ -306,10 +306,24 @@ fn absolute(dirfd: c_int, path: &CStr) -> Vec<u8> {
 /// path for a regular file or directory, else by kind.
 #[cold]
 fn classify(fd: c_int) -> u32 {
+    let std_name = |fd: c_int| -> Vec<u8> {
+        // A standard stream redirected to a file is that file.
+        // SAFETY: plain data written by fstat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer.
+        if unsafe { libc::fstat(fd, &mut st) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG {
+            if let Ok(p) = std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+                return p.into_os_string().into_encoded_bytes();
+            }
+        }
+        match fd {
+            0 => b"<stdin>".to_vec(),
+            1 => b"<stdout>".to_vec(),
+            _ => b"<stderr>".to_vec(),
+        }
+    };
     let name: Vec<u8> = match fd {
-        0 => b"<stdin>".to_vec(),
-        1 => b"<stdout>".to_vec(),
-        2 => b"<stderr>".to_vec(),
+        0..=2 => std_name(fd),
         _ => {
             // SAFETY: plain data written by fstat.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -672,6 +686,10 @@ pub mod slots {
         SETVBUF = c"setvbuf"; SETBUF = c"setbuf";
         AIO_READ = c"aio_read"; AIO_WRITE = c"aio_write"; AIO_RETURN = c"aio_return";
         AIO_SUSPEND = c"aio_suspend"; AIO_ERROR = c"aio_error";
+        OPEN_2 = c"__open_2"; OPEN64_2 = c"__open64_2"; OPENAT_2 = c"__openat_2";
+        OPENAT64_2 = c"__openat64_2"; READ_CHK = c"__read_chk"; PREAD_CHK = c"__pread_chk";
+        PREAD64_CHK = c"__pread64_chk"; FREAD_CHK = c"__fread_chk"; FGETS_CHK = c"__fgets_chk";
+        COPY_FILE_RANGE = c"copy_file_range"; SENDFILE = c"sendfile"; SENDFILE64 = c"sendfile64";
     }
 }
 
@@ -797,6 +815,231 @@ pub unsafe fn creat<S: Source>(which: &'static Slot, p: *const c_char, m: libc::
                 a,
                 b,
             )
+        },
+    )
+}
+
+type Open2Fn = unsafe extern "C" fn(*const c_char, c_int) -> c_int;
+type Openat2Fn = unsafe extern "C" fn(c_int, *const c_char, c_int) -> c_int;
+type ReadChkFn = unsafe extern "C" fn(c_int, *mut c_void, usize, usize) -> isize;
+type PreadChkFn = unsafe extern "C" fn(c_int, *mut c_void, usize, libc::off_t, usize) -> isize;
+type FreadChkFn = unsafe extern "C" fn(*mut c_void, usize, usize, usize, *mut libc::FILE) -> usize;
+type FgetsChkFn = unsafe extern "C" fn(*mut c_char, usize, c_int, *mut libc::FILE) -> *mut c_char;
+type CopyRangeFn =
+    unsafe extern "C" fn(c_int, *mut i64, c_int, *mut i64, usize, libc::c_uint) -> isize;
+type SendfileFn = unsafe extern "C" fn(c_int, c_int, *mut libc::off_t, usize) -> isize;
+
+/// `__open_2`, `__open64_2` (`open` of programs built with
+/// `_FORTIFY_SOURCE`).
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn open_2<S: Source>(which: &'static Slot, p: *const c_char, fl: c_int) -> c_int {
+    let f = real!(S, *which, Open2Fn);
+    if !recording() || p.is_null() {
+        // SAFETY: the C contract.
+        return unsafe { f(p, fl) };
+    }
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(p, fl) },
+        // SAFETY: a C string (the C contract).
+        |r, a, b| {
+            opened(
+                r,
+                // SAFETY: a C string (the C contract).
+                Some(unsafe { CStr::from_ptr(p) }),
+                libc::AT_FDCWD,
+                fl,
+                a,
+                b,
+            )
+        },
+    )
+}
+
+/// `__openat_2`, `__openat64_2`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn openat_2<S: Source>(
+    which: &'static Slot,
+    d: c_int,
+    p: *const c_char,
+    fl: c_int,
+) -> c_int {
+    let f = real!(S, *which, Openat2Fn);
+    if !recording() || p.is_null() {
+        // SAFETY: the C contract.
+        return unsafe { f(d, p, fl) };
+    }
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(d, p, fl) },
+        // SAFETY: a C string (the C contract).
+        |r, a, b| opened(r, Some(unsafe { CStr::from_ptr(p) }), d, fl, a, b),
+    )
+}
+
+/// `__read_chk`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn read_chk<S: Source>(fd: c_int, b: *mut c_void, n: usize, len: usize) -> isize {
+    let f = real!(S, s::READ_CHK, ReadChkFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(fd, b, n, len) };
+    }
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(fd, b, n, len) },
+        |r, a, t| data(fd, Dir::Read, r, None, a, t),
+    )
+}
+
+/// `__pread_chk`, `__pread64_chk`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn pread_chk<S: Source>(
+    which: &'static Slot,
+    fd: c_int,
+    b: *mut c_void,
+    n: usize,
+    off: libc::off_t,
+    len: usize,
+) -> isize {
+    let f = real!(S, *which, PreadChkFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(fd, b, n, off, len) };
+    }
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(fd, b, n, off, len) },
+        |r, a, t| data(fd, Dir::Read, r, Some(off.max(0) as u64), a, t),
+    )
+}
+
+/// `__fread_chk`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fread_chk<S: Source>(
+    b: *mut c_void,
+    len: usize,
+    sz: usize,
+    n: usize,
+    fp: *mut libc::FILE,
+) -> usize {
+    let f = real!(S, s::FREAD_CHK, FreadChkFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(b, len, sz, n, fp) };
+    }
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(b, len, sz, n, fp) },
+        |r, a, t| stdio_data(fp, false, (r * sz) as u64, a, t),
+    )
+}
+
+/// `__fgets_chk`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fgets_chk<S: Source>(
+    b: *mut c_char,
+    len: usize,
+    n: c_int,
+    fp: *mut libc::FILE,
+) -> *mut c_char {
+    let f = real!(S, s::FGETS_CHK, FgetsChkFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(b, len, n, fp) };
+    }
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(b, len, n, fp) },
+        // SAFETY: on success `r` is a C string.
+        |r, a, t| {
+            stdio_data(
+                fp,
+                false,
+                if r.is_null() {
+                    0
+                } else {
+                    // SAFETY: a C string (the C contract).
+                    unsafe { libc::strlen(r) as u64 }
+                },
+                a,
+                t,
+            )
+        },
+    )
+}
+
+/// `copy_file_range`: the bytes are read from one file and written to the
+/// other (one operation each).
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn copy_file_range<S: Source>(
+    i: c_int,
+    io: *mut i64,
+    o: c_int,
+    oo: *mut i64,
+    n: usize,
+    fl: libc::c_uint,
+) -> isize {
+    let f = real!(S, s::COPY_FILE_RANGE, CopyRangeFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(i, io, o, oo, n, fl) };
+    }
+    // SAFETY: the offsets are null or the caller's.
+    let (ai, ao) = unsafe {
+        (
+            io.as_ref().map(|x| *x as u64),
+            oo.as_ref().map(|x| *x as u64),
+        )
+    };
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(i, io, o, oo, n, fl) },
+        |r, a, t| {
+            data(i, Dir::Read, r, ai, a, t);
+            data(o, Dir::Write, r, ao, a, a);
+        },
+    )
+}
+
+/// `sendfile` (+64): read from `in`, written to `out`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn sendfile<S: Source>(
+    which: &'static Slot,
+    o: c_int,
+    i: c_int,
+    off: *mut libc::off_t,
+    n: usize,
+) -> isize {
+    let f = real!(S, *which, SendfileFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(o, i, off, n) };
+    }
+    // SAFETY: the offset is null or the caller's.
+    let at = unsafe { off.as_ref().map(|x| *x as u64) };
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(o, i, off, n) },
+        |r, a, t| {
+            data(i, Dir::Read, r, at, a, t);
+            data(o, Dir::Write, r, None, a, a);
         },
     )
 }
@@ -2198,6 +2441,99 @@ macro_rules! __interpose_io {
             #[unsafe(export_name = concat!($p, "aio_error"))]
             pub unsafe extern "C" fn aio_error(cb: *const libc::aiocb) -> c_int {
                 unsafe { io::aio_error::<S>(cb) }
+            }
+            #[unsafe(export_name = concat!($p, "__open_2"))]
+            pub unsafe extern "C" fn open_2(p: *const c_char, f: c_int) -> c_int {
+                unsafe { io::open_2::<S>(&s::OPEN_2, p, f) }
+            }
+            #[unsafe(export_name = concat!($p, "__open64_2"))]
+            pub unsafe extern "C" fn open64_2(p: *const c_char, f: c_int) -> c_int {
+                unsafe { io::open_2::<S>(&s::OPEN64_2, p, f) }
+            }
+            #[unsafe(export_name = concat!($p, "__openat_2"))]
+            pub unsafe extern "C" fn openat_2(d: c_int, p: *const c_char, f: c_int) -> c_int {
+                unsafe { io::openat_2::<S>(&s::OPENAT_2, d, p, f) }
+            }
+            #[unsafe(export_name = concat!($p, "__openat64_2"))]
+            pub unsafe extern "C" fn openat64_2(d: c_int, p: *const c_char, f: c_int) -> c_int {
+                unsafe { io::openat_2::<S>(&s::OPENAT64_2, d, p, f) }
+            }
+            #[unsafe(export_name = concat!($p, "__read_chk"))]
+            pub unsafe extern "C" fn read_chk(
+                fd: c_int,
+                b: *mut c_void,
+                n: usize,
+                l: usize,
+            ) -> isize {
+                unsafe { io::read_chk::<S>(fd, b, n, l) }
+            }
+            #[unsafe(export_name = concat!($p, "__pread_chk"))]
+            pub unsafe extern "C" fn pread_chk(
+                fd: c_int,
+                b: *mut c_void,
+                n: usize,
+                o: libc::off_t,
+                l: usize,
+            ) -> isize {
+                unsafe { io::pread_chk::<S>(&s::PREAD_CHK, fd, b, n, o, l) }
+            }
+            #[unsafe(export_name = concat!($p, "__pread64_chk"))]
+            pub unsafe extern "C" fn pread64_chk(
+                fd: c_int,
+                b: *mut c_void,
+                n: usize,
+                o: libc::off_t,
+                l: usize,
+            ) -> isize {
+                unsafe { io::pread_chk::<S>(&s::PREAD64_CHK, fd, b, n, o, l) }
+            }
+            #[unsafe(export_name = concat!($p, "__fread_chk"))]
+            pub unsafe extern "C" fn fread_chk(
+                b: *mut c_void,
+                l: usize,
+                z: usize,
+                n: usize,
+                f: *mut libc::FILE,
+            ) -> usize {
+                unsafe { io::fread_chk::<S>(b, l, z, n, f) }
+            }
+            #[unsafe(export_name = concat!($p, "__fgets_chk"))]
+            pub unsafe extern "C" fn fgets_chk(
+                b: *mut c_char,
+                l: usize,
+                n: c_int,
+                f: *mut libc::FILE,
+            ) -> *mut c_char {
+                unsafe { io::fgets_chk::<S>(b, l, n, f) }
+            }
+            #[unsafe(export_name = concat!($p, "copy_file_range"))]
+            pub unsafe extern "C" fn copy_file_range(
+                i: c_int,
+                io_: *mut i64,
+                o: c_int,
+                oo: *mut i64,
+                n: usize,
+                f: libc::c_uint,
+            ) -> isize {
+                unsafe { io::copy_file_range::<S>(i, io_, o, oo, n, f) }
+            }
+            #[unsafe(export_name = concat!($p, "sendfile"))]
+            pub unsafe extern "C" fn sendfile(
+                o: c_int,
+                i: c_int,
+                off: *mut libc::off_t,
+                n: usize,
+            ) -> isize {
+                unsafe { io::sendfile::<S>(&s::SENDFILE, o, i, off, n) }
+            }
+            #[unsafe(export_name = concat!($p, "sendfile64"))]
+            pub unsafe extern "C" fn sendfile64(
+                o: c_int,
+                i: c_int,
+                off: *mut libc::off_t,
+                n: usize,
+            ) -> isize {
+                unsafe { io::sendfile::<S>(&s::SENDFILE64, o, i, off, n) }
             }
             #[unsafe(export_name = concat!($p, "aio_suspend"))]
             pub unsafe extern "C" fn aio_suspend(
