@@ -283,13 +283,15 @@ void c_drhook_raise_(const int *sig);
 
 /*
  `c_drhook_memcounter_(thread_id, size, keyptr_addr)`: the reference's
- feed of allocations for `DR_HOOK_OPT=memprof` and the memory timeline.
- Neither is implemented here (the options warn at start-up), so, as the
- reference without them, it records nothing; `*keyptr_addr` is set to 0
- for an allocation, so a later free passes nothing stale back.
+ feed of allocations for `DR_HOOK_OPT=memprof` (an allocator of the
+ program's own reports its blocks): `size > 0` is an allocation of
+ `size` bytes by the calling thread's current routine, and
+ `*keyptr_addr` receives the key to give back with the free; `size < 0`
+ the free of `-size` bytes allocated under the key `*keyptr_addr`.
+ Counted in the memory profile as the `malloc` family's events are.
 
  # Safety
- Pointers null or valid.
+ Pointers null or valid; a free's key is 0 or one this function gave.
  */
 void c_drhook_memcounter_(const int *thread_id, const long long *size, long long *keyptr_addr);
 

@@ -1823,3 +1823,86 @@ fn io_profile_with_100000_opens_and_64_writing_threads() {
         assert_eq!(f["write_bytes"].as_u64(), Some(10000));
     }
 }
+
+#[test]
+fn memprof_allocation_counts_agree_with_heaptrack() {
+    if !have_gcc() || !have_tool("heaptrack") || !have_tool("heaptrack_print") {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "mem",
+        &[&attach_prog("mem.c")],
+        &["-pthread", "-std=gnu11"],
+        Link::Shared,
+    );
+    // Ours.
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "memprof"],
+        &exe.display().to_string(),
+        &[],
+        &[],
+    );
+    ok(&r);
+    let text = std::fs::read_to_string(d.path().join("drhook.prof.1-mem")).unwrap();
+    let m = mem_rows(&text);
+    let ours = |routine: &str| -> u64 {
+        m.iter()
+            .filter(|(k, _)| k.starts_with(&format!("{routine}@")))
+            .map(|(_, v)| v.1)
+            .sum()
+    };
+    // heaptrack's, on the same program (Dr.Hook off): calls to allocation
+    // functions per function, summed over its call sites.
+    let h = tempdir();
+    let out = Command::new("heaptrack")
+        .arg("-o")
+        .arg(h.path().join("ht"))
+        .arg(&exe)
+        .current_dir(h.path())
+        .env_remove("LD_PRELOAD")
+        .env_remove("DR_HOOK")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let data = std::fs::read_dir(h.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ht"))
+        .expect("heaptrack data file");
+    let out = Command::new("heaptrack_print")
+        .arg("-f")
+        .arg(&data)
+        .args(["-p", "0", "-T", "0", "-a", "1", "-n", "1000", "-s", "0"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    let mut theirs: BTreeMap<String, u64> = BTreeMap::new();
+    let lines: Vec<&str> = report.lines().collect();
+    for w in lines.windows(2) {
+        if let Some(n) = w[0].split(" calls to allocation functions").next()
+            && w[0].contains(" calls to allocation functions")
+            && let Ok(n) = n.trim().parse::<u64>()
+        {
+            *theirs.entry(w[1].trim().to_string()).or_default() += n;
+        }
+    }
+    for (routine, function) in [
+        ("MEM:PLAIN", "mem_plain"),
+        ("MEM:CHAIN", "mem_chain"),
+        ("MEM:ALIGNED", "mem_aligned"),
+        ("MEM:WORKER", "mem_worker"),
+    ] {
+        assert_eq!(
+            Some(&ours(routine)),
+            theirs.get(function),
+            "{routine} vs heaptrack's {function}:\n{report}\n{text}"
+        );
+    }
+}
