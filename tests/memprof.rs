@@ -186,3 +186,42 @@ fn memory_off_allocates_nothing_in_the_profile_and_keeps_the_program_working() {
     let r = run_in(dir.path(), PROG, &[], &[]);
     assert_eq!(r.code(), 0, "{}", r.stderr());
 }
+
+#[test]
+fn with_hpmprof_and_after_a_crash() {
+    // Counters per routine at the same time (software events where the
+    // kernel denies hardware ones): the memory numbers do not change.
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &[],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "hpmprof,memprof")],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let text = std::fs::read_to_string(dir.path().join("drhook.prof.1-mem")).unwrap();
+    let m = by_routine(&parse(&text));
+    assert_eq!(m["drhook_test_alloc::grow"][0].self_alloc, 1110, "{text}");
+    assert_eq!(m["drhook_test_alloc::leaker"][0].leaked, 5000, "{text}");
+    // A crash: the memory profile is written on the way out, with the
+    // crashing routine's allocation.
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["crash"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "memprof")],
+    );
+    assert!(!r.output.status.success());
+    let text = std::fs::read_to_string(dir.path().join("drhook.prof.1-mem"))
+        .unwrap_or_else(|e| panic!("{e}: {}", r.stderr()));
+    let m = by_routine(&parse(&text));
+    let c = &m["drhook_test_alloc::crasher"][0];
+    assert_eq!(
+        (c.self_alloc, c.allocs, c.leaked),
+        (2048, 1, 2048),
+        "{text}"
+    );
+    // The traceback shows the memory fields of each routine.
+    assert!(r.stderr().contains(",hwm="), "{}", r.stderr());
+}

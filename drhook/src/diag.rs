@@ -5,7 +5,6 @@
 //! lines from different threads and processes do not interleave.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 
 use crate::sys::clock;
 use crate::sys::linebuf;
@@ -68,7 +67,7 @@ pub fn raw_line(text: &str) {
     let mut s = String::with_capacity(text.len() + 1);
     s.push_str(text);
     s.push('\n');
-    let _ = std::io::stderr().write_all(s.as_bytes());
+    linebuf::write_all(2, s.as_bytes());
 }
 
 /// Writes one prefixed diagnostic line. Control characters in `func` and

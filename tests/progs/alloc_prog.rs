@@ -73,6 +73,18 @@ fn run() {
     leaker();
 }
 
+/// Allocates 2048 bytes, keeps them, and crashes.
+#[drhook]
+fn crasher() {
+    let v: Vec<u8> = Vec::with_capacity(2048);
+    std::mem::forget(v);
+    // SAFETY: a deliberate crash for the test of the crash path.
+    unsafe { libc::raise(libc::SIGSEGV) };
+}
+
 fn main() {
     run();
+    if std::env::args().nth(1).as_deref() == Some("crash") {
+        crasher();
+    }
 }

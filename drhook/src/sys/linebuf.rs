@@ -211,19 +211,27 @@ pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// `write(2)` until done or failed (async-signal-safe).
+/// `write(2)` until done or failed (async-signal-safe). The system call is
+/// made directly, not through the C library's `write`, so that an I/O
+/// interposer (Dr.Hook's own `io` profile, or another tool's) does not
+/// count Dr.Hook's messages as the program's; `errno` is left as it was.
 pub fn write_all(fd: i32, mut b: &[u8]) {
+    // SAFETY: the calling thread's errno.
+    let saved = unsafe { *libc::__errno_location() };
     while !b.is_empty() {
         // SAFETY: `b` is a valid buffer for its length.
-        let n = unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
+        let n = unsafe { libc::syscall(libc::SYS_write, fd, b.as_ptr(), b.len()) };
         if n <= 0 {
-            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            // SAFETY: as above.
+            if n < 0 && unsafe { *libc::__errno_location() } == libc::EINTR {
                 continue;
             }
-            return;
+            break;
         }
         b = &b[n as usize..];
     }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = saved };
 }
 
 // --- the prefix ------------------------------------------------------------
