@@ -1073,7 +1073,7 @@ pub unsafe fn close<S: Source>(fd: c_int) -> c_int {
 ///
 /// # Safety
 /// The C contract.
-#[inline]
+#[inline(always)]
 pub unsafe fn rw<S: Source>(
     which: &'static Slot,
     write: bool,
@@ -1086,6 +1086,17 @@ pub unsafe fn rw<S: Source>(
         // SAFETY: the C contract.
         return unsafe { f(fd, b, n) };
     }
+    // SAFETY: the C contract.
+    unsafe { rw_recorded(f, write, fd, b, n) }
+}
+
+/// The recording part of [`rw`], out of line so that the pass-through
+/// stays a few instructions.
+///
+/// # Safety
+/// The C contract.
+#[inline(never)]
+unsafe fn rw_recorded(f: RwFn, write: bool, fd: c_int, b: *mut c_void, n: usize) -> isize {
     let dir = if write { Dir::Write } else { Dir::Read };
     // SAFETY: the C contract.
     timed(
@@ -1539,6 +1550,7 @@ fn stdio_other(fp: *mut libc::FILE, t0: u64, t1: u64) {
 ///
 /// # Safety
 /// The C contract.
+#[inline(always)]
 pub unsafe fn frw<S: Source>(
     which: &'static Slot,
     write: bool,
@@ -1552,6 +1564,23 @@ pub unsafe fn frw<S: Source>(
         // SAFETY: the C contract.
         return unsafe { f(b, sz, n, fp) };
     }
+    // SAFETY: the C contract.
+    unsafe { frw_recorded(f, write, b, sz, n, fp) }
+}
+
+/// The recording part of [`frw`].
+///
+/// # Safety
+/// The C contract.
+#[inline(never)]
+unsafe fn frw_recorded(
+    f: FrwFn,
+    write: bool,
+    b: *mut c_void,
+    sz: usize,
+    n: usize,
+    fp: *mut libc::FILE,
+) -> usize {
     // SAFETY: the C contract.
     timed(
         || unsafe { f(b, sz, n, fp) },
