@@ -172,9 +172,14 @@ fn main() {
         println!("\n{mode}() of 16 bytes, median of the batches, one run:\n");
         println!("| configuration | ns/call | over plain | instructions/call (callgrind) |");
         println!("|---|---:|---:|---:|");
-        let base = ns(work.path(), &cfgs[0], &exe, mode);
-        for c in &cfgs {
-            let t = ns(work.path(), c, &exe, mode);
+        // Every row measured first: the comparison is with the first
+        // row's own measurement, in the same pass.
+        let times: Vec<Option<f64>> = cfgs
+            .iter()
+            .map(|c| ns(work.path(), c, &exe, mode))
+            .collect();
+        let base = times[0];
+        for (c, &t) in cfgs.iter().zip(&times) {
             let i = if grind {
                 instructions(work.path(), c, &exe, mode)
             } else {

@@ -165,27 +165,15 @@ fn main() {
         println!("heaptrack not found: its row is skipped");
     }
     println!("\nmalloc(64) + free, 7 batches of 10^6 (median), one run:\n");
-    println!("| configuration | ns/pair | vs plain | instructions/pair (callgrind) |");
-    println!("|---|---:|---:|---:|");
-    let base = ns(work.path(), &alloc[0], &exe, "alloc", "1000000");
-    for c in &alloc {
-        let t = ns(work.path(), c, &exe, "alloc", "1000000");
-        let i = if grind {
-            instructions(work.path(), c, &exe, "alloc")
-        } else {
-            None
-        };
-        println!(
-            "| {} | {} | {} | {} |",
-            c.name,
-            t.map_or("-".into(), |t| format!("{t:.2}")),
-            match (t, base) {
-                (Some(t), Some(b)) => format!("{:.2}x", t / b),
-                _ => "-".into(),
-            },
-            i.map_or("-".into(), |i| format!("{i:.1}")),
-        );
-    }
+    table(
+        work.path(),
+        &exe,
+        &alloc,
+        "alloc",
+        "vs plain",
+        grind,
+        |t, b| format!("{:.2}x", t / b),
+    );
     let pair = [
         Config {
             name: "DR_HOOK_OPT=prof",
@@ -202,13 +190,40 @@ fn main() {
         },
     ];
     println!("\nDr.Hook enter/exit pair of a leaf (libdrhook.so), 7 batches of 10^6 (median):\n");
-    println!("| configuration | ns/pair | vs prof | instructions/pair (callgrind) |");
+    table(
+        work.path(),
+        &exe,
+        &pair,
+        "pair",
+        "vs prof",
+        grind,
+        |t, b| format!("{:+.2} ns", t - b),
+    );
+}
+
+/// One table: ns per operation against the first configuration's, and
+/// instructions per operation.
+fn table(
+    work: &Path,
+    exe: &Path,
+    cfgs: &[Config],
+    mode: &str,
+    versus: &str,
+    grind: bool,
+    compare: impl Fn(f64, f64) -> String,
+) {
+    println!("| configuration | ns/op | {versus} | instructions/op (callgrind) |");
     println!("|---|---:|---:|---:|");
-    let base = ns(work.path(), &pair[0], &exe, "pair", "1000000");
-    for c in &pair {
-        let t = ns(work.path(), c, &exe, "pair", "1000000");
+    // Every row measured first: the comparison is with the first row's
+    // own measurement, in the same pass.
+    let times: Vec<Option<f64>> = cfgs
+        .iter()
+        .map(|c| ns(work, c, exe, mode, "1000000"))
+        .collect();
+    let base = times[0];
+    for (c, &t) in cfgs.iter().zip(&times) {
         let i = if grind {
-            instructions(work.path(), c, &exe, "pair")
+            instructions(work, c, exe, mode)
         } else {
             None
         };
@@ -217,7 +232,7 @@ fn main() {
             c.name,
             t.map_or("-".into(), |t| format!("{t:.2}")),
             match (t, base) {
-                (Some(t), Some(b)) => format!("{:+.2} ns", t - b),
+                (Some(t), Some(b)) => compare(t, b),
                 _ => "-".into(),
             },
             i.map_or("-".into(), |i| format!("{i:.1}")),
