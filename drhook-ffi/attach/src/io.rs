@@ -112,31 +112,18 @@ fn mono_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-/// Nanoseconds per tick, from the stamps at the decision and now.
+/// Nanoseconds per tick, from the stamps at the decision and now (1 for a
+/// run too short to tell: never a wait).
 fn ns_per_tick() -> f64 {
     if cfg!(not(target_arch = "x86_64")) {
         return 1.0;
     }
     let dt = ticks().saturating_sub(START_TICKS.load(Ordering::Relaxed));
     let dn = mono_ns().saturating_sub(START_NS.load(Ordering::Relaxed));
-    if dt < 1000 || dn == 0 {
-        return 1.0 / CALIBRATION.with_ghz();
+    if dt == 0 || dn == 0 {
+        return 1.0;
     }
     dn as f64 / dt as f64
-}
-
-/// Fallback rate for runs too short to calibrate.
-struct Calibration;
-const CALIBRATION: Calibration = Calibration;
-impl Calibration {
-    fn with_ghz(&self) -> f64 {
-        let t0 = ticks();
-        let n0 = mono_ns();
-        while mono_ns() - n0 < 2_000_000 {}
-        let dt = ticks() - t0;
-        let dn = mono_ns() - n0;
-        dt as f64 / dn as f64
-    }
 }
 
 // --- tables ---------------------------------------------------------------------
