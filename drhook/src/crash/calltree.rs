@@ -180,22 +180,23 @@ pub(crate) fn write_tree(
                 .str(",st=")
                 .u64(st as u64);
         }
-        // Memory fields come before the times, as in the reference's lines.
+        // Some metrics' fields come before the times (the reference's
+        // memory fields), the others after them.
         let row = td.rows.get(n.index);
         let layout = crate::metrics::layout();
-        let memory_first = |first: bool, line: &mut LineBuf| {
+        let fields = |before: bool, line: &mut LineBuf| {
             if let Some(row) = row {
                 for m in layout
                     .metrics
                     .iter()
-                    .filter(|m| (m.metric.name() == "memory") == first)
+                    .filter(|m| m.metric.calltree_before_times() == before)
                 {
                     m.metric
                         .calltree_fields(&row[m.offset..m.offset + m.len], line);
                 }
             }
         };
-        memory_first(true, &mut line);
+        fields(true, &mut line);
         if o.wall {
             let total = open_wall(n);
             line.str(",wall=")
@@ -212,7 +213,7 @@ pub(crate) fn write_tree(
                 .fixed3(total.saturating_sub(s.child_cpu[k]) as f64 * 1e-9)
                 .str("s");
         }
-        memory_first(false, &mut line);
+        fields(false, &mut line);
         sink(&mut line);
     }
 }

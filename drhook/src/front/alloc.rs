@@ -154,16 +154,18 @@ unsafe fn stamp(user: *mut u8, size: usize) {
     };
 }
 
-// SAFETY: every block handed out is `room` bytes into a block of the inner
-// allocator with the outer layout, aligned as asked; dealloc and realloc
-// undo exactly that.
-unsafe impl<A: GlobalAlloc> GlobalAlloc for Alloc<A> {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+impl<A: GlobalAlloc> Alloc<A> {
+    /// A block of `layout` from `get` (the inner allocation of the outer
+    /// layout), stamped with its header.
+    ///
+    /// # Safety
+    /// `get` returns null or a block of the layout it is given.
+    #[inline]
+    unsafe fn alloc_with(&self, layout: Layout, get: impl FnOnce(Layout) -> *mut u8) -> *mut u8 {
         let Some(o) = outer(layout) else {
             return std::ptr::null_mut();
         };
-        // SAFETY: non-zero size (it includes the header).
-        let base = unsafe { self.inner.alloc(o) };
+        let base = get(o);
         if base.is_null() {
             return base;
         }
@@ -174,22 +176,20 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Alloc<A> {
             user
         }
     }
+}
+
+// SAFETY: every block handed out is `room` bytes into a block of the inner
+// allocator with the outer layout, aligned as asked; dealloc and realloc
+// undo exactly that.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Alloc<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the outer layout has a non-zero size (the header).
+        unsafe { self.alloc_with(layout, |o| self.inner.alloc(o)) }
+    }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let Some(o) = outer(layout) else {
-            return std::ptr::null_mut();
-        };
-        // SAFETY: non-zero size.
-        let base = unsafe { self.inner.alloc_zeroed(o) };
-        if base.is_null() {
-            return base;
-        }
         // SAFETY: as in `alloc`.
-        unsafe {
-            let user = base.add(room(layout));
-            stamp(user, layout.size());
-            user
-        }
+        unsafe { self.alloc_with(layout, |o| self.inner.alloc_zeroed(o)) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {

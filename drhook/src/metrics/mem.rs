@@ -215,6 +215,9 @@ impl Metric for Memory {
             stack_top: stack_top(sp),
         }))
     }
+    fn calltree_before_times(&self) -> bool {
+        true
+    }
     /// `,hwm=<K>,stack=<K>` (and `,pag=<n>` with `paging`), as the
     /// reference's call-tree lines show them.
     fn calltree_fields(&self, words: &[AtomicU64], out: &mut LineBuf) {

@@ -103,6 +103,11 @@ pub(crate) trait Metric: Send + Sync + 'static {
     /// line. Runs in a signal handler: only formatting into `out`, no
     /// allocation, no lock.
     fn calltree_fields(&self, _words: &[AtomicU64], _out: &mut LineBuf) {}
+    /// Whether the fields come before the times in a call-tree line (the
+    /// reference prints its memory fields there); after them otherwise.
+    fn calltree_before_times(&self) -> bool {
+        false
+    }
 }
 
 /// Per-thread state of a metric read at every enter and exit. Called on

@@ -31,18 +31,7 @@ pub(crate) fn write_io_text<W: std::io::Write + ?Sized>(
     let sum = |k: usize| rows.iter().map(|(_, w)| w[k]).sum::<u64>();
     let total_ns = sum(NANOS);
     let mut head = String::new();
-    let _ = writeln!(
-        head,
-        "I/O-profiling information for program='{}', proc#{}:",
-        h.program, h.myproc
-    );
-    let _ = writeln!(
-        head,
-        "\tNo. of instrumented routines called : {}",
-        s.routines_called
-    );
-    let _ = writeln!(head, "\tInstrumentation started : {}", h.started);
-    let _ = writeln!(head, "\tInstrumentation   ended : {}", h.ended);
+    super::text::first_lines(&mut head, "I/O-profiling", h, s);
     let _ = writeln!(
         head,
         "\tI/O : {} bytes read in {} calls, {} bytes written in {} calls, {} other calls, {:.6} sec in I/O calls",

@@ -89,18 +89,7 @@ pub(crate) fn write_mem_text<W: std::io::Write + ?Sized>(
     m: &MemHeader,
 ) -> std::io::Result<()> {
     let mut head = String::new();
-    let _ = writeln!(
-        head,
-        "Memory-profiling information for program='{}', proc#{}:",
-        h.program, h.myproc
-    );
-    let _ = writeln!(
-        head,
-        "\tNo. of instrumented routines called : {}",
-        s.routines_called
-    );
-    let _ = writeln!(head, "\tInstrumentation started : {}", h.started);
-    let _ = writeln!(head, "\tInstrumentation   ended : {}", h.ended);
+    super::text::first_lines(&mut head, "Memory-profiling", h, s);
     let _ = writeln!(
         head,
         "\tMemory usage : {} MB (max.seen), {} MB (leaked), {} MB (heap), {} MB (max.rss), {} MB (max.stack), {} MB (vmpeak), {} (paging)",

@@ -51,18 +51,7 @@ const MB: u64 = 1024 * 1024;
 /// `with_memory` adds the memory line (the file has it, the stderr echo not).
 pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "Profiling information for program='{}', proc#{}:",
-        h.program, h.myproc
-    );
-    let _ = writeln!(
-        o,
-        "\tNo. of instrumented routines called : {}",
-        s.routines_called
-    );
-    let _ = writeln!(o, "\tInstrumentation started : {}", h.started);
-    let _ = writeln!(o, "\tInstrumentation   ended : {}", h.ended);
+    first_lines(&mut o, "Profiling", h, s);
     let _ = writeln!(o, "\tInstrumentation overhead: {:.2}%", s.overhead_pct);
     if with_memory {
         let m = &h.mem;
@@ -100,6 +89,23 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
         let _ = writeln!(o, " ({})", t.lifetime_ticks);
     }
     o
+}
+
+/// The first four lines every profile file of the reference starts with
+/// (`<what> information for program=...`, routines called, start, end).
+pub(crate) fn first_lines(o: &mut String, what: &str, h: &Header, s: &Summary) {
+    let _ = writeln!(
+        o,
+        "{what} information for program='{}', proc#{}:",
+        h.program, h.myproc
+    );
+    let _ = writeln!(
+        o,
+        "\tNo. of instrumented routines called : {}",
+        s.routines_called
+    );
+    let _ = writeln!(o, "\tInstrumentation started : {}", h.started);
+    let _ = writeln!(o, "\tInstrumentation   ended : {}", h.ended);
 }
 
 /// The whole profile text (tests; the writer streams it with
