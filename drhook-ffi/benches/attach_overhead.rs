@@ -26,10 +26,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
-}
+mod common;
+use common::target_dir;
 
 fn build_libraries() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
