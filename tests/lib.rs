@@ -217,3 +217,53 @@ pub fn run_in(dir: &Path, program: &str, args: &[&str], env: &[(&str, &str)]) ->
         dir: dir.to_path_buf(),
     }
 }
+
+/// One row of a memory profile (`drhook.prof.N-mem`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemRow {
+    pub self_alloc: u64,
+    pub children: u64,
+    pub leaked: i64,
+    pub heap: u64,
+    pub stack: u64,
+    pub calls: u64,
+    pub allocs: u64,
+    pub frees: u64,
+    /// `NAME@tid` (without the star).
+    pub name: String,
+}
+
+/// The rows of a memory profile, in file order (call-path lines skipped).
+pub fn mem_rows(text: &str) -> Vec<MemRow> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() < 12 || f[0].parse::<u32>().is_err() {
+                return None;
+            }
+            let n = |i: usize| f[i].trim_end_matches('*').parse::<u64>().unwrap();
+            Some(MemRow {
+                self_alloc: n(2),
+                children: n(3),
+                leaked: f[4].parse().unwrap(),
+                heap: n(5),
+                stack: n(6),
+                calls: n(8),
+                allocs: n(9),
+                frees: n(10),
+                name: f[11].trim_start_matches('*').to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The files in `dir` whose names start with `prefix`, sorted.
+pub fn files_starting_with(dir: &Path, prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.starts_with(prefix))
+        .collect();
+    v.sort();
+    v
+}

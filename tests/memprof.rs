@@ -4,49 +4,9 @@
 
 use std::collections::HashMap;
 
-use drhook_tests::run_in;
+use drhook_tests::{MemRow, mem_rows as parse, run_in};
 
 const PROG: &str = env!("CARGO_BIN_EXE_drhook-test-alloc");
-
-/// One row of a `-mem` file.
-#[derive(Debug, Clone, PartialEq)]
-struct MemRow {
-    self_alloc: u64,
-    children: u64,
-    leaked: i64,
-    heap: u64,
-    stack: u64,
-    calls: u64,
-    allocs: u64,
-    frees: u64,
-    name: String,
-}
-
-fn parse(text: &str) -> Vec<MemRow> {
-    text.lines()
-        .skip_while(|l| !l.trim_start().starts_with("(self)"))
-        .skip(1)
-        .filter(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            f.len() >= 12 && f[0].parse::<u32>().is_ok()
-        })
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let n = |i: usize| f[i].trim_end_matches('*').parse::<u64>().unwrap();
-            MemRow {
-                self_alloc: n(2),
-                children: n(3),
-                leaked: f[4].parse().unwrap(),
-                heap: n(5),
-                stack: n(6),
-                calls: n(8),
-                allocs: n(9),
-                frees: n(10),
-                name: f[11].trim_start_matches('*').to_string(),
-            }
-        })
-        .collect()
-}
 
 fn by_routine(rows: &[MemRow]) -> HashMap<String, Vec<MemRow>> {
     let mut m: HashMap<String, Vec<MemRow>> = HashMap::new();

@@ -1225,19 +1225,21 @@ fn libdrhook_and_the_preload_refer_to_optional_symbols_weakly() {
 /// `(self-alloc, #allocs, #frees, self-leaked)` of each row of a `-mem`
 /// file, by `NAME@tid`.
 fn mem_rows(text: &str) -> BTreeMap<String, (u64, u64, u64, i64)> {
-    text.lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            if f.len() < 12 || f[0].parse::<u32>().is_err() {
-                return None;
-            }
-            let n = |i: usize| f[i].trim_end_matches('*').parse::<u64>().unwrap();
-            Some((
-                f[11].trim_start_matches('*').to_string(),
-                (n(2), n(9), n(10), f[4].parse().unwrap()),
-            ))
-        })
+    drhook_tests::mem_rows(text)
+        .into_iter()
+        .map(|r| (r.name, (r.self_alloc, r.allocs, r.frees, r.leaked)))
         .collect()
+}
+
+/// `progs/attach/mem.c` built in `d`, linked with libdrhook.so.
+fn mem_exe(d: &Path) -> PathBuf {
+    c_exe(
+        d,
+        "mem",
+        &[&attach_prog("mem.c")],
+        &["-pthread", "-std=gnu11"],
+        Link::Shared,
+    )
 }
 
 #[test]
@@ -1246,13 +1248,7 @@ fn memprof_of_a_c_program_gets_exact_bytes_and_counts_per_routine() {
         return;
     }
     let d = tempdir();
-    let exe = c_exe(
-        d.path(),
-        "mem",
-        &[&attach_prog("mem.c")],
-        &["-pthread", "-std=gnu11"],
-        Link::Shared,
-    );
+    let exe = mem_exe(d.path());
     let r = drhook_run(
         d.path(),
         &["--opt", "memprof"],
@@ -1296,13 +1292,7 @@ fn memprof_off_leaves_the_malloc_family_untouched() {
         return;
     }
     let d = tempdir();
-    let exe = c_exe(
-        d.path(),
-        "mem",
-        &[&attach_prog("mem.c")],
-        &["-pthread", "-std=gnu11"],
-        Link::Shared,
-    );
+    let exe = mem_exe(d.path());
     let r = drhook_run(
         d.path(),
         &["--opt", "prof"],
@@ -1493,11 +1483,7 @@ fn io_profile_of_posix_stdio_aio_and_a_forked_child_is_exact() {
     assert!(rep["aio"]["max_queue_depth"].as_u64().unwrap() >= 1);
     assert_eq!(n(io_file(&rep, "/aio.dat"), "write_bytes"), 32768);
     // The child: its own file, named with command and pid, its ancestry.
-    let child: Vec<String> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|f| f.starts_with("drhook.io.1.io."))
-        .collect();
+    let child = drhook_tests::files_starting_with(d.path(), "drhook.io.1.io.");
     assert_eq!(child.len(), 1, "{child:?}");
     let c = io_report(d.path(), &child[0]);
     let anc = c["ancestry"].as_array().unwrap();
@@ -1616,11 +1602,7 @@ fn io_counts_equal_what_strace_sees_for_the_same_run() {
         ours(p, "reads", "read_bytes"),
         "{log}"
     );
-    let child: Vec<String> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|f| f.starts_with("drhook.io.1.io."))
-        .collect();
+    let child = drhook_tests::files_starting_with(d.path(), "drhook.io.1.io.");
     let c = io_report(d.path(), &child[0]);
     assert_eq!(
         count("child.txt", &["write"]),
@@ -1716,11 +1698,7 @@ fn io_profile_of_tar_and_gzip() {
         assert_eq!(f["opens"].as_u64(), Some(1));
     }
     // gzip, started by tar, writes the archive: its bytes are the file's.
-    let gz: Vec<String> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|f| f.starts_with("drhook.io.1.gzip."))
-        .collect();
+    let gz = drhook_tests::files_starting_with(d.path(), "drhook.io.1.gzip.");
     assert_eq!(gz.len(), 1, "{gz:?}");
     let g = io_report(d.path(), &gz[0]);
     assert!(
@@ -1830,13 +1808,7 @@ fn memprof_allocation_counts_agree_with_heaptrack() {
         return;
     }
     let d = tempdir();
-    let exe = c_exe(
-        d.path(),
-        "mem",
-        &[&attach_prog("mem.c")],
-        &["-pthread", "-std=gnu11"],
-        Link::Shared,
-    );
+    let exe = mem_exe(d.path());
     // Ours.
     let r = drhook_run(
         d.path(),
