@@ -598,6 +598,20 @@ fn timed<R: Copy>(f: impl FnOnce() -> R, after: impl FnOnce(R, u64, u64)) -> R {
     r
 }
 
+/// The body of a wrapper that only times the call: the real call `f(args)`
+/// alone when calls are not recorded (or `skip` holds), else timed with
+/// [`timed`] and `after` run on its result and stamps.
+macro_rules! pass_or_time {
+    ($f:ident($($a:expr),*), $after:expr $(, if $skip:expr)?) => {{
+        if !recording() $(|| $skip)? {
+            // SAFETY: the C contract of the wrapped function.
+            return unsafe { $f($($a),*) };
+        }
+        // SAFETY: as above.
+        timed(|| unsafe { $f($($a),*) }, $after)
+    }};
+}
+
 // --- the wrappers' bodies ---------------------------------------------------------
 
 /// The real functions of one mode.
@@ -874,15 +888,14 @@ pub unsafe fn openat_2<S: Source>(
 /// The C contract.
 pub unsafe fn read_chk<S: Source>(fd: c_int, b: *mut c_void, n: usize, len: usize) -> isize {
     let f = real!(S, s::READ_CHK, ReadChkFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(fd, b, n, len) };
-    }
-    // SAFETY: the C contract.
-    timed(
-        || unsafe { f(fd, b, n, len) },
-        |r, a, t| data(fd, Dir::Read, r, None, a, t),
-    )
+    pass_or_time!(f(fd, b, n, len), |r, a, t| data(
+        fd,
+        Dir::Read,
+        r,
+        None,
+        a,
+        t
+    ))
 }
 
 /// `__pread_chk`, `__pread64_chk`.
@@ -898,15 +911,14 @@ pub unsafe fn pread_chk<S: Source>(
     len: usize,
 ) -> isize {
     let f = real!(S, *which, PreadChkFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(fd, b, n, off, len) };
-    }
-    // SAFETY: the C contract.
-    timed(
-        || unsafe { f(fd, b, n, off, len) },
-        |r, a, t| data(fd, Dir::Read, r, Some(off.max(0) as u64), a, t),
-    )
+    pass_or_time!(f(fd, b, n, off, len), |r, a, t| data(
+        fd,
+        Dir::Read,
+        r,
+        Some(off.max(0) as u64),
+        a,
+        t
+    ))
 }
 
 /// `__fread_chk`.
@@ -921,15 +933,13 @@ pub unsafe fn fread_chk<S: Source>(
     fp: *mut libc::FILE,
 ) -> usize {
     let f = real!(S, s::FREAD_CHK, FreadChkFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(b, len, sz, n, fp) };
-    }
-    // SAFETY: the C contract.
-    timed(
-        || unsafe { f(b, len, sz, n, fp) },
-        |r, a, t| stdio_data(fp, false, (r * sz) as u64, a, t),
-    )
+    pass_or_time!(f(b, len, sz, n, fp), |r, a, t| stdio_data(
+        fp,
+        false,
+        (r * sz) as u64,
+        a,
+        t
+    ))
 }
 
 /// `__fgets_chk`.
@@ -1199,15 +1209,7 @@ pub unsafe fn lseek<S: Source>(
 /// The C contract.
 pub unsafe fn sync<S: Source>(which: &'static Slot, fd: c_int) -> c_int {
     let f = real!(S, *which, FdFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(fd) };
-    }
-    // SAFETY: the C contract.
-    timed(
-        || unsafe { f(fd) },
-        |_, a, b| meta(fd, Some(c::SYNCS), a, b),
-    )
+    pass_or_time!(f(fd), |_, a, b| meta(fd, Some(c::SYNCS), a, b))
 }
 
 /// `ftruncate` (+64).
@@ -1216,12 +1218,7 @@ pub unsafe fn sync<S: Source>(which: &'static Slot, fd: c_int) -> c_int {
 /// The C contract.
 pub unsafe fn ftruncate<S: Source>(which: &'static Slot, fd: c_int, len: libc::off_t) -> c_int {
     let f = real!(S, *which, TruncFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(fd, len) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(fd, len) }, |_, a, b| meta(fd, None, a, b))
+    pass_or_time!(f(fd, len), |_, a, b| meta(fd, None, a, b))
 }
 
 /// `fstat`.
@@ -1230,12 +1227,7 @@ pub unsafe fn ftruncate<S: Source>(which: &'static Slot, fd: c_int, len: libc::o
 /// The C contract.
 pub unsafe fn fstat<S: Source>(fd: c_int, st: *mut libc::stat) -> c_int {
     let f = real!(S, s::FSTAT, FstatFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(fd, st) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(fd, st) }, |_, a, b| meta(fd, None, a, b))
+    pass_or_time!(f(fd, st), |_, a, b| meta(fd, None, a, b))
 }
 
 fn path_meta(a: u64, b: u64) {
@@ -1254,12 +1246,7 @@ pub unsafe fn stat<S: Source>(
     st: *mut libc::stat,
 ) -> c_int {
     let f = real!(S, *which, StatFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(p, st) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(p, st) }, |_, a, b| path_meta(a, b))
+    pass_or_time!(f(p, st), |_, a, b| path_meta(a, b))
 }
 
 /// `access`.
@@ -1268,12 +1255,7 @@ pub unsafe fn stat<S: Source>(
 /// The C contract.
 pub unsafe fn access<S: Source>(p: *const c_char, m: c_int) -> c_int {
     let f = real!(S, s::ACCESS, AccessFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(p, m) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(p, m) }, |_, a, b| path_meta(a, b))
+    pass_or_time!(f(p, m), |_, a, b| path_meta(a, b))
 }
 
 /// `unlink`.
@@ -1282,12 +1264,7 @@ pub unsafe fn access<S: Source>(p: *const c_char, m: c_int) -> c_int {
 /// The C contract.
 pub unsafe fn unlink<S: Source>(p: *const c_char) -> c_int {
     let f = real!(S, s::UNLINK, PathFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(p) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(p) }, |_, a, b| path_meta(a, b))
+    pass_or_time!(f(p), |_, a, b| path_meta(a, b))
 }
 
 /// `rename`.
@@ -1296,12 +1273,7 @@ pub unsafe fn unlink<S: Source>(p: *const c_char) -> c_int {
 /// The C contract.
 pub unsafe fn rename<S: Source>(p: *const c_char, q: *const c_char) -> c_int {
     let f = real!(S, s::RENAME, RenameFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(p, q) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(p, q) }, |_, a, b| path_meta(a, b))
+    pass_or_time!(f(p, q), |_, a, b| path_meta(a, b))
 }
 
 /// `dup`.
@@ -1630,15 +1602,13 @@ pub unsafe fn fgets<S: Source>(b: *mut c_char, n: c_int, fp: *mut libc::FILE) ->
 /// The C contract.
 pub unsafe fn fputc<S: Source>(ch: c_int, fp: *mut libc::FILE) -> c_int {
     let f = real!(S, s::FPUTC, FputcFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(ch, fp) };
-    }
-    // SAFETY: the C contract.
-    timed(
-        || unsafe { f(ch, fp) },
-        |r, a, t| stdio_data(fp, true, (r >= 0) as u64, a, t),
-    )
+    pass_or_time!(f(ch, fp), |r, a, t| stdio_data(
+        fp,
+        true,
+        (r >= 0) as u64,
+        a,
+        t
+    ))
 }
 
 /// `fgetc`.
@@ -1647,15 +1617,13 @@ pub unsafe fn fputc<S: Source>(ch: c_int, fp: *mut libc::FILE) -> c_int {
 /// The C contract.
 pub unsafe fn fgetc<S: Source>(fp: *mut libc::FILE) -> c_int {
     let f = real!(S, s::FGETC, FileFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(fp) };
-    }
-    // SAFETY: the C contract.
-    timed(
-        || unsafe { f(fp) },
-        |r, a, t| stdio_data(fp, false, (r >= 0) as u64, a, t),
-    )
+    pass_or_time!(f(fp), |r, a, t| stdio_data(
+        fp,
+        false,
+        (r >= 0) as u64,
+        a,
+        t
+    ))
 }
 
 /// `getline`.
@@ -1664,15 +1632,13 @@ pub unsafe fn fgetc<S: Source>(fp: *mut libc::FILE) -> c_int {
 /// The C contract.
 pub unsafe fn getline<S: Source>(l: *mut *mut c_char, n: *mut usize, fp: *mut libc::FILE) -> isize {
     let f = real!(S, s::GETLINE, GetlineFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(l, n, fp) };
-    }
-    // SAFETY: the C contract.
-    timed(
-        || unsafe { f(l, n, fp) },
-        |r, a, t| stdio_data(fp, false, r.max(0) as u64, a, t),
-    )
+    pass_or_time!(f(l, n, fp), |r, a, t| stdio_data(
+        fp,
+        false,
+        r.max(0) as u64,
+        a,
+        t
+    ))
 }
 
 /// `fflush` (NULL: every stream).
@@ -1681,12 +1647,7 @@ pub unsafe fn getline<S: Source>(l: *mut *mut c_char, n: *mut usize, fp: *mut li
 /// The C contract.
 pub unsafe fn fflush<S: Source>(fp: *mut libc::FILE) -> c_int {
     let f = real!(S, s::FFLUSH, FileFn);
-    if !recording() || fp.is_null() {
-        // SAFETY: the C contract.
-        return unsafe { f(fp) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(fp) }, |_, a, t| stdio_other(fp, a, t))
+    pass_or_time!(f(fp), |_, a, t| stdio_other(fp, a, t), if fp.is_null())
 }
 
 /// `fseek`.
@@ -1695,15 +1656,7 @@ pub unsafe fn fflush<S: Source>(fp: *mut libc::FILE) -> c_int {
 /// The C contract.
 pub unsafe fn fseek<S: Source>(fp: *mut libc::FILE, off: libc::c_long, wh: c_int) -> c_int {
     let f = real!(S, s::FSEEK, FseekFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(fp, off, wh) };
-    }
-    // SAFETY: the C contract.
-    timed(
-        || unsafe { f(fp, off, wh) },
-        |_, a, t| stdio_other(fp, a, t),
-    )
+    pass_or_time!(f(fp, off, wh), |_, a, t| stdio_other(fp, a, t))
 }
 
 /// `ftell`.
@@ -1712,12 +1665,7 @@ pub unsafe fn fseek<S: Source>(fp: *mut libc::FILE, off: libc::c_long, wh: c_int
 /// The C contract.
 pub unsafe fn ftell<S: Source>(fp: *mut libc::FILE) -> libc::c_long {
     let f = real!(S, s::FTELL, FtellFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(fp) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(fp) }, |_, a, t| stdio_other(fp, a, t))
+    pass_or_time!(f(fp), |_, a, t| stdio_other(fp, a, t))
 }
 
 /// `rewind`.
@@ -1726,12 +1674,7 @@ pub unsafe fn ftell<S: Source>(fp: *mut libc::FILE) -> libc::c_long {
 /// The C contract.
 pub unsafe fn rewind<S: Source>(fp: *mut libc::FILE) {
     let f = real!(S, s::REWIND, RewindFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(fp) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(fp) }, |_, a, t| stdio_other(fp, a, t))
+    pass_or_time!(f(fp), |_, a, t| stdio_other(fp, a, t))
 }
 
 /// `setvbuf`: the buffer size and mode chosen are reported per file
@@ -1891,12 +1834,7 @@ pub unsafe fn aio_suspend<S: Source>(
     t: *const libc::timespec,
 ) -> c_int {
     let f = real!(S, s::AIO_SUSPEND, AioSuspendFn);
-    if !recording() {
-        // SAFETY: the C contract.
-        return unsafe { f(l, n, t) };
-    }
-    // SAFETY: the C contract.
-    timed(|| unsafe { f(l, n, t) }, |_, a, b| other_event(a, b))
+    pass_or_time!(f(l, n, t), |_, a, b| other_event(a, b))
 }
 
 // --- the process: ancestry, fork, the report ------------------------------------------
