@@ -333,6 +333,19 @@ fn demo_library_every_kind_of_declaration() {
     let mut f = std::fs::read_to_string(w.join("filter")).unwrap();
     f.push_str("SIZE demo_copy n\n");
     std::fs::write(w.join("filter"), f).unwrap();
+    // An edit within the clock tick of the generation (as here, a few ms
+    // after init) leaves the filter's modification time equal to the
+    // stamp's: make must still see it (the stamp is a fingerprint).
+    let stamp_time = std::fs::metadata(w.join("gen/stamp"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(w.join("filter"))
+        .unwrap()
+        .set_modified(stamp_time)
+        .unwrap();
     let check = make_all(&w, &d.join("inst"));
     assert!(check.contains("check passed"), "{check}");
 
@@ -418,7 +431,8 @@ fn demo_library_every_kind_of_declaration() {
         assert_eq!(
             copy[0].sizes.map(|s| (s[0], s[2])),
             Some((18, 6)),
-            "{exe}: SIZE n"
+            "{exe}: SIZE n\n{}",
+            std::fs::read_to_string(d.join("drhook.prof.1")).unwrap_or_default()
         );
     }
 
@@ -439,6 +453,10 @@ fn demo_library_every_kind_of_declaration() {
     assert!(!defines("libdrhook-wrap-demo.so", "demo_old"));
     assert!(defines("libdrhook-wrap-demo.so", "demo_add"));
     assert!(sh_out(&w, &["make", "check"], &[]).contains("check passed"));
+    // Nothing changed: make generates and builds nothing.
+    let again = sh_out(&w, &["make"], &[]);
+    assert!(again.contains("is up to date"), "{again}");
+    assert!(!again.contains(" -shared "), "rebuilt: {again}");
 }
 
 #[test]

@@ -22,7 +22,7 @@ enum WrapCommand {
     Init(InitArgs),
     /// Generate the wrappers of a wrapper directory (run by its Makefile,
     /// which passes its variables in the environment).
-    Generate(DirArgs),
+    Generate(GenerateArgs),
     /// Check a built wrapper directory: symbols, link, and where every
     /// wrapped function resolves with each flavour (run by `make check`).
     Check(DirArgs),
@@ -114,6 +114,17 @@ struct DirArgs {
     dir: PathBuf,
     #[command(flatten)]
     flags: Flags,
+}
+
+#[derive(Args, Debug)]
+struct GenerateArgs {
+    /// Do nothing when gen/ was generated from the inputs as they are now
+    /// (libwrap.h, filter, the Makefile, its variables, the preprocessed
+    /// headers: a fingerprint kept in gen/stamp).
+    #[arg(long)]
+    if_changed: bool,
+    #[command(flatten)]
+    dir: DirArgs,
 }
 
 /// Where libdrhook and drhook.h are by default: beside the `drhook` binary
@@ -258,8 +269,17 @@ fn init(a: InitArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn generate(a: DirArgs) -> Result<(), String> {
+fn generate(g: GenerateArgs) -> Result<(), String> {
+    let a = g.dir;
     let cfg = config(&a.name, a.libs.clone(), &a.flags)?;
+    if g.if_changed && wrap::up_to_date(&a.dir, &cfg)? {
+        println!(
+            "drhook wrap: {} is up to date (libwrap.h, filter, the Makefile and the headers \
+             unchanged)",
+            a.dir.join("gen").display()
+        );
+        return Ok(());
+    }
     let g = wrap::generate(&a.dir, &cfg)?;
     print_generated(&g, &a.dir);
     Ok(())

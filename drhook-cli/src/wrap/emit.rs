@@ -483,12 +483,15 @@ PC   = drhook-wrap-$(WRAP_NAME).pc
 PCS  = drhook-wrap-$(WRAP_NAME)-static.pc
 WFLAGS = $(CPPFLAGS) -I. -I$(DRHOOK_INCDIR) $(CFLAGS) -fPIC
 
-.PHONY: all check install clean
+.PHONY: all check install clean FORCE
 
 all: $(RT) $(LT) $(PC) $(PCS)
 
-gen/stamp: libwrap.h filter Makefile
-	$(DRHOOK) wrap generate
+# `generate --if-changed` compares a fingerprint of libwrap.h, filter, this
+# Makefile, the variables and the preprocessed headers with gen/stamp: it
+# regenerates (and touches gen/stamp) only when one of them changed.
+gen/stamp: FORCE
+	$(DRHOOK) wrap generate --if-changed
 
 # Everything below is made from what `drhook wrap generate` writes
 # (gen/*.c, gen/*.in, $(LIST)), which gen/stamp stands for.

@@ -258,11 +258,53 @@ fn libraries(cfg: &Config) -> Result<Vec<PathBuf>, String> {
     Ok(libs)
 }
 
+/// What `gen/` is made from, as one line: a hash of `filter`, `libwrap.h`,
+/// the `Makefile`, the settings (the Makefile's variables, as `make` passed
+/// them) and the preprocessed headers. `gen/stamp` holds the line of the
+/// last generation, so `make` regenerates exactly when one of them changed —
+/// also for an edit within the file system's clock tick after the last
+/// generation, which a comparison of modification times cannot see, and for
+/// an upgrade of the library's headers. (`DefaultHasher` is stable within a
+/// build of `drhook`; a new build may regenerate once.)
+fn fingerprint(dir: &Path, cfg: &Config) -> Result<String, String> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{cfg:?}").hash(&mut h);
+    for f in ["filter", "libwrap.h", "Makefile"] {
+        // A missing file hashes as such; `generate` then says what is wrong.
+        std::fs::read(dir.join(f)).ok().hash(&mut h);
+    }
+    let i = preprocess(dir, cfg)?;
+    std::fs::read(&i)
+        .map_err(|e| format!("{}: {e}", i.display()))?
+        .hash(&mut h);
+    Ok(format!("drhook wrap inputs {:016x}\n", h.finish()))
+}
+
+/// `drhook wrap generate --if-changed` (what the Makefile runs): whether
+/// `gen/` was generated from the inputs as they are now (see
+/// [`fingerprint`]); then nothing is written, and `make` rebuilds nothing.
+pub fn up_to_date(dir: &Path, cfg: &Config) -> Result<bool, String> {
+    let Ok(old) = std::fs::read_to_string(dir.join("gen/stamp")) else {
+        return Ok(false);
+    };
+    Ok(old == fingerprint(dir, cfg)?)
+}
+
 /// Runs the generator in a wrapper directory: preprocess, parse, filter,
 /// symbol check, then write `gen/` (C sources, check program, pkg-config
-/// templates, report) and the `--wrap` list.
+/// templates, report), the `--wrap` list and, last, `gen/stamp` (the
+/// inputs' fingerprint).
 pub fn generate(dir: &Path, cfg: &Config) -> Result<Generated, String> {
     check_name(&cfg.name)?;
+    // A generation that stops half-way leaves no stamp: the next `make`
+    // generates again.
+    match std::fs::remove_file(dir.join("gen/stamp")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("{}: {e}", dir.join("gen/stamp").display()));
+        }
+        _ => {}
+    }
     let filter_path = dir.join("filter");
     let text = std::fs::read_to_string(&filter_path).map_err(|e| {
         format!(
@@ -341,7 +383,7 @@ pub fn generate(dir: &Path, cfg: &Config) -> Result<Generated, String> {
         &dir.join(format!("drhook-wrap-{name}.wrap")),
         &emit::wrap_list(&decisions),
     )?;
-    write(&g.join("stamp"), "")?;
+    write(&g.join("stamp"), &fingerprint(dir, cfg)?)?;
     Ok(Generated {
         decisions,
         report,

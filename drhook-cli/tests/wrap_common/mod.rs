@@ -107,6 +107,7 @@ pub fn have_libclang() -> bool {
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("drhook-wrap-")
+        .disable_cleanup(std::env::var_os("DRHOOK_KEEP_TMP").is_some())
         .tempdir()
         .unwrap()
 }
