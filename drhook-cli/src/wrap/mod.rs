@@ -282,8 +282,10 @@ fn fingerprint(dir: &Path, cfg: &Config) -> Result<String, String> {
 }
 
 /// `drhook wrap generate --if-changed` (what the Makefile runs): whether
-/// `gen/` was generated from the inputs as they are now (see
-/// [`fingerprint`]); then nothing is written, and `make` rebuilds nothing.
+/// `gen/` was generated from the inputs as they are now (`filter`,
+/// `libwrap.h`, the `Makefile`, the settings, the preprocessed headers:
+/// their fingerprint is in `gen/stamp`); then nothing is written, and
+/// `make` rebuilds nothing.
 pub fn up_to_date(dir: &Path, cfg: &Config) -> Result<bool, String> {
     let Ok(old) = std::fs::read_to_string(dir.join("gen/stamp")) else {
         return Ok(false);
