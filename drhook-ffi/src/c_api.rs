@@ -209,6 +209,26 @@ unsafe extern "C" fn c_start_slow(
     name: *const c_char,
     file: *const c_char,
 ) -> u64 {
+    // With `memprof` (stampers that cannot panic), before the guard.
+    if !site.is_null() {
+        // SAFETY: as in `drhook_c_start`.
+        let s = unsafe { AtomicPtr::from_ptr(site.cast::<*mut Site>()) }.load(Ordering::Relaxed);
+        // SAFETY: only `&'static Site`s are stored in the cache.
+        let s = unsafe { s.as_ref() };
+        if let Some(h) = s.and_then(|s| drhook::engine::enter_handle_stamped(s, true)) {
+            return h;
+        }
+    }
+    // SAFETY: caller contract.
+    unsafe { c_start_guarded(site, name, file) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn c_start_guarded(
+    site: *mut *mut c_void,
+    name: *const c_char,
+    file: *const c_char,
+) -> u64 {
     guard("drhook_c_start", 0, || {
         if site.is_null() {
             return 0;
@@ -265,6 +285,16 @@ pub unsafe extern "C" fn drhook_c_end(site: *mut *mut c_void, handle: u64, size:
 
 #[inline(never)]
 unsafe extern "C" fn c_end_slow(site: *mut *mut c_void, handle: u64, size: c_longlong) {
+    // With `memprof` (stampers that cannot panic), before the guard.
+    if drhook::engine::exit_handle_stamped(handle, true, hook::size_of_arg(size)) {
+        return;
+    }
+    // SAFETY: caller contract.
+    unsafe { c_end_guarded(site, handle, size) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn c_end_guarded(site: *mut *mut c_void, handle: u64, size: c_longlong) {
     guard("drhook_c_end", (), || {
         if site.is_null() || handle == 0 {
             return;

@@ -193,6 +193,24 @@ fn enter_fast(name: *const c_char, name_len: usize, wide: bool) -> Option<u64> {
     engine::enter_handle_fast(unsafe { &*site }, wide)
 }
 
+/// The slow paths' first try with `memprof` (stampers that cannot panic):
+/// the cached site (read-only literal or text-checked writable name), then
+/// the engine's stamped enter, before the panic guard. `None` when the
+/// full path is needed.
+///
+/// # Safety
+/// `name` valid for `name_len` bytes (or null).
+#[inline(always)]
+unsafe fn enter_stamped(name: *const c_char, name_len: usize, wide: bool) -> Option<u64> {
+    let mut site = names::first(name.cast(), name_len);
+    if site.is_null() {
+        // SAFETY: caller contract.
+        site = unsafe { names::writable::get(name.cast(), name_len) };
+    }
+    // SAFETY: cached sites are `&'static Site`s.
+    engine::enter_handle_stamped(unsafe { site.as_ref() }?, wide)
+}
+
 /// `DR_HOOK(CDNAME, 0, PKEY)` as `YOMHOOK` calls it: stores the handle in
 /// `*pkey` (its bits) and, when Dr.Hook is off, clears the module's `LHOOK`
 /// through `lhook`, so that the module procedure ends with this call as a
@@ -249,6 +267,16 @@ where
 #[inline(never)]
 unsafe extern "C" fn enter8_slow(name: *const c_char, name_len: usize) -> u64 {
     // SAFETY: caller contract.
+    if let Some(h) = unsafe { enter_stamped(name, name_len, true) } {
+        return h;
+    }
+    // SAFETY: caller contract.
+    unsafe { enter8_guarded(name, name_len) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn enter8_guarded(name: *const c_char, name_len: usize) -> u64 {
+    // SAFETY: caller contract.
     guard("drhook_f_enter8", 0, || unsafe {
         hook::enter64(name.cast(), name_len, std::ptr::null(), 0)
     })
@@ -273,6 +301,15 @@ pub unsafe extern "C" fn drhook_f_exit8(name: *const c_char, handle: u64, name_l
 
 #[inline(never)]
 unsafe extern "C" fn exit8_slow(name: *const c_char, handle: u64, name_len: usize) {
+    if engine::exit_handle_stamped(handle, true, 0) {
+        return;
+    }
+    // SAFETY: caller contract.
+    unsafe { exit8_guarded(name, handle, name_len) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn exit8_guarded(name: *const c_char, handle: u64, name_len: usize) {
     // SAFETY: caller contract.
     guard("drhook_f_exit8", (), || unsafe {
         hook::exit64(handle, 0, name.cast(), name_len, std::ptr::null(), 0)
@@ -327,6 +364,16 @@ unsafe extern "C" fn enter4r_slow(
 #[inline(never)]
 unsafe extern "C" fn enter4_slow(name: *const c_char, name_len: usize) -> u32 {
     // SAFETY: caller contract.
+    if let Some(h) = unsafe { enter_stamped(name, name_len, false) } {
+        return h as u32;
+    }
+    // SAFETY: caller contract.
+    unsafe { enter4_guarded(name, name_len) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn enter4_guarded(name: *const c_char, name_len: usize) -> u32 {
+    // SAFETY: caller contract.
     guard("drhook_f_enter4", 0, || unsafe {
         hook::enter32(name.cast(), name_len)
     })
@@ -347,6 +394,15 @@ pub unsafe extern "C" fn drhook_f_exit4(name: *const c_char, handle: u32, name_l
 
 #[inline(never)]
 unsafe extern "C" fn exit4_slow(name: *const c_char, handle: u32, name_len: usize) {
+    if engine::exit_handle_stamped(handle as u64, false, 0) {
+        return;
+    }
+    // SAFETY: caller contract.
+    unsafe { exit4_guarded(name, handle, name_len) }
+}
+
+#[inline(never)]
+unsafe extern "C" fn exit4_guarded(name: *const c_char, handle: u32, name_len: usize) {
     // SAFETY: caller contract.
     guard("drhook_f_exit4", (), || unsafe {
         hook::exit32(handle, name.cast(), name_len)

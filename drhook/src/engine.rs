@@ -301,6 +301,33 @@ pub fn enter_handle_fast(site: &'static Site, wide: bool) -> Option<u64> {
     unsafe { (*td).enter_handle_fast(site.raw_id(), (*td).mode(), wide) }
 }
 
+/// The enter of a foreign caller when the mode calls stampers that cannot
+/// panic (`memprof`): no panic guard needed, for the slow path of an entry
+/// point to try before its guard (inlined there). `None` when the full
+/// path ([`enter_handle`]) is needed.
+#[inline(always)]
+pub fn enter_handle_stamped(site: &'static Site, wide: bool) -> Option<u64> {
+    let td = thread::current();
+    if td.is_null() {
+        return None;
+    }
+    // SAFETY: `td` is the calling thread's own tree.
+    unsafe { (*td).enter_handle_stamped(site.raw_id(), (*td).mode(), wide) }
+}
+
+/// As [`enter_handle_stamped`] for the exit: true when the handle was the
+/// top of the stack and has been left (with `size` > 0 added to the
+/// routine's size statistics), false when [`exit_handle`] is needed.
+#[inline(always)]
+pub fn exit_handle_stamped(handle: u64, wide: bool, size: u64) -> bool {
+    let td = thread::current();
+    if td.is_null() {
+        return false;
+    }
+    // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
+    unsafe { (*td).exit_handle_stamped(handle, wide, size, (*td).mode()) }
+}
+
 /// The part of [`exit_handle`] that makes no call and cannot panic: true
 /// when the handle was the top of the stack and has been left (or is 0),
 /// false when [`exit_handle`] is needed (sizes, slow clocks, strict

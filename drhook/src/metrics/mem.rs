@@ -171,26 +171,24 @@ fn raise(w: &AtomicU64, v: u64) {
     }
 }
 
-impl MemStamper {
-    #[inline]
-    fn levels(&self, row: &[AtomicU64]) {
+impl Stamper for MemStamper {
+    /// The stack depth (the stack pointer at the routine's entry: its
+    /// exit runs in the same frame, so it is sampled once) and the heap
+    /// level.
+    fn enter(&self, _node: u32, row: &[AtomicU64]) {
         let here = 0u8;
         let sp = std::hint::black_box(&here) as *const u8 as usize;
         raise(&row[STACK], self.stack_top.saturating_sub(sp) as u64);
         raise(&row[HEAP], heap_now());
-    }
-}
-
-impl Stamper for MemStamper {
-    fn enter(&self, _node: u32, row: &[AtomicU64]) {
-        self.levels(row);
         if PAGING_ON.load(Ordering::Relaxed) {
             row[PAGING_AT_ENTRY].store(thread_faults(), Ordering::Relaxed);
         }
     }
 
+    /// The heap level again (other threads may have raised it meanwhile;
+    /// this thread's allocations raise it as they happen).
     fn exit(&self, _node: u32, row: &[AtomicU64], _wall: u64) {
-        self.levels(row);
+        raise(&row[HEAP], heap_now());
         if PAGING_ON.load(Ordering::Relaxed) {
             let d = thread_faults().saturating_sub(row[PAGING_AT_ENTRY].load(Ordering::Relaxed));
             row[PAGING].store(row[PAGING].load(Ordering::Relaxed) + d, Ordering::Relaxed);
@@ -206,6 +204,11 @@ impl Metric for Memory {
         &self.words
     }
     fn stamped(&self) -> bool {
+        true
+    }
+    /// Loads, stores and comparisons on the row (plus `getrusage` with
+    /// `paging`): nothing that can panic.
+    fn stamps_on_fast_paths(&self) -> bool {
         true
     }
     fn stamper(&self, _tid: u32) -> Option<Box<dyn Stamper>> {

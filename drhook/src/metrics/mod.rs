@@ -11,8 +11,11 @@
 //!    the first tree exists; each gets an offset in the row ([`Installed`]).
 //!    No metric installed: rows of width 0, nothing allocated, nothing done.
 //! 2. A metric is fed either at every enter and exit of the thread's
-//!    routines — a per-thread [`Stamper`] (counters read a counter group; it
-//!    makes the engine take its out-of-line path, `bits::METRICS`) — or by
+//!    routines — a per-thread [`Stamper`] (counters read a counter group;
+//!    `bits::METRICS` makes the engine take its out-of-line path, and
+//!    `bits::SLOW_STAMPS`, unless every stamper is
+//!    [`Metric::stamps_on_fast_paths`], keeps the foreign entry points
+//!    behind their panic guard) — or by
 //!    events on the current thread (an allocation, a write): the event
 //!    source adds to the current node's row through
 //!    `ThreadData::current_row` (one thread-local load, no lock, no
@@ -92,6 +95,14 @@ pub(crate) trait Metric: Send + Sync + 'static {
     fn stamped(&self) -> bool {
         false
     }
+    /// True for a stamped metric whose stamper never panics (bounded work,
+    /// no formatting, no allocation): the foreign entry points then call
+    /// it before their panic guard, on a short path of their own
+    /// (`ThreadData::enter_handle_stamped`); any other stamped metric sets
+    /// `bits::SLOW_STAMPS`, which sends them through the guard.
+    fn stamps_on_fast_paths(&self) -> bool {
+        false
+    }
     /// The state of one thread for a stamped metric, created at the
     /// thread's first instrumented call on that thread, whose Dr.Hook
     /// thread number is `tid` (None: unavailable on this thread, which then
@@ -126,23 +137,34 @@ pub(crate) trait Stamper: Send + Sync {
 pub(crate) struct PlacedStamper {
     pub offset: usize,
     pub len: usize,
+    /// Its metric's [`Metric::stamps_on_fast_paths`].
+    pub fast: bool,
     pub stamper: Box<dyn Stamper>,
 }
 
 impl PlacedStamper {
     /// After node `node` (whose row is `row`) became the top of the stack.
+    ///
+    /// # Safety
+    /// `row` holds this stamper's words: `offset + len <= row.len()` (the
+    /// tree checks its stampers against its row width once, at creation).
     #[inline]
-    pub fn enter(&self, node: u32, row: &[AtomicU64]) {
-        self.stamper
-            .enter(node, &row[self.offset..self.offset + self.len]);
+    pub unsafe fn enter(&self, node: u32, row: &[AtomicU64]) {
+        // SAFETY: caller contract.
+        let words = unsafe { row.get_unchecked(self.offset..self.offset + self.len) };
+        self.stamper.enter(node, words);
     }
 
     /// Before node `node` (whose row is `row`) is left at wall stamp
     /// `wall` (0: not measured).
+    ///
+    /// # Safety
+    /// As [`PlacedStamper::enter`].
     #[inline]
-    pub fn exit(&self, node: u32, row: &[AtomicU64], wall: u64) {
-        self.stamper
-            .exit(node, &row[self.offset..self.offset + self.len], wall);
+    pub unsafe fn exit(&self, node: u32, row: &[AtomicU64], wall: u64) {
+        // SAFETY: caller contract.
+        let words = unsafe { row.get_unchecked(self.offset..self.offset + self.len) };
+        self.stamper.exit(node, words, wall);
     }
 }
 
@@ -184,6 +206,7 @@ impl Layout {
                 Some(PlacedStamper {
                     offset: m.offset,
                     len: m.len,
+                    fast: m.metric.stamps_on_fast_paths(),
                     stamper: m.metric.stamper(tid)?,
                 })
             })

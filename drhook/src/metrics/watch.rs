@@ -8,8 +8,11 @@
 //! Dr.Hook is on (every thread then gets its [`WatchStamper`], a zero-sized
 //! value: nothing allocated), but leaves the `METRICS` bit of the mode word
 //! clear, so enter and exit never call it. Registering the first watch
-//! point sets the bit ([`crate::runtime`]'s `enable_watch_checks`): from then
-//! on enter and exit take the out-of-line path that calls the stampers,
+//! point sets the bit and `SLOW_STAMPS` ([`crate::runtime`]'s
+//! `enable_watch_checks`; without `SLOW_STAMPS` only the stampers of
+//! [`Metric::stamps_on_fast_paths`] metrics run, so with `memprof` alone
+//! this one stays idle): from then on enter and exit take the out-of-line
+//! path, behind the entry points' panic guard, that calls the stampers,
 //! which call the checker (`crash::watch`, wired by `runtime`). A process
 //! that never registers a watch point pays one 8-byte scratch word per
 //! calling-tree node and nothing per call.

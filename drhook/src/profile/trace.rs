@@ -291,7 +291,7 @@ pub(crate) fn write_trace_json(
 mod tests {
     use super::*;
     use crate::metrics::PlacedStamper;
-    use crate::tree::bits::{METRICS, ON};
+    use crate::tree::bits::{METRICS, ON, SLOW_STAMPS};
     use crate::tree::site::Site;
 
     static OUTER: Site = Site::new("TRACE:OUTER", file!(), line!());
@@ -349,10 +349,11 @@ mod tests {
             vec![PlacedStamper {
                 offset: 0,
                 len: 1,
+                fast: false,
                 stamper,
             }],
         );
-        let mode = ON | METRICS;
+        let mode = ON | METRICS | SLOW_STAMPS;
         // SAFETY: a private tree used by this thread only.
         unsafe {
             let o = td.enter(&OUTER, OUTER.id(), mode);
@@ -422,10 +423,11 @@ mod tests {
             vec![PlacedStamper {
                 offset: 0,
                 len: 1,
+                fast: false,
                 stamper,
             }],
         );
-        let mode = ON | METRICS;
+        let mode = ON | METRICS | SLOW_STAMPS;
         // SAFETY: a private tree used by this thread only.
         unsafe {
             let o = td.enter(&OUTER, OUTER.id(), mode);

@@ -80,13 +80,16 @@ fn wire(config: &Config) {
 /// Nothing when Dr.Hook is off or not initialised (a watch point then
 /// watches nothing, as in the reference).
 fn enable_watch_checks() {
+    // The watch checks print: they run behind the panic guard
+    // (`SLOW_STAMPS`), also when `METRICS` was on already (memprof).
+    let both = bits::METRICS | bits::SLOW_STAMPS;
     let added = MODE.fetch_update(Ordering::AcqRel, Ordering::Acquire, |m| {
-        (m != 0 && m & bits::UNINIT == 0 && m & bits::METRICS == 0).then_some(m | bits::METRICS)
+        (m != 0 && m & bits::UNINIT == 0 && m & both != both).then_some(m | both)
     });
     if added.is_ok() {
         // The exits and the foreign enters read the mode of the thread's
-        // tree: every tree gains the bit too.
-        crate::tree::thread::add_mode_bits(bits::METRICS);
+        // tree: every tree gains the bits too.
+        crate::tree::thread::add_mode_bits(both);
     }
 }
 
@@ -176,11 +179,17 @@ fn build(config: Config) -> Engine {
     if metrics.iter().any(|m| m.stamped()) {
         mode |= bits::METRICS;
     }
+    if metrics
+        .iter()
+        .any(|m| m.stamped() && !m.stamps_on_fast_paths())
+    {
+        mode |= bits::SLOW_STAMPS;
+    }
     // DR_HOOK_STACKCHECK / DR_HOOK_HEAPCHECK: the same stampers, from the
     // start.
     if mode != 0 && (config.stackcheck || config.heapcheck) {
         crate::crash::watch::enable_stack_heap(config.stackcheck, config.heapcheck);
-        mode |= bits::METRICS;
+        mode |= bits::METRICS | bits::SLOW_STAMPS;
     }
     if mode != 0 {
         metrics.push(crate::metrics::watch::metric());

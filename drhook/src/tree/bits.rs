@@ -22,5 +22,15 @@ pub const TIMED: u32 = WALL | CPU | METRICS;
 pub const SYSCALL_CLOCKS: u32 = CPU | WALL_MONO | METRICS;
 /// `DR_HOOK_STRICT_REGIONS`: foreign exits must name the routine they leave.
 pub const STRICT: u32 = 32;
+/// A stamper that must stay behind the foreign entry points' panic guard
+/// (the counters, the trace, the watch-point checks). Without this bit,
+/// `METRICS` alone (the memory metric, whose stamper cannot panic) lets
+/// the entry points' slow path try the stamped path before the guard
+/// (`ThreadData::enter_handle_stamped`), and only the guard-free stampers
+/// run.
+pub const SLOW_STAMPS: u32 = 128;
+/// What closes the stamped path: a clock read through a call, or a
+/// stamper that needs the panic guard.
+pub const OUT_OF_LINE: u32 = CPU | WALL_MONO | SLOW_STAMPS;
 /// The environment has not been read yet.
 pub const UNINIT: u32 = 1 << 31;

@@ -141,8 +141,13 @@ pub(crate) struct ThreadData {
     /// are not the program's (`front::alloc`). Owner thread only.
     pub(crate) internal: AtomicU32,
     /// This thread's stampers of metrics read at enter and exit, with
-    /// their place in the row (offset, length).
+    /// their place in the row (offset, length); those that may run outside
+    /// the panic guard first.
     stampers: Box<[PlacedStamper]>,
+    /// How many of `stampers` may run outside the panic guard: the only
+    /// ones that run while the mode lacks `bits::SLOW_STAMPS` (the others
+    /// are then idle: the watch-point checks before the first watch point).
+    fast_stampers: usize,
     pub(crate) root: *const Node,
     /// Kernel thread id (changes in a `fork` child).
     unix_tid: AtomicI32,
@@ -173,6 +178,14 @@ impl ThreadData {
         width: usize,
         stampers: Vec<PlacedStamper>,
     ) -> Box<ThreadData> {
+        let mut stampers = stampers;
+        // What lets the stampers be called without a bounds check.
+        assert!(
+            stampers.iter().all(|s| s.offset + s.len <= width),
+            "a stamper's words lie outside the row"
+        );
+        stampers.sort_by_key(|s| !s.fast);
+        let fast_stampers = stampers.iter().take_while(|s| s.fast).count();
         let mut td = Box::new(ThreadData {
             current: AtomicPtr::new(ptr::null_mut()),
             mode: AtomicU32::new(0),
@@ -188,6 +201,7 @@ impl ThreadData {
             resumed: Segmented::new(),
             rows: Rows::new(width),
             stampers: stampers.into_boxed_slice(),
+            fast_stampers,
             root: ptr::null(),
             unix_tid: AtomicI32::new(unix_tid),
             start_wall: AtomicU64::new(start_wall),
@@ -419,12 +433,8 @@ impl ThreadData {
         if mode & bits::CPU != 0 {
             n.cpu_enter.store(clock::thread_cpu_ns(), Ordering::Relaxed);
         }
-        if mode & bits::METRICS != 0
-            && let Some(row) = self.rows.get(n.index)
-        {
-            for s in &self.stampers {
-                s.enter(n.index, row);
-            }
+        if mode & bits::METRICS != 0 {
+            self.stamp_enter(n.index, mode);
         }
         if mode & bits::WALL != 0 {
             n.wall_enter
@@ -686,11 +696,39 @@ impl ThreadData {
 
     /// The stampers' exit of node `index` (`bits::METRICS`), left at wall
     /// stamp `wall` (0 when wall time is not measured).
-    fn stamp_exit(&self, index: u32, wall: u64) {
+    #[inline]
+    fn stamp_exit(&self, index: u32, wall: u64, mode: u32) {
         if let Some(row) = self.rows.get(index) {
-            for s in &self.stampers {
-                s.exit(index, row, wall);
+            for s in self.active_stampers(mode) {
+                // SAFETY: rows are `width` words, which every stamper's
+                // words fit (checked in `with_metrics`).
+                unsafe { s.exit(index, row, wall) };
             }
+        }
+    }
+
+    /// The stampers' enter of node `index`, just made the top of the stack
+    /// (`bits::METRICS`).
+    #[inline]
+    fn stamp_enter(&self, index: u32, mode: u32) {
+        if let Some(row) = self.rows.get(index) {
+            for s in self.active_stampers(mode) {
+                // SAFETY: as in `stamp_exit`.
+                unsafe { s.enter(index, row) };
+            }
+        }
+    }
+
+    /// The stampers that run in `mode`: all of them with
+    /// `bits::SLOW_STAMPS`, else those that may run outside the panic
+    /// guard.
+    #[inline(always)]
+    fn active_stampers(&self, mode: u32) -> &[PlacedStamper] {
+        if mode & bits::SLOW_STAMPS != 0 {
+            &self.stampers
+        } else {
+            // SAFETY: `fast_stampers <= stampers.len()` (with_metrics).
+            unsafe { self.stampers.get_unchecked(..self.fast_stampers) }
         }
     }
 
@@ -716,7 +754,7 @@ impl ThreadData {
             unsafe {
                 let parent = (*p).parent;
                 if mode & bits::METRICS != 0 {
-                    self.stamp_exit((*p).index, wall);
+                    self.stamp_exit((*p).index, wall, mode);
                 }
                 self.close(p, 0, mode, wall, cpu);
                 p = parent;
@@ -724,7 +762,7 @@ impl ThreadData {
         }
         if mode & bits::METRICS != 0 {
             // SAFETY: `target` is on this thread's stack (caller contract).
-            self.stamp_exit(unsafe { (*target).index }, wall);
+            self.stamp_exit(unsafe { (*target).index }, wall, mode);
         }
         // SAFETY: `target` is on this thread's stack (caller contract).
         unsafe { self.close(target, size, mode, wall, cpu) };
@@ -739,7 +777,7 @@ impl ThreadData {
         };
         if mode & bits::METRICS != 0 && std::ptr::eq(token, self.current.load(Ordering::Relaxed)) {
             // SAFETY: `token` is the top of this thread's stack.
-            self.stamp_exit(unsafe { (*token).index }, wall);
+            self.stamp_exit(unsafe { (*token).index }, wall, mode);
         }
         let cpu = if mode & bits::CPU != 0 {
             clock::thread_cpu_ns()
@@ -1028,6 +1066,80 @@ impl ThreadData {
             n.wall_enter.store(clock::cycles(), Ordering::Relaxed);
         }
         Some(h)
+    }
+
+    /// The enter of a foreign handle in a mode that calls the stampers but
+    /// needs no panic guard (`METRICS` without `OUT_OF_LINE`: the memory
+    /// metric): the call-free path's lookup, then the stampers and the wall
+    /// clock, inlined into the entry point's slow path, before its guard. `None` when the full path is needed (another mode, the
+    /// first call of the site under this parent).
+    ///
+    /// # Safety
+    /// As [`ThreadData::enter`]; `mode` is this tree's mode (`self.mode`).
+    #[inline(always)]
+    pub(crate) unsafe fn enter_handle_stamped(
+        &self,
+        id: u32,
+        mode: u32,
+        wide: bool,
+    ) -> Option<u64> {
+        if mode & (bits::OUT_OF_LINE | bits::METRICS) != bits::METRICS {
+            return None;
+        }
+        let cur = self.current.load(Ordering::Relaxed) as *const Node;
+        // SAFETY: owner-thread access to `local` (caller contract).
+        let local = unsafe { &*self.local.get() };
+        let cand = *local.by_site.get(id as usize)?;
+        // SAFETY: `cand` is the sentinel or a node of this arena.
+        if unsafe { (*cand).parent } != cur {
+            return None;
+        }
+        // SAFETY: `cand` is a node of this arena.
+        let n = unsafe { &*cand };
+        n.calls
+            .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.current.store(cand as *mut Node, Ordering::Release);
+        self.stamp_enter(n.index, mode);
+        if mode & bits::WALL != 0 {
+            n.wall_enter.store(clock::cycles(), Ordering::Relaxed);
+        }
+        Some(self.handle_of(n, wide))
+    }
+
+    /// The exit of a foreign handle in the mode of
+    /// [`ThreadData::enter_handle_stamped`]: true when the handle was the
+    /// top of the stack and has been left (the stampers, then the close),
+    /// false (nothing changed) when the full path is needed.
+    ///
+    /// # Safety
+    /// Owner thread only; `mode` is this tree's mode.
+    #[inline(always)]
+    pub(crate) unsafe fn exit_handle_stamped(
+        &self,
+        handle: u64,
+        wide: bool,
+        size: u64,
+        mode: u32,
+    ) -> bool {
+        let not_ours = bits::OUT_OF_LINE | bits::STRICT;
+        if handle == 0 || mode & (not_ours | bits::METRICS) != bits::METRICS {
+            return false;
+        }
+        let wall = if mode & bits::WALL != 0 {
+            clock::cycles()
+        } else {
+            0
+        };
+        let top = self.current.load(Ordering::Relaxed) as *const Node;
+        // SAFETY: the top of the stack (possibly the root) is a node of this arena.
+        let n = unsafe { &*top };
+        if handle != self.handle_of(n, wide) {
+            return false;
+        }
+        self.stamp_exit(n.index, wall, mode);
+        // SAFETY: `top` is this thread's top node.
+        unsafe { self.close(top, size, mode, wall, 0) };
+        true
     }
 
     #[inline(never)]
@@ -1627,7 +1739,7 @@ mod tests {
 
     #[test]
     fn counters_are_read_once_per_enter_and_exit_and_nest() {
-        use crate::tree::bits::METRICS;
+        use crate::tree::bits::{METRICS, SLOW_STAMPS};
         let fake = hpm::FakeBackend::new();
         fake.set_rate("instructions", 1.0);
         let counters = crate::metrics::counters::ThreadCounters::new(
@@ -1637,10 +1749,11 @@ mod tests {
         let stamper = crate::metrics::PlacedStamper {
             offset: 0,
             len: 4,
+            fast: false,
             stamper: Box::new(counters),
         };
         let td = ThreadData::with_metrics(1, 0, 0, 4, vec![stamper]);
-        let mode = ON | METRICS;
+        let mode = ON | METRICS | SLOW_STAMPS;
         // SAFETY: private instance.
         unsafe {
             fake.set_now_ns(1_000);
@@ -1655,5 +1768,62 @@ mod tests {
         assert_eq!(fake.reads(), 4, "one group read per enter and per exit");
         let incl = |i: u32| td.rows.get(i).unwrap()[0].load(Ordering::Relaxed);
         assert_eq!((incl(1), incl(2)), (1_000, 300));
+    }
+
+    /// Counts its enters (word 0) and exits (word 1).
+    struct Tally;
+    impl crate::metrics::Stamper for Tally {
+        fn enter(&self, _node: u32, row: &[AtomicU64]) {
+            row[0].fetch_add(1, Ordering::Relaxed);
+        }
+        fn exit(&self, _node: u32, row: &[AtomicU64], _wall: u64) {
+            row[1].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn stampers_that_need_no_guard_have_their_own_foreign_path() {
+        use crate::tree::bits::{METRICS, SIZES, SLOW_STAMPS, STRICT};
+        let placed = |offset, fast| crate::metrics::PlacedStamper {
+            offset,
+            len: 2,
+            fast,
+            stamper: Box::new(Tally),
+        };
+        // The slow one first: the tree puts the fast ones first.
+        let td = ThreadData::with_metrics(1, 0, 0, 4, vec![placed(0, false), placed(2, true)]);
+        let mode = ON | WALL | SIZES | METRICS;
+        td.mode.store(mode, Ordering::Relaxed);
+        let words = |i: u32| -> Vec<u64> {
+            let r = td.rows.get(i).unwrap();
+            r.iter().map(|w| w.load(Ordering::Relaxed)).collect()
+        };
+        // SAFETY: private instance, owner thread.
+        unsafe {
+            // The first call makes the node (full path); the stamped path
+            // takes the next ones, which the call-free one refuses.
+            assert_eq!(td.enter_handle_stamped(S1.id(), mode, true), None);
+            let h = td.enter_handle(&S1, S1.id(), mode, true);
+            assert!(!td.exit_handle_stamped(h ^ 1, true, 0, mode), "not the top");
+            assert!(!td.exit_handle_stamped(h, true, 0, mode | STRICT));
+            assert!(td.exit_handle_stamped(h, true, 5, mode));
+            for _ in 0..2 {
+                assert_eq!(td.enter_handle_fast(S1.id(), mode, true), None);
+                let h = td.enter_handle_stamped(S1.id(), mode, true).unwrap();
+                assert!(td.exit_handle_stamped(h, true, 0, mode));
+            }
+            // Without SLOW_STAMPS only the fast stamper runs.
+            assert_eq!(words(1), [0, 0, 3, 3]);
+            // With it (a watch point, counters): the full path, both.
+            let mode = mode | SLOW_STAMPS;
+            assert_eq!(td.enter_handle_stamped(S1.id(), mode, true), None);
+            let h = td.enter_handle(&S1, S1.id(), mode, true);
+            assert!(!td.exit_handle_stamped(h, true, 0, mode));
+            td.exit_handle(h, true, 0, mode, None, false);
+        }
+        assert_eq!(words(1), [1, 1, 4, 4]);
+        assert_eq!(node(&td, 1).calls.load(Ordering::Relaxed), 4);
+        assert_eq!(td.current(), td.root);
+        assert_eq!(td.sizes.get(1).unwrap().sum.load(Ordering::Relaxed), 5);
     }
 }
