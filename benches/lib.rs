@@ -141,7 +141,8 @@ pub fn run_child(
         cmd.env_remove(k);
     }
     cmd.env("DR_HOOK_SILENT", "1");
-    cmd.env("DR_HOOK_PROFILE", "/dev/null/never-written");
+    // Their profiles go to a scratch directory, never into the source tree.
+    cmd.current_dir(scratch());
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -154,6 +155,23 @@ pub fn run_child(
         return Err(format!("child {mode} failed: {}\n{stderr}", out.status));
     }
     Ok((stdout, stderr))
+}
+
+/// The directory the children run in (their profiles land there): one per
+/// benchmark run, in the system's temporary directory, removed by
+/// [`remove_scratch`].
+pub fn scratch() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("drhook-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        d
+    })
+}
+
+/// Removes [`scratch`] and what the children wrote there.
+pub fn remove_scratch() {
+    let _ = std::fs::remove_dir_all(scratch());
 }
 
 /// Extracts `key=value` from a child's output.

@@ -728,4 +728,5 @@ fn main() {
     } else {
         println!("\n(syscall count skipped: strace not found)");
     }
+    remove_scratch();
 }
