@@ -1802,6 +1802,141 @@ fn io_profile_with_100000_opens_and_64_writing_threads() {
     }
 }
 
+fn io_cases_exe(d: &Path) -> PathBuf {
+    c_exe(
+        d,
+        "io_cases",
+        &[&attach_prog("io_cases.c")],
+        &["-std=gnu11", "-fopenmp"],
+        Link::Shared,
+    )
+}
+
+/// `io_cases <case>` plain and under `drhook run --opt io` (each in its own
+/// directory): the same output and status; the profiled run's directory.
+fn io_case(exe: &Path, case: &str, expect: &str) -> tempfile::TempDir {
+    let plain = tempdir();
+    let r = run_in(plain.path(), &exe.display().to_string(), &[case], &[]);
+    ok(&r);
+    assert_eq!(r.stdout(), expect, "plain run");
+    let w = tempdir();
+    let r = drhook_run(
+        w.path(),
+        &["--opt", "io"],
+        &exe.display().to_string(),
+        &[case],
+        &[("OMP_NUM_THREADS", "4")],
+    );
+    ok(&r);
+    assert_eq!(r.stdout(), expect, "under the preload");
+    w
+}
+
+#[test]
+fn io_profile_passes_an_interrupted_read_through() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = io_cases_exe(d.path());
+    // A read of a FIFO interrupted by SIGALRM (no SA_RESTART): the program
+    // sees -1 and EINTR, as without the preload.
+    let w = io_case(&exe, "eintr", "read -1 EINTR\nwrite 5 read 5 hello\n");
+    let rep = io_report(w.path(), "drhook.io.1");
+    let f = io_file(&rep, "/fifo");
+    let n = |k: &str| f[k].as_u64().unwrap_or_else(|| panic!("{k} in {f:#}"));
+    // The interrupted read is an operation of 0 bytes, not a size.
+    assert_eq!((n("reads"), n("read_bytes")), (2, 5), "{f:#}");
+    assert_eq!((n("writes"), n("write_bytes")), (1, 5));
+    assert_eq!((n("min_read"), n("max_read")), (5, 5));
+    assert_eq!(
+        f["read_hist"],
+        serde_json::json!([1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+    );
+    // Its 50 ms are I/O time.
+    assert!(f["read_time"].as_f64().unwrap() >= 0.04, "{f:#}");
+}
+
+#[test]
+fn io_profile_of_one_file_appended_to_by_five_processes_at_once() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = io_cases_exe(d.path());
+    let w = io_case(&exe, "procs", "procs ok size 9600\n");
+    // Each process counts its own writes in its own report; together they
+    // are the file.
+    let rep = io_report(w.path(), "drhook.io.1");
+    let mine = io_file(&rep, "/shared.dat");
+    assert_eq!(mine["writes"].as_u64(), Some(100), "{mine:#}");
+    assert_eq!(mine["write_bytes"].as_u64(), Some(5000));
+    let children = drhook_tests::files_starting_with(w.path(), "drhook.io.1.io_cases.");
+    assert_eq!(children.len(), 4, "{children:?}");
+    let mut bytes: Vec<u64> = children
+        .iter()
+        .map(|c| {
+            let r = io_report(w.path(), c);
+            let f = io_file(&r, "/shared.dat");
+            assert_eq!(f["writes"].as_u64(), Some(100), "{f:#}");
+            assert_eq!(f["opens"].as_u64(), Some(1));
+            f["write_bytes"].as_u64().unwrap()
+        })
+        .collect();
+    bytes.sort();
+    assert_eq!(bytes, [1000, 1100, 1200, 1300]);
+    let size = std::fs::metadata(w.path().join("shared.dat"))
+        .unwrap()
+        .len();
+    assert_eq!(5000 + bytes.iter().sum::<u64>(), size);
+}
+
+#[test]
+fn io_profile_of_openmp_threads_with_a_file_each() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = io_cases_exe(d.path());
+    let w = io_case(&exe, "omp", "omp read 10000\n");
+    let rep = io_report(w.path(), "drhook.io.1");
+    // Only the program's files: Dr.Hook's own reads (a new thread's name
+    // from the symbol tables: /proc/self/maps, the library) are not its.
+    let paths: Vec<&str> = rep["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 4, "{paths:?}");
+    let mut openers = std::collections::BTreeSet::new();
+    for t in 0..4u64 {
+        let f = io_file(&rep, &format!("/thread{t}.dat"));
+        let n = |k: &str| f[k].as_u64().unwrap_or_else(|| panic!("{k} in {f:#}"));
+        let b = 1000 * (t + 1);
+        assert_eq!(
+            (n("stdio_writes"), n("stdio_write_bytes")),
+            (100, b),
+            "{f:#}"
+        );
+        assert_eq!(n("read_bytes"), b);
+        assert_eq!((n("opens"), n("closes")), (2, 2));
+        // Opened by the thread's root region: one thread each.
+        openers.insert(f["opened_by"].as_str().unwrap().to_string());
+    }
+    assert_eq!(openers.len(), 4, "{openers:?}");
+    assert!(openers.contains("main@1"), "{openers:?}");
+    // Per routine: each thread's root has its own file's bytes.
+    let prof = std::fs::read_to_string(w.path().join("drhook.prof.1-io")).unwrap();
+    let mut read: Vec<u64> = prof
+        .lines()
+        .filter(|l| l.contains('@') && !l.contains("Routine@"))
+        .map(|l| l.split_whitespace().nth(5).unwrap().parse().unwrap())
+        .collect();
+    read.sort();
+    assert_eq!(read, [1000, 2000, 3000, 4000], "{prof}");
+}
+
 #[test]
 fn memprof_allocation_counts_agree_with_heaptrack() {
     if !have_gcc() || !have_tool("heaptrack") || !have_tool("heaptrack_print") {

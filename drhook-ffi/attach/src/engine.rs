@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use drhook::lifecycle::{ABI_VERSION, HOOKS, Hooks};
 
+use crate::io::unrecorded;
 use crate::tls;
 
 static REGISTERED: AtomicPtr<Hooks> = AtomicPtr::new(std::ptr::null_mut());
@@ -139,7 +140,7 @@ pub unsafe extern "C" fn drhook_attach_register_engine_v1(h: *const Hooks) -> c_
 /// Process start: the engine starts and enters `main`.
 pub(crate) fn process_begin(start: drhook::lifecycle::Start) {
     BEGUN.store(true, Ordering::Release);
-    let on = (hooks().process_begin)(start.cycles, start.monotonic_ns) != 0;
+    let on = unrecorded(|| (hooks().process_begin)(start.cycles, start.monotonic_ns)) != 0;
     ON.store(on, Ordering::Release);
 }
 
@@ -149,7 +150,7 @@ pub(crate) fn thread_begin(start: usize, reserved: u32) {
     if !on() || tls::get(tls::THREAD) != 0 {
         return;
     }
-    let token = (hooks().thread_begin)(start, reserved);
+    let token = unrecorded(|| (hooks().thread_begin)(start, reserved));
     tls::set(tls::THREAD, token << 2 | 1);
 }
 
@@ -162,7 +163,7 @@ pub(crate) fn thread_reserve() -> u32 {
 pub(crate) fn thread_end(word: u64) {
     let token = word >> 2;
     if word & 1 != 0 && token != 0 {
-        (hooks().thread_end)(token);
+        unrecorded(|| (hooks().thread_end)(token));
     }
 }
 
@@ -171,13 +172,13 @@ pub(crate) fn process_end(how: crate::Ending) {
     if !on() {
         return;
     }
-    match how {
+    unrecorded(|| match how {
         crate::Ending::Return(status) => (hooks().main_return)(status),
         crate::Ending::Exec => {}
         other => {
             (hooks().process_end)(other.is_failure() as c_int);
         }
-    }
+    })
 }
 
 /// Before an `exec`: writes the environment entry the new program gets
@@ -186,7 +187,7 @@ pub(crate) fn exec_begin(buf: &mut [u8]) -> usize {
     if !on() || buf.len() < 2 {
         return 0;
     }
-    let n = (hooks().exec_begin)(buf.as_mut_ptr(), buf.len() - 1);
+    let n = unrecorded(|| (hooks().exec_begin)(buf.as_mut_ptr(), buf.len() - 1));
     if n != 0 {
         buf[n] = 0;
     }
@@ -196,13 +197,13 @@ pub(crate) fn exec_begin(buf: &mut [u8]) -> usize {
 /// The `exec` failed.
 pub(crate) fn exec_failed() {
     if on() {
-        (hooks().exec_failed)();
+        unrecorded(|| (hooks().exec_failed)());
     }
 }
 
 /// MPI told this process's rank.
 pub(crate) fn mpi_init(rank: c_int, size: c_int) {
     if on() {
-        (hooks().mpi_init)(rank, size);
+        unrecorded(|| (hooks().mpi_init)(rank, size));
     }
 }

@@ -358,6 +358,17 @@ fn guard<R>(f: impl FnOnce() -> R) -> Option<R> {
     tls::guarded(BUSY, f)
 }
 
+/// Runs `f` (always) with the calling thread's I/O not recorded: Dr.Hook's
+/// own work in the lifecycle callbacks (a new thread's name read from the
+/// symbol tables, the profiles written at the end) is not the program's.
+pub(crate) fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
+    let before = tls::get(tls::GUARD) & BUSY;
+    tls::set(tls::GUARD, tls::get(tls::GUARD) | BUSY);
+    let r = f();
+    tls::set(tls::GUARD, (tls::get(tls::GUARD) & !BUSY) | before);
+    r
+}
+
 #[inline]
 fn add(f: &FileStats, k: usize, v: u64) {
     f.0[k].fetch_add(v, Ordering::Relaxed);
