@@ -2,7 +2,8 @@
 //! small `write`s (16 bytes, to a regular file) and `fwrite`s (16 bytes,
 //! a buffered stream) of `progs/bench_io.c`, plain; under the preload
 //! library with Dr.Hook on and no `io` token (the wrappers pass through);
-//! with `DR_HOOK_OPT=io`; under `strace -c -f` and `ltrace -c` (Debian
+//! with `DR_HOOK_OPT=io`; with every call traced (`DRHOOK_IO_TRACE`);
+//! under `strace -c -f` and `ltrace -c` (Debian
 //! packages; skipped with a message when absent; fewer calls, they are
 //! slow). Instructions per call under callgrind (difference of two run
 //! lengths) are the repeatable figure.
@@ -34,6 +35,19 @@ fn main() {
         batches: "1",
         ..Config::new(name, vec![])
     };
+    // Every call traced (DRHOOK_IO_TRACE matching the file): a line per
+    // call written to the trace; fewer calls (10^5, one batch), so that
+    // the trace stays a few MB.
+    let mut traced = on("io");
+    traced.push(("DRHOOK_IO_TRACE", ".".to_string()));
+    cfgs.push(Config {
+        n: "100000",
+        batches: "1",
+        ..Config::new(
+            "preload, DR_HOOK_OPT=io, DRHOOK_IO_TRACE=. (10^5 calls)",
+            traced,
+        )
+    });
     if have("strace") {
         cfgs.push(tracer(
             "strace -c -f (10^5 calls)",

@@ -1802,6 +1802,135 @@ fn io_profile_with_100000_opens_and_64_writing_threads() {
     }
 }
 
+/// The operation lines of a `drhook.iotrace.*` file, split at `!`.
+fn trace_lines(dir: &Path, name: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(dir.join(name))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()));
+    let (head, ops): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| l.starts_with('#'));
+    let ops = ops
+        .iter()
+        .map(|l| l.split('!').map(String::from).collect::<Vec<_>>())
+        .collect();
+    (head.into_iter().map(String::from).collect(), ops)
+}
+
+#[test]
+fn io_trace_of_the_matching_paths_operation_by_operation() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = io_exe(d.path());
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "io"],
+        &exe.display().to_string(),
+        &[],
+        &[("DRHOOK_IO_TRACE", "posix|child")],
+    );
+    ok(&r);
+    assert_eq!(r.stdout(), "io done\n");
+    let (head, ops) = trace_lines(d.path(), "drhook.iotrace.1");
+    assert!(head[0] == "#drhook-iotrace!1", "{head:?}");
+    assert!(head.iter().any(|h| h.starts_with("#ancestry!")), "{head:?}");
+    // t_us!dur_us!op!fd!bytes!offset!calling-tree!caller
+    for o in &ops {
+        assert_eq!(o.len(), 8, "{o:?}");
+        assert!(
+            o[0].parse::<f64>().is_ok() && o[1].parse::<f64>().is_ok(),
+            "{o:?}"
+        );
+        // Only the matching file (not stdio.txt, aio.dat).
+        assert!(o[6].starts_with("IO:POSIX@1<main"), "{o:?}");
+        assert!(
+            o[7].starts_with("io+0x"),
+            "the caller is in the program: {o:?}"
+        );
+    }
+    let of = |op: &str| -> Vec<&Vec<String>> { ops.iter().filter(|o| o[2] == op).collect() };
+    let opens = of("o");
+    assert_eq!(opens.len(), 1, "{ops:?}");
+    assert!(opens[0][4].ends_with("/posix.dat"), "{:?}", opens[0]);
+    let writes = of("w");
+    assert_eq!(writes.len(), 101);
+    let bytes =
+        |v: &[&Vec<String>]| -> u64 { v.iter().map(|o| o[4].parse::<u64>().unwrap()).sum() };
+    assert_eq!(bytes(&writes), 100 * 1000 + 4096);
+    // The 100 writes one after the other, then the pwrite at its offset.
+    let offsets: Vec<&str> = writes.iter().map(|o| o[5].as_str()).collect();
+    assert_eq!(offsets[..3], ["0", "1000", "2000"]);
+    assert_eq!(offsets[100], "200000");
+    let reads = of("r");
+    assert_eq!((reads.len(), bytes(&reads)), (11, 10 * 10000 + 4096));
+    assert_eq!(of("c").len(), 1);
+    // The open's native traceback starts at the open's caller.
+    let tb = head
+        .iter()
+        .find(|h| h.starts_with("#trcbk_open!"))
+        .unwrap_or_else(|| panic!("{head:?}"));
+    assert!(tb.contains("/posix.dat!"), "{tb}");
+    let frames: Vec<&str> = tb.rsplit('!').next().unwrap().split(':').collect();
+    assert!(frames.len() >= 2, "{tb}");
+    assert_eq!(frames[0], opens[0][7]);
+    // The caller is the call's own line in io.c (addr2line, from binutils).
+    if have_tool("addr2line") {
+        let line = |caller: &str| {
+            let off = u64::from_str_radix(caller.trim_start_matches("io+0x"), 16).unwrap();
+            let out = Command::new("addr2line")
+                .args(["-i", "-e"])
+                .arg(&exe)
+                .arg(format!("{:#x}", off - 1))
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let io_c = std::fs::read_to_string(attach_prog("io.c")).unwrap();
+        let line_of = |needle: &str| io_c.lines().position(|l| l.contains(needle)).unwrap() + 1;
+        let w = line(&writes[0][7]);
+        assert!(
+            w.contains(&format!("io.c:{}", line_of("write(fd, buf, 1000)"))),
+            "{w}"
+        );
+        let o = line(&opens[0][7]);
+        assert!(
+            o.contains(&format!("io.c:{}", line_of("open(\"posix.dat\""))),
+            "{o}"
+        );
+    }
+    // The forked child: a trace of its own.
+    let child = drhook_tests::files_starting_with(d.path(), "drhook.iotrace.1.io.");
+    assert_eq!(child.len(), 1, "{child:?}");
+    let (_, cops) = trace_lines(d.path(), &child[0]);
+    let cw: Vec<_> = cops.iter().filter(|o| o[2] == "w").collect();
+    assert_eq!(cw.len(), 5, "{cops:?}");
+    assert!(
+        cw.iter().all(|o| o[4] == "6" && o[6] == "main@1"),
+        "{cops:?}"
+    );
+
+    // A pattern that does not compile: said once, nothing traced, the
+    // program unchanged.
+    let w = tempdir();
+    let r = drhook_run(
+        w.path(),
+        &["--opt", "io"],
+        &exe.display().to_string(),
+        &[],
+        &[("ECIOPROF_LLTRACE_PATHS", "posix(")],
+    );
+    ok(&r);
+    assert_eq!(r.stdout(), "io done\n");
+    assert_eq!(
+        r.stderr()
+            .matches("ECIOPROF_LLTRACE_PATHS=\"posix(\" is not a regular expression")
+            .count(),
+        1,
+        "{}",
+        r.stderr()
+    );
+    assert!(drhook_tests::files_starting_with(w.path(), "drhook.iotrace").is_empty());
+}
+
 fn io_cases_exe(d: &Path) -> PathBuf {
     c_exe(
         d,

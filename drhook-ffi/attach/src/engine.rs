@@ -45,7 +45,7 @@ pub fn on() -> bool {
 }
 
 /// The base address of the object holding `p` (0 if none).
-fn object_base(p: *const c_void) -> usize {
+pub(crate) fn object_base(p: *const c_void) -> usize {
     // SAFETY: plain data that dladdr fills in.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr only reads the address.

@@ -104,12 +104,22 @@ fn ticks() -> u64 {
     mono_ns()
 }
 
-fn mono_ns() -> u64 {
+pub(crate) fn mono_ns() -> u64 {
     // SAFETY: plain data written by the call.
     let mut t: libc::timespec = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// `mono_ns()` at the process's start (or its fork).
+pub(crate) fn start_ns() -> u64 {
+    START_NS.load(Ordering::Relaxed)
+}
+
+/// Nanoseconds per tick as the wrappers use it.
+pub(crate) fn ns_per_tick_cached() -> f64 {
+    NS_PER_TICK.get()
 }
 
 /// Nanoseconds per tick, from the stamps at the decision and now (1 for a
@@ -206,7 +216,7 @@ pub mod c {
 }
 
 /// Files tracked by path (more go to the "other files" entry).
-const MAX_FILES: usize = 4096;
+pub(crate) const MAX_FILES: usize = 4096;
 /// Descriptors tracked (larger ones go to the "other files" entry).
 const MAX_FD: usize = 1 << 16;
 
@@ -255,7 +265,16 @@ fn intern(path: &[u8]) -> u32 {
     n.paths.push(path.to_vec());
     n.openers.push(current_routine());
     n.by_path.insert(path.to_vec(), i);
+    crate::iotrace::classify(i, path);
     i
+}
+
+/// The path of entry `i` (for the trace of its opens).
+fn path_of(i: u32) -> Vec<u8> {
+    let g = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    g.as_ref()
+        .and_then(|n| n.paths.get(i as usize).cloned())
+        .unwrap_or_default()
 }
 
 fn current_routine() -> String {
@@ -338,7 +357,13 @@ fn classify(fd: c_int) -> u32 {
 /// The file entry of descriptor `fd` (classified at its first use).
 #[inline]
 fn file_of(fd: c_int) -> &'static FileStats {
-    let i = if fd >= 0 && (fd as usize) < MAX_FD {
+    &FILES[file_index(fd) as usize]
+}
+
+/// The entry index of descriptor `fd` (classified at its first use).
+#[inline]
+fn file_index(fd: c_int) -> u32 {
+    if fd >= 0 && (fd as usize) < MAX_FD {
         let f = FD_FILE[fd as usize].load(Ordering::Relaxed);
         if f != 0 {
             f
@@ -349,8 +374,7 @@ fn file_of(fd: c_int) -> &'static FileStats {
         }
     } else {
         OTHER_FILES
-    };
-    &FILES[i as usize]
+    }
 }
 
 /// Runs `f` with the layer's own I/O not recorded.
@@ -425,7 +449,22 @@ enum Dir {
 /// `fd` at `off` (None: the descriptor's position, which then moves).
 #[inline]
 fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1: u64) {
-    let f = file_of(fd);
+    let i = file_index(fd);
+    if crate::iotrace::traced(i) {
+        let op = if matches!(dir, Dir::Write) {
+            b'w'
+        } else {
+            b'r'
+        };
+        let at = off.or_else(|| {
+            (fd >= 0 && (fd as usize) < MAX_FD).then(|| FD_POS[fd as usize].load(Ordering::Relaxed))
+        });
+        // (The descriptor's position as this table follows it: exact for
+        // a descriptor opened through us and not moved by another process.)
+        let at = at.filter(|&p| p < u64::MAX / 4);
+        crate::iotrace::op(op, fd, n, at, t0, t1);
+    }
+    let f = &FILES[i as usize];
     let dt = t1.wrapping_sub(t0);
     let bytes = n.max(0) as u64;
     let (ops, b, t, seq, consec, max, min1, hist) = match dir {
@@ -546,6 +585,9 @@ fn opened(fd: c_int, path: Option<&CStr>, dirfd: c_int, flags: c_int, t0: u64, t
         FD_POS[fd as usize].store(pos, Ordering::Relaxed);
         FD_END[fd as usize].store(pos, Ordering::Relaxed);
     }
+    if crate::iotrace::traced(i) {
+        crate::iotrace::open(fd, &path_of(i), flags, t0, t1);
+    }
     let f = &FILES[i as usize];
     add(f, c::OPENS, 1);
     add(f, c::OPEN_T, t1.wrapping_sub(t0));
@@ -558,7 +600,11 @@ fn closing(fd: c_int, t0: u64, t1: u64) {
     if fd < 0 {
         return;
     }
-    let f = file_of(fd);
+    let i = file_index(fd);
+    if crate::iotrace::traced(i) {
+        crate::iotrace::op(b'c', fd, 0, None, t0, t1);
+    }
+    let f = &FILES[i as usize];
     add(f, c::CLOSES, 1);
     add(f, c::CLOSE_T, t1.wrapping_sub(t0));
     stamp(f, t1);
@@ -1490,7 +1536,12 @@ pub unsafe fn fclose<S: Source>(fp: *mut libc::FILE) -> c_int {
 #[inline]
 fn stdio_data(fp: *mut libc::FILE, write: bool, bytes: u64, t0: u64, t1: u64) {
     let fd = fileno(fp);
-    let f = file_of(fd);
+    let i = file_index(fd);
+    if crate::iotrace::traced(i) {
+        let op = if write { b'W' } else { b'R' };
+        crate::iotrace::op(op, fd, bytes as isize, None, t0, t1);
+    }
+    let f = &FILES[i as usize];
     if write {
         add(f, c::STDIO_WRITES, 1);
         add(f, c::STDIO_WRITE_BYTES, bytes);
@@ -1896,6 +1947,7 @@ impl crate::Monitor for IoMonitor {
         }
         START_TICKS.store(ticks(), Ordering::Relaxed);
         START_NS.store(mono_ns(), Ordering::Relaxed);
+        crate::iotrace::after_fork_child();
     }
 
     fn fini_process(&self, how: crate::Ending) {
@@ -1932,6 +1984,37 @@ fn json_str(out: &mut String, b: &[u8]) {
     out.push('"');
 }
 
+/// Where this process's file `<stem>.<task>` goes (the first process of
+/// a run; `<stem>.<task>.<command>.<pid>` for the processes it started),
+/// in `DRHOOK_IO_DIR` or the working directory.
+pub(crate) fn output_path(stem: &str) -> std::path::PathBuf {
+    let (before, me) = ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let command = me.split_once('-').map(|x| x.1).unwrap_or_default();
+    let task = task();
+    let file = if before.is_empty() {
+        format!("{stem}.{task}")
+    } else {
+        format!("{stem}.{task}.{command}.{}", std::process::id())
+    };
+    let dir = std::env::var("DRHOOK_IO_DIR").unwrap_or_default();
+    if dir.is_empty() {
+        std::path::PathBuf::from(&file)
+    } else {
+        std::path::Path::new(&dir).join(&file)
+    }
+}
+
+/// This process's ancestry, `pid-command` of each ancestor then of itself,
+/// separated by `/`.
+pub(crate) fn ancestry_text() -> String {
+    let (before, me) = ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if before.is_empty() {
+        me
+    } else {
+        format!("{before}/{me}")
+    }
+}
+
 fn write_report(how: crate::Ending) {
     use std::fmt::Write as _;
     let npt = ns_per_tick();
@@ -1944,12 +2027,6 @@ fn write_report(how: crate::Ending) {
         .map(|x| x.1.to_string())
         .unwrap_or_default();
     let task = task();
-    let top = before.is_empty();
-    let file = if top {
-        format!("drhook.io.{task}")
-    } else {
-        format!("drhook.io.{task}.{command}.{pid}")
-    };
     let mut o = String::new();
     o.push_str("{\n  \"format\": \"drhook-io\",\n  \"version\": 1,\n  \"program\": ");
     json_str(
@@ -2054,12 +2131,7 @@ fn write_report(how: crate::Ending) {
         }
     }
     o.push_str("\n  ]\n}\n");
-    let dir = std::env::var("DRHOOK_IO_DIR").unwrap_or_default();
-    let path = if dir.is_empty() {
-        std::path::PathBuf::from(&file)
-    } else {
-        std::path::Path::new(&dir).join(&file)
-    };
+    let path = output_path("drhook.io");
     let tmp = path.with_extension(format!("tmp{pid}"));
     let written = std::fs::write(&tmp, o.as_bytes()).and_then(|()| std::fs::rename(&tmp, &path));
     if let Err(e) = written {

@@ -49,6 +49,8 @@
 //! ## Modules
 //! * [`alloc`] — the `malloc` family, for the memory profile.
 //! * [`io`] — the POSIX, stdio and AIO functions, for the I/O profile.
+//! * `iotrace` — its per-operation trace of the files `DRHOOK_IO_TRACE`
+//!   names.
 //! * [`events`] — [`Monitor`], [`register`], [`Events`], [`Ending`].
 //! * [`real`] — the real functions ([`real::Real`], [`real::fork`], ...).
 //! * [`mpi`] — rank and size once MPI is initialised.
@@ -59,6 +61,7 @@
 pub mod alloc;
 pub mod events;
 pub mod io;
+mod iotrace;
 pub mod mpi;
 pub mod real;
 pub mod wrap;

@@ -52,6 +52,9 @@ pub struct Hooks {
     /// Writes `NAME@tid` of the calling thread's current routine into
     /// `buf` and returns its length (0: none).
     pub current_routine: extern "C" fn(buf: *mut u8, cap: usize) -> usize,
+    /// Writes the calling thread's calling tree, `NAME@tid<CALLER<...`,
+    /// into `buf` and returns its length (0: none); no allocation.
+    pub current_path: extern "C" fn(buf: *mut u8, cap: usize) -> usize,
 }
 
 // SAFETY: the table is immutable; `version` points to a static string.
@@ -131,6 +134,17 @@ extern "C" fn h_current_routine(buf: *mut u8, cap: usize) -> usize {
     })
 }
 
+extern "C" fn h_current_path(buf: *mut u8, cap: usize) -> usize {
+    guard(0, || {
+        if buf.is_null() {
+            return 0;
+        }
+        // SAFETY: the caller provides `cap` writable bytes at `buf`.
+        let b = unsafe { std::slice::from_raw_parts_mut(buf, cap) };
+        crate::tree::io::current_path(b)
+    })
+}
+
 /// This copy of the engine's table.
 pub static HOOKS: Hooks = Hooks {
     abi: ABI_VERSION,
@@ -147,6 +161,7 @@ pub static HOOKS: Hooks = Hooks {
     exec_failed: h_exec_failed,
     io_event: h_io_event,
     current_routine: h_current_routine,
+    current_path: h_current_path,
 };
 
 #[cfg(all(

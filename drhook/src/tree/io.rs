@@ -56,6 +56,39 @@ pub fn record(kind: u32, bytes: u64, nanos: u64) {
     bump(&w[NANOS], nanos);
 }
 
+/// The calling thread's calling tree into `buf`, innermost first:
+/// `NAME@tid<CALLER<...<main` (truncated; names as in the profile); its
+/// length, 0 when the thread has none. No allocation, no lock: for the
+/// per-operation I/O trace.
+pub fn current_path(buf: &mut [u8]) -> usize {
+    let td = thread::current();
+    if td.is_null() {
+        return 0;
+    }
+    // SAFETY: registered trees are never freed.
+    let td = unsafe { &*td };
+    let mut out = std::io::Cursor::new(buf);
+    let mut p = td.current();
+    let mut first = true;
+    use std::io::Write as _;
+    while !p.is_null() && p != td.root {
+        // SAFETY: nodes of the calling thread's own stack; sites are 'static.
+        let (site, parent) = unsafe { ((*p).site.as_ref(), (*p).parent) };
+        let Some(site) = site else { break };
+        let r = if first {
+            write!(out, "{}@{}", site.name(), td.tid)
+        } else {
+            write!(out, "<{}", site.name())
+        };
+        if r.is_err() {
+            break;
+        }
+        first = false;
+        p = parent;
+    }
+    out.position() as usize
+}
+
 /// `NAME@tid` of the calling thread's current routine into `buf`
 /// (truncated); its length, 0 when there is none.
 pub fn current_routine(buf: &mut [u8]) -> usize {

@@ -1,0 +1,363 @@
+//! The per-operation I/O trace (seed 001's `ECIOPROF_LLTRACE_PATHS`): with
+//! the I/O profile on (`DR_HOOK_OPT=io`) and `DRHOOK_IO_TRACE` (or
+//! `ECIOPROF_LLTRACE_PATHS`) set to a POSIX extended regular expression,
+//! every operation on a file whose absolute path matches is written as one
+//! line to `drhook.iotrace.<task>` (`drhook.iotrace.<task>.<command>.<pid>`
+//! for the processes it started; in `DRHOOK_IO_DIR`), with its time, kind,
+//! bytes, offset, duration, the Dr.Hook calling tree and the native return
+//! address of the call; each open of such a file also gets its native
+//! traceback.
+//!
+//! Cost: whether a file is traced is decided once, when its path is first
+//! seen (`regexec` under the table's lock); an operation on a file that is
+//! not traced pays one load. A traced operation walks the native stack
+//! (`backtrace`, no allocation), formats its line into a stack buffer and
+//! writes it with one system call (made directly: no interposer sees it),
+//! so a line is on disk even if the process is killed.
+
+use std::ffi::{CStr, c_int};
+use std::io::Write as _;
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+
+/// The variable naming the paths to trace.
+pub const VAR: &str = "DRHOOK_IO_TRACE";
+/// Its name in ECIOPROF (seed 001), accepted as well.
+pub const ECIOPROF_VAR: &str = "ECIOPROF_LLTRACE_PATHS";
+
+const UNDECIDED: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+
+/// Whether a pattern is in force.
+static STATE: AtomicU8 = AtomicU8::new(UNDECIDED);
+
+struct Pattern(std::cell::UnsafeCell<libc::regex_t>);
+// SAFETY: compiled once (under `STATE`'s decision, with the names table's
+// lock held), then only read by `regexec`, which is thread-safe.
+unsafe impl Sync for Pattern {}
+// SAFETY: all-zero bytes are a valid (unused) `regex_t`.
+static PATTERN: Pattern = Pattern(std::cell::UnsafeCell::new(unsafe { std::mem::zeroed() }));
+
+/// Per file entry of the I/O table: traced or not.
+static TRACED: [AtomicU8; super::io::MAX_FILES] =
+    [const { AtomicU8::new(0) }; super::io::MAX_FILES];
+
+/// The trace file's descriptor (-1: not open); `OPENING` guards its
+/// creation.
+static OUT: AtomicI32 = AtomicI32::new(-1);
+static OUT_STATE: AtomicU8 = AtomicU8::new(0);
+const OUT_NONE: u8 = 0;
+const OUT_OPENING: u8 = 1;
+const OUT_OPEN: u8 = 2;
+const OUT_FAILED: u8 = 3;
+
+/// Decides (once) whether a pattern is set and compiles it; a pattern that
+/// does not compile is reported and traces nothing.
+fn pattern_on() -> bool {
+    match STATE.load(Ordering::Acquire) {
+        ON => return true,
+        OFF => return false,
+        _ => {}
+    }
+    let value = [VAR, ECIOPROF_VAR].into_iter().find_map(|k| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(|v| (k, v))
+    });
+    let on = match value {
+        None => false,
+        Some((var, v)) => {
+            let bytes = v.into_encoded_bytes();
+            match std::ffi::CString::new(bytes) {
+                Err(_) => {
+                    crate::diag(&format!("drhook io: {var} holds a NUL byte; no I/O trace"));
+                    false
+                }
+                Ok(c) => {
+                    // SAFETY: compiled once, before any reader (the caller
+                    // holds the names table's lock; STATE is published after).
+                    let r = unsafe {
+                        libc::regcomp(
+                            PATTERN.0.get(),
+                            c.as_ptr(),
+                            libc::REG_EXTENDED | libc::REG_NOSUB,
+                        )
+                    };
+                    if r != 0 {
+                        let mut msg = [0u8; 160];
+                        // SAFETY: a buffer of the given size.
+                        let n = unsafe {
+                            libc::regerror(r, PATTERN.0.get(), msg.as_mut_ptr().cast(), msg.len())
+                        };
+                        let text =
+                            String::from_utf8_lossy(&msg[..n.saturating_sub(1).min(msg.len())]);
+                        crate::diag(&format!(
+                            "drhook io: {var}={:?} is not a regular expression ({text}); no I/O trace",
+                            c.to_string_lossy()
+                        ));
+                    }
+                    r == 0
+                }
+            }
+        }
+    };
+    STATE.store(if on { ON } else { OFF }, Ordering::Release);
+    on
+}
+
+/// A new entry `i` of the I/O table for `path` (called once per entry,
+/// with the table's lock held).
+pub(crate) fn classify(i: u32, path: &[u8]) {
+    let Some(t) = TRACED.get(i as usize) else {
+        return;
+    };
+    if !pattern_on() || path.first() == Some(&b'<') {
+        t.store(OFF, Ordering::Relaxed);
+        return;
+    }
+    let Ok(c) = std::ffi::CString::new(path) else {
+        t.store(OFF, Ordering::Relaxed);
+        return;
+    };
+    // SAFETY: a compiled pattern (pattern_on), a NUL-terminated string.
+    let hit =
+        unsafe { libc::regexec(PATTERN.0.get(), c.as_ptr(), 0, std::ptr::null_mut(), 0) } == 0;
+    t.store(if hit { ON } else { OFF }, Ordering::Relaxed);
+}
+
+/// Whether operations on entry `i` are traced (one load).
+#[inline(always)]
+pub(crate) fn traced(i: u32) -> bool {
+    TRACED
+        .get(i as usize)
+        .is_some_and(|t| t.load(Ordering::Relaxed) == ON)
+}
+
+/// In a `fork` child: its trace is a file of its own, opened at its first
+/// traced operation (the parent's descriptor is closed here).
+pub(crate) fn after_fork_child() {
+    let fd = OUT.swap(-1, Ordering::AcqRel);
+    if fd >= 0 {
+        // SAFETY: our own descriptor, inherited by the child.
+        unsafe { libc::syscall(libc::SYS_close, fd) };
+    }
+    OUT_STATE.store(OUT_NONE, Ordering::Release);
+}
+
+fn raw_write(fd: c_int, b: &[u8]) {
+    let mut off = 0;
+    while off < b.len() {
+        // SAFETY: a valid buffer; the system call directly, so that no
+        // interposer (ours included) sees the trace's own writes.
+        let n = unsafe { libc::syscall(libc::SYS_write, fd, b[off..].as_ptr(), b.len() - off) };
+        if n <= 0 {
+            if n < 0 && std::io::Error::last_os_error().raw_os_error().unwrap_or(0) == libc::EINTR {
+                continue;
+            }
+            return;
+        }
+        off += n as usize;
+    }
+}
+
+/// The trace file, created at the first traced operation with its header.
+fn out() -> Option<c_int> {
+    loop {
+        match OUT_STATE.load(Ordering::Acquire) {
+            OUT_OPEN => return Some(OUT.load(Ordering::Acquire)),
+            OUT_FAILED => return None,
+            OUT_OPENING => std::hint::spin_loop(),
+            _ => {
+                if OUT_STATE
+                    .compare_exchange(OUT_NONE, OUT_OPENING, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    let fd = create();
+                    OUT.store(fd, Ordering::Release);
+                    OUT_STATE.store(
+                        if fd >= 0 { OUT_OPEN } else { OUT_FAILED },
+                        Ordering::Release,
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn create() -> c_int {
+    let path = super::io::output_path("drhook.iotrace");
+    let Ok(c) = std::ffi::CString::new(path.clone().into_os_string().into_encoded_bytes()) else {
+        return -1;
+    };
+    // SAFETY: a NUL-terminated path; the system call directly (not ours).
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_APPEND | libc::O_CLOEXEC,
+            0o644,
+        )
+    } as c_int;
+    if fd < 0 {
+        crate::diag(&format!(
+            "drhook io: cannot create the I/O trace '{}' ({}); no I/O trace",
+            path.display(),
+            std::io::Error::from_raw_os_error(
+                std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+            )
+        ));
+        return -1;
+    }
+    let realtime = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let since_start = super::io::mono_ns().saturating_sub(super::io::start_ns()) as f64 * 1e-9;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let header = format!(
+        "#drhook-iotrace!1\n#program!{}\n#pid!{}!ppid!{}\n#ancestry!{}\n#cwd!{}\n#timebase!{:.6}\n\
+         #fields!t_us!dur_us!op!fd!bytes!offset!calling-tree!caller\n\
+         #ops!r read!w write!R stdio read!W stdio write!o open (bytes: the path, offset: the flags)!c close\n",
+        std::env::args().next().unwrap_or_default(),
+        std::process::id(),
+        std::os::unix::process::parent_id(),
+        super::io::ancestry_text(),
+        cwd.display(),
+        realtime - since_start,
+    );
+    raw_write(fd, header.as_bytes());
+    fd
+}
+
+/// A traced operation: `op` (see the header's `#ops` line) on `fd`,
+/// `bytes` moved (-1: failed), at `offset` (None: the descriptor's), over
+/// the ticks `t0..t1`.
+pub(crate) fn op(op: u8, fd: c_int, bytes: isize, offset: Option<u64>, t0: u64, t1: u64) {
+    let Some(out) = out() else { return };
+    let mut buf = [0u8; 2048];
+    let mut w = std::io::Cursor::new(&mut buf[..]);
+    line_start(&mut w, op, fd, t0, t1);
+    let _ = write!(w, "{bytes}!");
+    let _ = match offset {
+        Some(o) => write!(w, "{o}!"),
+        None => write!(w, "-!"),
+    };
+    line_end(&mut w, out);
+}
+
+/// A traced open: the path (in the bytes field), the flags (in the
+/// offset field), then the native traceback of the open.
+pub(crate) fn open(fd: c_int, path: &[u8], flags: c_int, t0: u64, t1: u64) {
+    let Some(out) = out() else { return };
+    let mut buf = [0u8; 4096];
+    let mut w = std::io::Cursor::new(&mut buf[..]);
+    line_start(&mut w, b'o', fd, t0, t1);
+    escaped(&mut w, path);
+    let _ = write!(w, "!{flags:#o}!");
+    line_end(&mut w, out);
+    let mut w = std::io::Cursor::new(&mut buf[..]);
+    let _ = w.write_all(b"#trcbk_open!");
+    escaped(&mut w, path);
+    let _ = w.write_all(b"!");
+    let mut n = 0;
+    frames(|ip| {
+        let _ = w.write_all(if n == 0 { b"" } else { b":" });
+        location(&mut w, ip);
+        n += 1;
+        n < 32
+    });
+    let _ = w.write_all(b"\n");
+    let len = w.position() as usize;
+    raw_write(out, &buf[..len]);
+}
+
+fn line_start(w: &mut std::io::Cursor<&mut [u8]>, op: u8, fd: c_int, t0: u64, t1: u64) {
+    let npt = super::io::ns_per_tick_cached();
+    let now_ns = super::io::mono_ns();
+    let start = super::io::start_ns();
+    // The call began `t1 - t0` ticks before it ended, just before now.
+    let dur_ns = t1.wrapping_sub(t0) as f64 * npt;
+    let t_us = (now_ns.saturating_sub(start) as f64 - dur_ns).max(0.0) / 1e3;
+    let _ = write!(w, "{t_us:.3}!{:.3}!{}!{fd}!", dur_ns / 1e3, op as char);
+}
+
+fn line_end(w: &mut std::io::Cursor<&mut [u8]>, out: c_int) {
+    let mut tree = [0u8; 1024];
+    let n = (crate::engine::hooks().current_path)(tree.as_mut_ptr(), tree.len()).min(tree.len());
+    escaped(w, &tree[..n]);
+    let _ = w.write_all(b"!");
+    // The first frame outside this library: the caller of the call.
+    frames(|ip| {
+        location(w, ip);
+        false
+    });
+    let _ = w.write_all(b"\n");
+    let len = w.position() as usize;
+    let full = w.get_ref().len();
+    let buf = &w.get_ref()[..len.min(full)];
+    if len >= full {
+        // Truncated: still one line.
+        let mut b = buf.to_vec();
+        if let Some(l) = b.last_mut() {
+            *l = b'\n';
+        }
+        raw_write(out, &b);
+    } else {
+        raw_write(out, buf);
+    }
+}
+
+/// Bytes with `!`, `\` and control bytes as `\xNN` (one field, one line).
+fn escaped(w: &mut std::io::Cursor<&mut [u8]>, b: &[u8]) {
+    for &c in b {
+        let _ = if c < 0x20 || c == 0x7f || c == b'!' || c == b'\\' {
+            write!(w, "\\x{c:02x}")
+        } else {
+            w.write_all(&[c])
+        };
+    }
+}
+
+/// `object+0xoffset` of a code address (the object's file name without
+/// its directory: `addr2line -e <object> <offset>` resolves it), or the
+/// bare address.
+fn location(w: &mut std::io::Cursor<&mut [u8]>, ip: usize) {
+    // SAFETY: plain data that dladdr fills in.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address.
+    if unsafe { libc::dladdr(ip as *const libc::c_void, &mut info) } != 0
+        && !info.dli_fname.is_null()
+    {
+        // SAFETY: a NUL-terminated name from the loader.
+        let f = unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes();
+        let base = f.rsplit(|&c| c == b'/').next().unwrap_or(f);
+        escaped(w, base);
+        let _ = write!(w, "+{:#x}", ip.wrapping_sub(info.dli_fbase as usize));
+    } else {
+        let _ = write!(w, "{ip:#x}");
+    }
+}
+
+/// The return addresses of the native stack above this library's own
+/// frames, innermost first, while `f` returns true.
+fn frames(mut f: impl FnMut(usize) -> bool) {
+    let ours = crate::engine::object_base(raw_write as *const libc::c_void);
+    let mut outside = false;
+    // SAFETY: on Linux the walk is the unwinder's `_Unwind_Backtrace`,
+    // which is thread-safe; the synchronized `trace` would only add a
+    // process-wide lock (not wanted in an interposed call).
+    unsafe {
+        backtrace::trace_unsynchronized(|frame| {
+            let ip = frame.ip() as usize;
+            if ip == 0 {
+                return false;
+            }
+            if !outside && crate::engine::object_base(ip as *const libc::c_void) == ours {
+                return true;
+            }
+            outside = true;
+            f(ip)
+        });
+    }
+}
