@@ -462,7 +462,7 @@ fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1: u64) {
         // (The descriptor's position as this table follows it: exact for
         // a descriptor opened through us and not moved by another process.)
         let at = at.filter(|&p| p < u64::MAX / 4);
-        crate::iotrace::op(op, fd, n, at, t0, t1);
+        let _ = guard(|| crate::iotrace::op(op, fd, n, at, t0, t1));
     }
     let f = &FILES[i as usize];
     let dt = t1.wrapping_sub(t0);
@@ -586,7 +586,7 @@ fn opened(fd: c_int, path: Option<&CStr>, dirfd: c_int, flags: c_int, t0: u64, t
         FD_END[fd as usize].store(pos, Ordering::Relaxed);
     }
     if crate::iotrace::traced(i) {
-        crate::iotrace::open(fd, &path_of(i), flags, t0, t1);
+        let _ = guard(|| crate::iotrace::open(fd, &path_of(i), flags, t0, t1));
     }
     let f = &FILES[i as usize];
     add(f, c::OPENS, 1);
@@ -602,7 +602,7 @@ fn closing(fd: c_int, t0: u64, t1: u64) {
     }
     let i = file_index(fd);
     if crate::iotrace::traced(i) {
-        crate::iotrace::op(b'c', fd, 0, None, t0, t1);
+        let _ = guard(|| crate::iotrace::op(b'c', fd, 0, None, t0, t1));
     }
     let f = &FILES[i as usize];
     add(f, c::CLOSES, 1);
@@ -1539,7 +1539,7 @@ fn stdio_data(fp: *mut libc::FILE, write: bool, bytes: u64, t0: u64, t1: u64) {
     let i = file_index(fd);
     if crate::iotrace::traced(i) {
         let op = if write { b'W' } else { b'R' };
-        crate::iotrace::op(op, fd, bytes as isize, None, t0, t1);
+        let _ = guard(|| crate::iotrace::op(op, fd, bytes as isize, None, t0, t1));
     }
     let f = &FILES[i as usize];
     if write {

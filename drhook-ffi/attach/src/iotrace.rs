@@ -13,7 +13,8 @@
 //! not traced pays one load. A traced operation walks the native stack
 //! (`backtrace`, no allocation), formats its line into a stack buffer and
 //! writes it with one system call (made directly: no interposer sees it),
-//! so a line is on disk even if the process is killed.
+//! so a line is on disk even if the process is killed. The I/O wrappers
+//! call it under their guard bit: nothing it does is recorded.
 
 use std::ffi::{CStr, c_int};
 use std::io::Write as _;

@@ -1071,8 +1071,9 @@ impl ThreadData {
     /// The enter of a foreign handle in a mode that calls the stampers but
     /// needs no panic guard (`METRICS` without `OUT_OF_LINE`: the memory
     /// metric): the call-free path's lookup, then the stampers and the wall
-    /// clock, inlined into the entry point's slow path, before its guard. `None` when the full path is needed (another mode, the
-    /// first call of the site under this parent).
+    /// clock, inlined into the entry point's slow path, before its guard.
+    /// `None` when the full path is needed (another mode, the first call
+    /// of the site under this parent).
     ///
     /// # Safety
     /// As [`ThreadData::enter`]; `mode` is this tree's mode (`self.mode`).
