@@ -1821,12 +1821,13 @@ fn io_trace_of_the_matching_paths_operation_by_operation() {
     }
     let d = tempdir();
     let exe = io_exe(d.path());
+    // (--io-trace sets DRHOOK_IO_TRACE and adds io to the options.)
     let r = drhook_run(
         d.path(),
-        &["--opt", "io"],
+        &["--opt", "prof", "--io-trace", "posix|child"],
         &exe.display().to_string(),
         &[],
-        &[("DRHOOK_IO_TRACE", "posix|child")],
+        &[],
     );
     ok(&r);
     assert_eq!(r.stdout(), "io done\n");

@@ -52,6 +52,11 @@ pub struct Args {
     /// a non-zero status, aborts or dies of a signal.
     #[arg(long)]
     pub no_failure_profile: bool,
+    /// DRHOOK_IO_TRACE: every operation on a file whose path matches this
+    /// POSIX extended regular expression is a line of drhook.iotrace.*
+    /// (adds io to the options when they lack it).
+    #[arg(long, value_name = "REGEX")]
+    pub io_trace: Option<String>,
     /// Any DR_HOOK* or DRHOOK_* variable, NAME=VALUE (repeatable).
     #[arg(short = 'e', long = "env", value_name = "NAME=VALUE")]
     pub env: Vec<String>,
@@ -158,6 +163,28 @@ pub fn variables(
             )));
         }
         v.push((k.to_string(), val.to_string()));
+    }
+    if let Some(re) = &a.io_trace {
+        v.push(("DRHOOK_IO_TRACE".into(), re.clone()));
+        // The trace is part of the I/O profile: `io` among the options.
+        let opt = v
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "DR_HOOK_OPT")
+            .map(|(_, x)| x.clone())
+            .or_else(|| current("DR_HOOK_OPT"))
+            .unwrap_or_default();
+        let has_io = opt
+            .split([',', ' ', '\t', '/'])
+            .any(|t| t.eq_ignore_ascii_case("io") || t.eq_ignore_ascii_case("ioprof"));
+        if !has_io {
+            let with_io = if opt.is_empty() {
+                "io".to_string()
+            } else {
+                format!("{opt},io")
+            };
+            v.push(("DR_HOOK_OPT".into(), with_io));
+        }
     }
     Ok(v)
 }
@@ -287,6 +314,31 @@ mod tests {
         })
         .unwrap();
         assert!(!v.iter().any(|(k, _)| k == "DR_HOOK_OPT"));
+        // --io-trace: the pattern, and io among the options.
+        let v = variables(&args(&["--io-trace", "out|in", "prog"]), &none).unwrap();
+        assert!(
+            v.contains(&("DRHOOK_IO_TRACE".into(), "out|in".into())),
+            "{v:?}"
+        );
+        assert_eq!(v.last().unwrap(), &("DR_HOOK_OPT".into(), "prof,io".into()));
+        let v = variables(
+            &args(&["--opt", "io,prof", "--io-trace", ".", "prog"]),
+            &none,
+        )
+        .unwrap();
+        assert_eq!(
+            v.iter().filter(|(k, _)| k == "DR_HOOK_OPT").count(),
+            1,
+            "{v:?}"
+        );
+        let v = variables(&args(&["--io-trace", ".", "prog"]), &|k| {
+            (k == "DR_HOOK_OPT").then(|| "cpuprof".to_string())
+        })
+        .unwrap();
+        assert_eq!(
+            v.last().unwrap(),
+            &("DR_HOOK_OPT".into(), "cpuprof,io".into())
+        );
         // Only Dr.Hook's variables through --env.
         assert!(variables(&args(&["-e", "PATH=/x", "prog"]), &none).is_err());
         assert!(variables(&args(&["-e", "DR_HOOK_OPT", "prog"]), &none).is_err());
