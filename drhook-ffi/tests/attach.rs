@@ -1471,6 +1471,12 @@ fn io_profile_of_posix_stdio_aio_and_a_forked_child_is_exact() {
     assert_eq!(n(p, "consec_writes"), 100, "{p:#}");
     assert_eq!(n(p, "seq_writes"), 101);
     assert_eq!(p["opened_by"], "IO:POSIX@1");
+    // The routines that moved its bytes: all of them IO:POSIX's.
+    assert_eq!(
+        p["routines"],
+        serde_json::json!([{"routine": "IO:POSIX", "bytes": 2 * (100 * 1000 + 4096)}])
+    );
+    assert_eq!(n(p, "other_routines_bytes"), 0);
     let s = io_file(&rep, "/stdio.txt");
     assert_eq!(n(s, "stdio_writes"), 1001, "{s:#}");
     assert_eq!(n(s, "stdio_write_bytes"), 10004);
@@ -1521,6 +1527,7 @@ fn io_profile_of_posix_stdio_aio_and_a_forked_child_is_exact() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("/posix.dat (IO:POSIX@1)"), "{text}");
+    assert!(text.contains("by routine  IO:POSIX 203.3 KiB"), "{text}");
     assert!(text.contains("65536/full"), "{text}");
     assert!(
         text.contains("AIO: 0 reads, 4 writes, 4 completed"),
@@ -2051,8 +2058,16 @@ fn io_profile_of_openmp_threads_with_a_file_each() {
         );
         assert_eq!(n("read_bytes"), b);
         assert_eq!((n("opens"), n("closes")), (2, 2));
-        // Opened by the thread's root region: one thread each.
-        openers.insert(f["opened_by"].as_str().unwrap().to_string());
+        // Opened by the thread's root region: one thread each; its bytes
+        // (written, read back) that root's.
+        let opener = f["opened_by"].as_str().unwrap().to_string();
+        let root = opener.rsplit_once('@').unwrap().0;
+        assert_eq!(
+            f["routines"],
+            serde_json::json!([{"routine": root, "bytes": 2 * b}]),
+            "{f:#}"
+        );
+        openers.insert(opener);
     }
     assert_eq!(openers.len(), 4, "{openers:?}");
     assert!(openers.contains("main@1"), "{openers:?}");

@@ -42,6 +42,13 @@ pub struct Aio {
 pub struct File {
     pub path: String,
     pub opened_by: String,
+    /// The routines that moved its bytes, most first (the first 8 to move
+    /// any; the others' bytes in `other_routines_bytes`). Absent in
+    /// reports of older versions.
+    #[serde(default)]
+    pub routines: Vec<RoutineBytes>,
+    #[serde(default)]
+    pub other_routines_bytes: u64,
     pub opens: u64,
     pub closes: u64,
     pub reads: u64,
@@ -76,6 +83,14 @@ pub struct File {
     pub syncs: u64,
     pub read_hist: Vec<u64>,
     pub write_hist: Vec<u64>,
+}
+
+/// Bytes a routine moved to or from one file.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[allow(missing_docs)]
+pub struct RoutineBytes {
+    pub routine: String,
+    pub bytes: u64,
 }
 
 /// The report of one process (`drhook.io.*`).
@@ -241,6 +256,17 @@ pub fn render(r: &Report) -> String {
         }
         if f.write_hist.iter().any(|&n| n > 0) {
             let _ = writeln!(o, "{:>8}write sizes {}", "", hist(&f.write_hist));
+        }
+        if !f.routines.is_empty() {
+            let mut parts: Vec<String> = f
+                .routines
+                .iter()
+                .map(|r| format!("{} {}", r.routine, human(r.bytes)))
+                .collect();
+            if f.other_routines_bytes > 0 {
+                parts.push(format!("others {}", human(f.other_routines_bytes)));
+            }
+            let _ = writeln!(o, "{:>8}by routine  {}", "", parts.join(", "));
         }
     }
     o

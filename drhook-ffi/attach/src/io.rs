@@ -33,7 +33,7 @@
 use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::tls;
 
@@ -219,6 +219,66 @@ pub mod c {
 pub(crate) const MAX_FILES: usize = 4096;
 /// Descriptors tracked (larger ones go to the "other files" entry).
 const MAX_FD: usize = 1 << 16;
+
+/// Routines counted per file by name (the bytes of the others are added
+/// together).
+const ROUTINE_SLOTS: usize = 8;
+
+/// Per file: the bytes each routine moved — the first [`ROUTINE_SLOTS`]
+/// routines to move any (their identity from the engine's `io_event`),
+/// then all others together. No lock: a slot is claimed by one
+/// compare-and-swap.
+struct RoutineBytes {
+    ids: [AtomicUsize; ROUTINE_SLOTS],
+    bytes: [AtomicU64; ROUTINE_SLOTS],
+    others: AtomicU64,
+}
+
+impl RoutineBytes {
+    const fn new() -> Self {
+        RoutineBytes {
+            ids: [const { AtomicUsize::new(0) }; ROUTINE_SLOTS],
+            bytes: [const { AtomicU64::new(0) }; ROUTINE_SLOTS],
+            others: AtomicU64::new(0),
+        }
+    }
+
+    /// `bytes` moved by routine `id` (0: no routine).
+    #[inline]
+    fn add(&self, id: usize, bytes: u64) {
+        if id != 0 {
+            for k in 0..ROUTINE_SLOTS {
+                let s = self.ids[k].load(Ordering::Acquire);
+                let mine = s == id
+                    || (s == 0
+                        && match self.ids[k].compare_exchange(
+                            0,
+                            id,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        ) {
+                            Ok(_) => true,
+                            Err(now) => now == id,
+                        });
+                if mine {
+                    self.bytes[k].fetch_add(bytes, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+        self.others.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn clear(&self) {
+        for k in 0..ROUTINE_SLOTS {
+            self.ids[k].store(0, Ordering::Relaxed);
+            self.bytes[k].store(0, Ordering::Relaxed);
+        }
+        self.others.store(0, Ordering::Relaxed);
+    }
+}
+
+static ROUTINES: [RoutineBytes; MAX_FILES] = [const { RoutineBytes::new() }; MAX_FILES];
 
 struct FileStats([AtomicU64; c::N]);
 
@@ -518,7 +578,11 @@ fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1: u64) {
     }
     stamp(f, t1);
     let kind = if dir == Dir::Read { 0 } else { 1 };
-    (crate::engine::hooks().io_event)(kind, bytes, (dt as f64 * NS_PER_TICK.get()) as u64);
+    let routine =
+        (crate::engine::hooks().io_event)(kind, bytes, (dt as f64 * NS_PER_TICK.get()) as u64);
+    if bytes != 0 {
+        ROUTINES[i as usize].add(routine, bytes);
+    }
 }
 
 /// A metadata call on `fd` (seek, sync, truncate, stat): counted for the
@@ -537,7 +601,7 @@ fn meta(fd: c_int, k: Option<usize>, t0: u64, t1: u64) {
 
 #[inline]
 fn other_event(t0: u64, t1: u64) {
-    (crate::engine::hooks().io_event)(
+    let _ = (crate::engine::hooks().io_event)(
         2,
         0,
         (t1.wrapping_sub(t0) as f64 * NS_PER_TICK.get()) as u64,
@@ -1552,11 +1616,14 @@ fn stdio_data(fp: *mut libc::FILE, write: bool, bytes: u64, t0: u64, t1: u64) {
         add(f, c::READ_T, t1.wrapping_sub(t0));
     }
     stamp(f, t1);
-    (crate::engine::hooks().io_event)(
+    let routine = (crate::engine::hooks().io_event)(
         write as u32,
         bytes,
         (t1.wrapping_sub(t0) as f64 * NS_PER_TICK.get()) as u64,
     );
+    if bytes != 0 {
+        ROUTINES[i as usize].add(routine, bytes);
+    }
 }
 
 #[inline]
@@ -1858,7 +1925,8 @@ pub unsafe fn aio_return<S: Source>(cb: *mut libc::aiocb) -> isize {
             AIO_STATS[AIO_DONE].fetch_add(1, Ordering::Relaxed);
             // SAFETY: the program's control block.
             let fd = unsafe { (*cb).aio_fildes };
-            let file = file_of(fd);
+            let fi = file_index(fd);
+            let file = &FILES[fi as usize];
             add(
                 file,
                 if write { c::WRITE_BYTES } else { c::READ_BYTES },
@@ -1869,7 +1937,10 @@ pub unsafe fn aio_return<S: Source>(cb: *mut libc::aiocb) -> isize {
                 (if write { c::HIST_WRITE } else { c::HIST_READ }) + bin(bytes),
                 1,
             );
-            (crate::engine::hooks().io_event)(write as u32, bytes, 0);
+            let routine = (crate::engine::hooks().io_event)(write as u32, bytes, 0);
+            if bytes != 0 {
+                ROUTINES[fi as usize].add(routine, bytes);
+            }
         }
         set_errno(e);
     }
@@ -1941,6 +2012,9 @@ impl crate::Monitor for IoMonitor {
             for w in f.0.iter() {
                 w.store(0, Ordering::Relaxed);
             }
+        }
+        for r in ROUTINES.iter() {
+            r.clear();
         }
         for w in PATH_META.iter().chain(AIO_STATS.iter()) {
             w.store(0, Ordering::Relaxed);
@@ -2015,6 +2089,44 @@ pub(crate) fn ancestry_text() -> String {
     }
 }
 
+/// `, "routines": [{"routine": NAME, "bytes": N}, ...], "other_routines_bytes": N`
+/// (most bytes first; the same routine on several threads added up).
+fn routines_json(o: &mut String, r: &RoutineBytes) {
+    use std::fmt::Write as _;
+    let mut by_name: Vec<(String, u64)> = Vec::new();
+    for k in 0..ROUTINE_SLOTS {
+        let id = r.ids[k].load(Ordering::Acquire);
+        if id == 0 {
+            continue;
+        }
+        let mut buf = [0u8; 256];
+        let n =
+            (crate::engine::hooks().routine_name)(id, buf.as_mut_ptr(), buf.len()).min(buf.len());
+        let name = String::from_utf8_lossy(&buf[..n]).into_owned();
+        let b = r.bytes[k].load(Ordering::Relaxed);
+        match by_name.iter_mut().find(|(x, _)| *x == name) {
+            Some(e) => e.1 += b,
+            None => by_name.push((name, b)),
+        }
+    }
+    by_name.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    o.push_str(", \"routines\": [");
+    for (k, (name, b)) in by_name.iter().enumerate() {
+        o.push_str(if k == 0 {
+            "{\"routine\": "
+        } else {
+            ", {\"routine\": "
+        });
+        json_str(o, name.as_bytes());
+        let _ = write!(o, ", \"bytes\": {b}}}");
+    }
+    let _ = write!(
+        o,
+        "], \"other_routines_bytes\": {}",
+        r.others.load(Ordering::Relaxed)
+    );
+}
+
 fn write_report(how: crate::Ending) {
     use std::fmt::Write as _;
     let npt = ns_per_tick();
@@ -2083,6 +2195,7 @@ fn write_report(how: crate::Ending) {
             json_str(&mut o, path);
             o.push_str(", \"opened_by\": ");
             json_str(&mut o, n.openers[i].as_bytes());
+            routines_json(&mut o, &ROUTINES[i]);
             for (k, name) in c::NAMES.iter().enumerate() {
                 let x = v(k);
                 match k {

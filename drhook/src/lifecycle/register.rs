@@ -47,14 +47,18 @@ pub struct Hooks {
     /// [`super::exec_failed`].
     pub exec_failed: extern "C" fn(),
     /// An I/O operation on the calling thread (`kind`: 0 read, 1 write, 2
-    /// other; bytes; nanoseconds), for the I/O metric (`io`).
-    pub io_event: extern "C" fn(kind: u32, bytes: u64, nanos: u64),
+    /// other; bytes; nanoseconds), for the I/O metric (`io`); returns the
+    /// current routine's identity (0: none), for `routine_name`.
+    pub io_event: extern "C" fn(kind: u32, bytes: u64, nanos: u64) -> usize,
     /// Writes `NAME@tid` of the calling thread's current routine into
     /// `buf` and returns its length (0: none).
     pub current_routine: extern "C" fn(buf: *mut u8, cap: usize) -> usize,
     /// Writes the calling thread's calling tree, `NAME@tid<CALLER<...`,
     /// into `buf` and returns its length (0: none); no allocation.
     pub current_path: extern "C" fn(buf: *mut u8, cap: usize) -> usize,
+    /// Writes the name of a routine whose identity `io_event` returned
+    /// into `buf` and returns its length.
+    pub routine_name: extern "C" fn(id: usize, buf: *mut u8, cap: usize) -> usize,
 }
 
 // SAFETY: the table is immutable; `version` points to a static string.
@@ -119,8 +123,20 @@ extern "C" fn h_exec_failed() {
     guard((), super::exec_failed)
 }
 
-extern "C" fn h_io_event(kind: u32, bytes: u64, nanos: u64) {
+extern "C" fn h_io_event(kind: u32, bytes: u64, nanos: u64) -> usize {
     crate::tree::io::record(kind, bytes, nanos)
+}
+
+extern "C" fn h_routine_name(id: usize, buf: *mut u8, cap: usize) -> usize {
+    guard(0, || {
+        if buf.is_null() || id == 0 {
+            return 0;
+        }
+        // SAFETY: the caller provides `cap` writable bytes at `buf`.
+        let b = unsafe { std::slice::from_raw_parts_mut(buf, cap) };
+        // SAFETY: `id` came from this table's `io_event` (the contract).
+        unsafe { crate::tree::io::routine_name(id, b) }
+    })
 }
 
 extern "C" fn h_current_routine(buf: *mut u8, cap: usize) -> usize {
@@ -162,6 +178,7 @@ pub static HOOKS: Hooks = Hooks {
     io_event: h_io_event,
     current_routine: h_current_routine,
     current_path: h_current_path,
+    routine_name: h_routine_name,
 };
 
 #[cfg(all(

@@ -22,25 +22,28 @@ fn bump(w: &AtomicU64, by: u64) {
 
 /// Records an I/O operation of `kind` (`READ_OP`, `WRITE_OP`, `OTHER_OP`)
 /// moving `bytes` bytes and taking `nanos` ns in the calling thread's
-/// current routine. Nothing when the metric is off or the thread has no
-/// calling tree.
+/// current routine, and returns that routine's identity (the address of
+/// its `Site`, for `routine_name`; 0: none). Nothing when the metric is
+/// off or the thread has no calling tree.
 #[inline]
-pub fn record(kind: u32, bytes: u64, nanos: u64) {
+pub fn record(kind: u32, bytes: u64, nanos: u64) -> usize {
     let off = OFFSET.load(Ordering::Relaxed);
     if off == usize::MAX {
-        return;
+        return 0;
     }
     let td = thread::current();
     if td.is_null() {
-        return;
+        return 0;
     }
     // SAFETY: registered trees are never freed.
     let td = unsafe { &*td };
     if td.in_internal_work() {
-        return;
+        return 0;
     }
+    // SAFETY: the top of the thread's stack is a node of its arena.
+    let site = unsafe { (*td.current()).site } as usize;
     let Some(w) = td.current_row().and_then(|r| r.get(off..off + WORDS)) else {
-        return;
+        return site;
     };
     match kind {
         READ => {
@@ -54,6 +57,23 @@ pub fn record(kind: u32, bytes: u64, nanos: u64) {
         _ => bump(&w[OTHER], 1),
     }
     bump(&w[NANOS], nanos);
+    site
+}
+
+/// The name of a routine whose identity [`record`] returned, into `buf`
+/// (truncated); its length.
+///
+/// # Safety
+/// `id` was returned by [`record`] in this process (a `&'static Site`).
+pub unsafe fn routine_name(id: usize, buf: &mut [u8]) -> usize {
+    // SAFETY: caller contract.
+    let Some(site) = (unsafe { (id as *const crate::tree::site::Site).as_ref() }) else {
+        return 0;
+    };
+    let name = site.name().as_bytes();
+    let n = name.len().min(buf.len());
+    buf[..n].copy_from_slice(&name[..n]);
+    n
 }
 
 /// The calling thread's calling tree into `buf`, innermost first:
