@@ -1990,8 +1990,8 @@ fn io_profile_passes_an_interrupted_read_through() {
         f["read_hist"],
         serde_json::json!([1, 0, 0, 0, 0, 0, 0, 0, 0, 0])
     );
-    // Its 50 ms are I/O time.
-    assert!(f["read_time"].as_f64().unwrap() >= 0.04, "{f:#}");
+    // Its wait (until the next 20 ms tick) is I/O time.
+    assert!(f["read_time"].as_f64().unwrap() > 0.0, "{f:#}");
 }
 
 #[test]

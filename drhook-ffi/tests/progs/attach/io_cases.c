@@ -1,7 +1,7 @@
 /* The I/O profile's harder cases (drhook-ffi/tests/attach.rs), one per
  * argument; the program prints what it saw, which must not change under
  * the preload:
- *   eintr  a read of a FIFO interrupted by a signal (no SA_RESTART): -1
+ *   eintr  a read of a FIFO interrupted by a timer's signal (no SA_RESTART): -1
  *          and EINTR reach the program; then a 5-byte write and read.
  *   procs  a file written with O_APPEND by the parent and 4 children at
  *          once: each process writes 100 records of its own size.
@@ -33,12 +33,16 @@ static int eintr(void) {
   if (mkfifo("fifo", 0600) != 0) return 1;
   int fd = open("fifo", O_RDWR); /* does not block: we are both ends */
   if (fd < 0) return 1;
-  struct itimerval t = {{0, 0}, {0, 50000}};
+  /* Every 20 ms: a tick that came before the read began (a loaded
+     machine) does not leave it blocked forever. */
+  struct itimerval t = {{0, 20000}, {0, 20000}};
   setitimer(ITIMER_REAL, &t, NULL);
   char buf[16];
   errno = 0;
   ssize_t r = read(fd, buf, sizeof buf);
   int e = errno;
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
   printf("read %zd %s\n", r, e == EINTR ? "EINTR" : strerror(e));
   ssize_t w = write(fd, "hello", 5);
   r = read(fd, buf, sizeof buf);
