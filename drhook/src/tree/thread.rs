@@ -1043,29 +1043,11 @@ impl ThreadData {
     /// As [`ThreadData::enter`]; `mode` is this tree's mode (`self.mode`).
     #[inline(always)]
     pub(crate) unsafe fn enter_handle_fast(&self, id: u32, mode: u32, wide: bool) -> Option<u64> {
-        let cur = self.current.load(Ordering::Relaxed) as *const Node;
-        // SAFETY: owner-thread access to `local` (caller contract).
-        let local = unsafe { &*self.local.get() };
         // (`fast_len` is 0 when the mode reads a clock through a call.)
-        if id as usize >= self.fast_len.load(Ordering::Relaxed) {
-            return None;
-        }
-        // SAFETY: `id < fast_len <= by_site.len()`.
-        let cand = unsafe { *local.by_site.get_unchecked(id as usize) };
-        // SAFETY: `cand` is the sentinel or a node of this arena.
-        if unsafe { (*cand).parent } != cur {
-            return None;
-        }
-        // SAFETY: `cand` is a node of this arena.
-        let n = unsafe { &*cand };
-        n.calls
-            .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        self.current.store(cand as *mut Node, Ordering::Release);
-        let h = self.handle_of(n, wide);
-        if mode & bits::WALL != 0 {
-            n.wall_enter.store(clock::cycles(), Ordering::Relaxed);
-        }
-        Some(h)
+        // SAFETY: caller contract; `fast_len <= by_site.len()`.
+        let cand = unsafe { self.cached_child(id, self.fast_len.load(Ordering::Relaxed)) }?;
+        // SAFETY: a node of this arena, child of the top.
+        Some(unsafe { self.activate_handle::<false>(cand, mode, wide) })
     }
 
     /// The enter of a foreign handle in a mode that calls the stampers but
@@ -1087,24 +1069,62 @@ impl ThreadData {
         if mode & (bits::OUT_OF_LINE | bits::METRICS) != bits::METRICS {
             return None;
         }
+        // SAFETY: owner-thread access to `local` (caller contract).
+        let len = unsafe { (*self.local.get()).by_site.len() };
+        // SAFETY: caller contract; `len` is the table's length.
+        let cand = unsafe { self.cached_child(id, len) }?;
+        // SAFETY: a node of this arena, child of the top.
+        Some(unsafe { self.activate_handle::<true>(cand, mode, wide) })
+    }
+
+    /// The node cached for site `id` if it is a child of the top of the
+    /// stack (the foreign enters' call-free lookup); `len` bounds `id`.
+    ///
+    /// # Safety
+    /// Owner thread only; `len <= by_site.len()`.
+    #[inline(always)]
+    unsafe fn cached_child(&self, id: u32, len: usize) -> Option<*const Node> {
         let cur = self.current.load(Ordering::Relaxed) as *const Node;
         // SAFETY: owner-thread access to `local` (caller contract).
         let local = unsafe { &*self.local.get() };
-        let cand = *local.by_site.get(id as usize)?;
+        if id as usize >= len {
+            return None;
+        }
+        // SAFETY: `id < len <= by_site.len()`.
+        let cand = unsafe { *local.by_site.get_unchecked(id as usize) };
         // SAFETY: `cand` is the sentinel or a node of this arena.
         if unsafe { (*cand).parent } != cur {
             return None;
         }
-        // SAFETY: `cand` is a node of this arena.
+        Some(cand)
+    }
+
+    /// Makes `cand` (from [`ThreadData::cached_child`]) the top for a
+    /// foreign handle: counts the call, runs the stampers when `STAMP`,
+    /// stamps the wall clock last; returns its handle.
+    ///
+    /// # Safety
+    /// Owner thread only; `cand` a child of the top of this thread's stack.
+    #[inline(always)]
+    unsafe fn activate_handle<const STAMP: bool>(
+        &self,
+        cand: *const Node,
+        mode: u32,
+        wide: bool,
+    ) -> u64 {
+        // SAFETY: `cand` is a node of this arena (caller contract).
         let n = unsafe { &*cand };
         n.calls
             .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         self.current.store(cand as *mut Node, Ordering::Release);
-        self.stamp_enter(n.index, mode);
+        if STAMP {
+            self.stamp_enter(n.index, mode);
+        }
+        let h = self.handle_of(n, wide);
         if mode & bits::WALL != 0 {
             n.wall_enter.store(clock::cycles(), Ordering::Relaxed);
         }
-        Some(self.handle_of(n, wide))
+        h
     }
 
     /// The exit of a foreign handle in the mode of
@@ -1126,21 +1146,8 @@ impl ThreadData {
         if handle == 0 || mode & (not_ours | bits::METRICS) != bits::METRICS {
             return false;
         }
-        let wall = if mode & bits::WALL != 0 {
-            clock::cycles()
-        } else {
-            0
-        };
-        let top = self.current.load(Ordering::Relaxed) as *const Node;
-        // SAFETY: the top of the stack (possibly the root) is a node of this arena.
-        let n = unsafe { &*top };
-        if handle != self.handle_of(n, wide) {
-            return false;
-        }
-        self.stamp_exit(n.index, wall, mode);
-        // SAFETY: `top` is this thread's top node.
-        unsafe { self.close(top, size, mode, wall, 0) };
-        true
+        // SAFETY: caller contract.
+        unsafe { self.exit_top_handle::<true>(handle, wide, size, mode) }
     }
 
     #[inline(never)]
@@ -1167,6 +1174,23 @@ impl ThreadData {
         size: u64,
         mode: u32,
     ) -> bool {
+        // SAFETY: caller contract.
+        unsafe { self.exit_top_handle::<false>(handle, wide, size, mode) }
+    }
+
+    /// Leaves the top activation if `handle` designates it (the stampers
+    /// first when `STAMP`); false, with nothing changed, otherwise.
+    ///
+    /// # Safety
+    /// Owner thread only.
+    #[inline(always)]
+    unsafe fn exit_top_handle<const STAMP: bool>(
+        &self,
+        handle: u64,
+        wide: bool,
+        size: u64,
+        mode: u32,
+    ) -> bool {
         let wall = if mode & bits::WALL != 0 {
             clock::cycles()
         } else {
@@ -1177,6 +1201,9 @@ impl ThreadData {
         let n = unsafe { &*top };
         if handle != self.handle_of(n, wide) {
             return false;
+        }
+        if STAMP {
+            self.stamp_exit(n.index, wall, mode);
         }
         // SAFETY: `top` is this thread's top node.
         unsafe { self.close(top, size, mode, wall, 0) };
