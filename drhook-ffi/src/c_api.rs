@@ -188,19 +188,32 @@ pub unsafe extern "C" fn drhook_c_start(
     file: *const c_char,
 ) -> u64 {
     // Fast path, without the panic guard (nothing here can panic).
-    if !site.is_null() {
-        // SAFETY: caller contract: an aligned `void *` used only through
-        // atomics by these functions.
-        let s = unsafe { AtomicPtr::from_ptr(site.cast::<*mut Site>()) }.load(Ordering::Relaxed);
-        if !s.is_null() {
-            // SAFETY: only `&'static Site`s are stored in the cache.
-            if let Some(h) = drhook::engine::enter_handle_fast(unsafe { &*s }, true) {
-                return h;
-            }
-        }
+    // SAFETY: caller contract.
+    if let Some(s) = unsafe { cached_site(site) }
+        && let Some(h) = drhook::engine::enter_handle_fast(s, true)
+    {
+        return h;
     }
     // SAFETY: caller contract.
     unsafe { c_start_slow(site, name, file) }
+}
+
+/// The site a `DRHOOK_START*` site's cache word holds (None: null, or not
+/// set yet).
+///
+/// # Safety
+/// `site` is null or points to a `void *` used only through atomics by
+/// these functions.
+#[inline(always)]
+unsafe fn cached_site(site: *mut *mut c_void) -> Option<&'static Site> {
+    if site.is_null() {
+        return None;
+    }
+    // SAFETY: caller contract: an aligned `void *` used only through
+    // atomics by these functions.
+    let s = unsafe { AtomicPtr::from_ptr(site.cast::<*mut Site>()) }.load(Ordering::Relaxed);
+    // SAFETY: only `&'static Site`s are stored in the cache.
+    unsafe { s.as_ref() }
 }
 
 #[inline(never)]
@@ -210,14 +223,11 @@ unsafe extern "C" fn c_start_slow(
     file: *const c_char,
 ) -> u64 {
     // With `memprof` (stampers that cannot panic), before the guard.
-    if !site.is_null() {
-        // SAFETY: as in `drhook_c_start`.
-        let s = unsafe { AtomicPtr::from_ptr(site.cast::<*mut Site>()) }.load(Ordering::Relaxed);
-        // SAFETY: only `&'static Site`s are stored in the cache.
-        let s = unsafe { s.as_ref() };
-        if let Some(h) = s.and_then(|s| drhook::engine::enter_handle_stamped(s, true)) {
-            return h;
-        }
+    // SAFETY: caller contract.
+    if let Some(s) = unsafe { cached_site(site) }
+        && let Some(h) = drhook::engine::enter_handle_stamped(s, true)
+    {
+        return h;
     }
     // SAFETY: caller contract.
     unsafe { c_start_guarded(site, name, file) }
@@ -299,10 +309,8 @@ unsafe extern "C" fn c_end_guarded(site: *mut *mut c_void, handle: u64, size: c_
         if site.is_null() || handle == 0 {
             return;
         }
-        // SAFETY: as in `drhook_c_start`.
-        let s = unsafe { AtomicPtr::from_ptr(site.cast::<*mut Site>()) }.load(Ordering::Relaxed);
-        // SAFETY: only `&'static Site`s are stored in the cache.
-        let s = unsafe { s.as_ref() };
+        // SAFETY: caller contract.
+        let s = unsafe { cached_site(site) };
         drhook::engine::exit_handle(handle, hook::size_of_arg(size), s);
     })
 }
