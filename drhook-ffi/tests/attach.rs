@@ -1939,6 +1939,45 @@ fn io_trace_of_the_matching_paths_operation_by_operation() {
     assert!(drhook_tests::files_starting_with(w.path(), "drhook.iotrace").is_empty());
 }
 
+#[test]
+fn io_report_and_trace_names_follow_exec() {
+    let d = tempdir();
+    let input: String = (1..=1000).map(|i| format!("{i}\n")).collect();
+    std::fs::write(d.path().join("in.txt"), &input).unwrap();
+    // A shell that writes a file, then becomes `cat` by exec.
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "io", "--io-trace", "in\\.txt|/x$"],
+        "sh",
+        &["-c", "echo hi > x; exec cat in.txt"],
+        &[],
+    );
+    ok(&r);
+    assert_eq!(r.stdout(), input);
+    // The program the process became has the plain names and no ancestry;
+    // the shell before the exec a child's name.
+    let top = io_report(d.path(), "drhook.io.1");
+    assert_eq!(top["command"], "cat", "{top:#}");
+    assert_eq!(top["ancestry"], serde_json::json!([]));
+    assert_eq!(
+        io_file(&top, "/in.txt")["read_bytes"].as_u64(),
+        Some(input.len() as u64)
+    );
+    let sh = drhook_tests::files_starting_with(d.path(), "drhook.io.1.sh.");
+    assert_eq!(sh.len(), 1, "{sh:?}");
+    let sh = io_report(d.path(), &sh[0]);
+    assert_eq!(sh["ending"], "Exec", "{sh:#}");
+    assert_eq!(io_file(&sh, "/x")["write_bytes"].as_u64(), Some(3));
+    let (head, ops) = trace_lines(d.path(), "drhook.iotrace.1");
+    assert!(head.contains(&"#program!cat".to_string()), "{head:?}");
+    assert!(ops.iter().any(|o| o[2] == "r" && o[4] != "0"), "{ops:?}");
+    let sh = drhook_tests::files_starting_with(d.path(), "drhook.iotrace.1.sh.");
+    assert_eq!(sh.len(), 1, "{sh:?}");
+    let (head, ops) = trace_lines(d.path(), &sh[0]);
+    assert!(head.contains(&"#program!sh".to_string()), "{head:?}");
+    assert!(ops.iter().any(|o| o[2] == "w" && o[4] == "3"), "{ops:?}");
+}
+
 fn io_cases_exe(d: &Path) -> PathBuf {
     c_exe(
         d,

@@ -1988,7 +1988,18 @@ impl crate::Monitor for IoMonitor {
 
     fn init_process(&self, p: &crate::Process<'_>) {
         let _ = guard(|| {
-            let before = std::env::var(ANCESTRY_VAR).unwrap_or_default();
+            let mut before = std::env::var(ANCESTRY_VAR).unwrap_or_default();
+            // After an `exec` the program continues the same process: it
+            // takes that process's place (and report name); the image
+            // before the `exec` wrote its report under a child's name.
+            let last = before.rsplit('/').next().unwrap_or("");
+            if last
+                .split_once('-')
+                .is_some_and(|(pid, _)| pid == p.pid.to_string())
+            {
+                let keep = before.len() - last.len();
+                before.truncate(keep.saturating_sub(1));
+            }
             let me = format!("{}-{}", p.pid, p.command);
             let next = if before.is_empty() {
                 me.clone()
@@ -2025,7 +2036,13 @@ impl crate::Monitor for IoMonitor {
     }
 
     fn fini_process(&self, how: crate::Ending) {
-        let _ = guard(|| write_report(how));
+        let _ = guard(|| {
+            if how == crate::Ending::Exec {
+                // The program this process becomes takes the plain names.
+                crate::iotrace::before_exec();
+            }
+            write_report(how)
+        });
     }
 }
 
@@ -2062,10 +2079,20 @@ fn json_str(out: &mut String, b: &[u8]) {
 /// a run; `<stem>.<task>.<command>.<pid>` for the processes it started),
 /// in `DRHOOK_IO_DIR` or the working directory.
 pub(crate) fn output_path(stem: &str) -> std::path::PathBuf {
-    let (before, me) = ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let child = !ANCESTRY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .0
+        .is_empty();
+    output_path_as(stem, child)
+}
+
+/// [`output_path`] with the plain name (`child` false) or a child's.
+pub(crate) fn output_path_as(stem: &str, child: bool) -> std::path::PathBuf {
+    let (_, me) = ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let command = me.split_once('-').map(|x| x.1).unwrap_or_default();
     let task = task();
-    let file = if before.is_empty() {
+    let file = if !child {
         format!("{stem}.{task}")
     } else {
         format!("{stem}.{task}.{command}.{}", std::process::id())
@@ -2244,7 +2271,12 @@ fn write_report(how: crate::Ending) {
         }
     }
     o.push_str("\n  ]\n}\n");
-    let path = output_path("drhook.io");
+    // The image before an `exec` is a child's part of the process: the
+    // program it becomes writes the plain name.
+    let path = output_path_as(
+        "drhook.io",
+        !before.is_empty() || how == crate::Ending::Exec,
+    );
     let tmp = path.with_extension(format!("tmp{pid}"));
     let written = std::fs::write(&tmp, o.as_bytes()).and_then(|()| std::fs::rename(&tmp, &path));
     if let Err(e) = written {

@@ -145,6 +145,25 @@ pub(crate) fn after_fork_child() {
     OUT_STATE.store(OUT_NONE, Ordering::Release);
 }
 
+/// Before an `exec`: a trace this image wrote under the plain name is
+/// renamed to a child's (the program the process becomes takes the plain
+/// name, as for the report).
+pub(crate) fn before_exec() {
+    if OUT_STATE.load(Ordering::Acquire) != OUT_OPEN {
+        return;
+    }
+    let plain = super::io::output_path("drhook.iotrace");
+    let child = super::io::output_path_as("drhook.iotrace", true);
+    if plain != child
+        && let Err(e) = std::fs::rename(&plain, &child)
+    {
+        crate::diag(&format!(
+            "drhook io: cannot rename the I/O trace '{}' before exec: {e}",
+            plain.display()
+        ));
+    }
+}
+
 fn raw_write(fd: c_int, b: &[u8]) {
     let mut off = 0;
     while off < b.len() {
@@ -268,9 +287,7 @@ pub(crate) fn open(fd: c_int, path: &[u8], flags: c_int, t0: u64, t1: u64) {
         n += 1;
         n < 32
     });
-    let _ = w.write_all(b"\n");
-    let len = w.position() as usize;
-    raw_write(out, &buf[..len]);
+    finish_line(&mut w, out);
 }
 
 fn line_start(w: &mut std::io::Cursor<&mut [u8]>, op: u8, fd: c_int, t0: u64, t1: u64) {
@@ -293,20 +310,20 @@ fn line_end(w: &mut std::io::Cursor<&mut [u8]>, out: c_int) {
         location(w, ip);
         false
     });
+    finish_line(w, out);
+}
+
+/// Ends the line in `w` with a newline (in place of its last byte when
+/// the buffer is full: a long line is cut, never run into the next) and
+/// writes it.
+fn finish_line(w: &mut std::io::Cursor<&mut [u8]>, out: c_int) {
     let _ = w.write_all(b"\n");
-    let len = w.position() as usize;
-    let full = w.get_ref().len();
-    let buf = &w.get_ref()[..len.min(full)];
-    if len >= full {
-        // Truncated: still one line.
-        let mut b = buf.to_vec();
-        if let Some(l) = b.last_mut() {
-            *l = b'\n';
-        }
-        raw_write(out, &b);
-    } else {
-        raw_write(out, buf);
+    let len = (w.position() as usize).min(w.get_ref().len());
+    let buf = &mut w.get_mut()[..len];
+    if let Some(last) = buf.last_mut() {
+        *last = b'\n';
     }
+    raw_write(out, buf);
 }
 
 /// Bytes with `!`, `\` and control bytes as `\xNN` (one field, one line).
