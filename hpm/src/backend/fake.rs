@@ -166,7 +166,8 @@ impl CounterBackend for FakeBackend {
             backend: self.clone(),
             names: events.iter().map(|e| e.name.clone()).collect(),
             opened_ns: self.now_ns(),
-            enabled: scope == Scope::CallingThread,
+            // No exec here: a Child group counts from its opening.
+            enabled: scope != Scope::ProcessTree,
         }))
     }
 

@@ -310,12 +310,22 @@ impl CountingPlan {
     /// Opens every group of the plan; failed groups are `None` and their
     /// values read as "not counted".
     pub fn open_groups(&self) -> (Vec<Option<Box<dyn CounterGroup>>>, Vec<OpenError>) {
+        self.open_groups_in(self.scope)
+    }
+
+    /// [`CountingPlan::open_groups`] with another scope than the plan's (the
+    /// plan of `hpmcount` is probed for [`Scope::ProcessTree`] and opened
+    /// on its child, [`Scope::Child`]).
+    pub fn open_groups_in(
+        &self,
+        scope: Scope,
+    ) -> (Vec<Option<Box<dyn CounterGroup>>>, Vec<OpenError>) {
         let mut errors = Vec::new();
         let groups = self
             .layout
             .groups
             .iter()
-            .map(|g| match self.backend.open_group(&g.events, self.scope) {
+            .map(|g| match self.backend.open_group(&g.events, scope) {
                 Ok(grp) => Some(grp),
                 Err(e) => {
                     errors.push(e);

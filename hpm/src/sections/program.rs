@@ -1,18 +1,23 @@
 //! Counting a whole program with everything it spawns (`hpmcount`, seed §2.6).
 //!
-//! The counters are opened on `hpmcount` itself with perf inheritance,
-//! enabled right before the program is spawned and disabled after it has
-//! been waited for; every thread and process the program creates inherits
-//! them and adds its counts on exit. (Like the guide's `taskset` example, the
-//! tiny spawn and wait of `hpmcount` itself is included.)
+//! The program is spawned held before its `exec`; the counters are opened
+//! on its pid with perf inheritance and `enable_on_exec` (as `perf stat`
+//! counts a command), then it is let go. Counting starts at the `exec` and
+//! every thread and process the program creates inherits the counters and
+//! adds its counts on exit. Counters opened on `hpmcount` itself and
+//! inherited by the program lose the program's whole count in some runs
+//! (see [`crate::Scope::ProcessTree`]); this way neither `hpmcount` nor the
+//! child's set-up is counted.
 
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
-use std::process::Command;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command};
 
 use crate::backend::clock::Clock;
 use crate::backend::getrusage::Rusage;
-use crate::backend::{CounterGroup, OpenError};
+use crate::backend::{OpenError, Scope};
 use crate::counting::plan::CountingPlan;
 use crate::counting::thread::{Accumulator, Snapshot};
 use crate::report::{ExitInfo, Measurement};
@@ -113,8 +118,87 @@ fn wait_with_usage(
     }
 }
 
+/// A pipe whose two ends are closed on `exec`.
+fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded: both descriptors are new and ours alone.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Spawns `cmd` held before its `exec` until `prepare` has run on another
+/// thread with the child's pid, and returns the spawn's result with what
+/// `prepare` returned (`None` if the child never got as far as its
+/// `exec`). The child sends its pid down one pipe and waits for a byte on
+/// another; both pipes close on `exec`, so the program never sees them.
+fn spawn_held<T: Send>(
+    cmd: &mut Command,
+    prepare: impl FnOnce(libc::pid_t) -> T + Send,
+) -> (io::Result<Child>, Option<T>) {
+    let pipes = pipe_cloexec().and_then(|a| Ok((a, pipe_cloexec()?)));
+    let ((pid_r, pid_w), (go_r, go_w)) = match pipes {
+        Ok(p) => p,
+        Err(e) => return (Err(e), None),
+    };
+    let (child_pid_w, child_go_r) = (pid_w.as_raw_fd(), go_r.as_raw_fd());
+    let (child_pid_r, child_go_w) = (pid_r.as_raw_fd(), go_w.as_raw_fd());
+    // SAFETY: the closure runs in the forked child before exec and calls
+    // only async-signal-safe functions (close, getpid, write, read) on
+    // descriptors this process opened above.
+    unsafe {
+        cmd.pre_exec(move || {
+            // The child's copies of the parent's ends: without them a
+            // parent that gives up makes the read below end.
+            libc::close(child_pid_r);
+            libc::close(child_go_w);
+            let pid = libc::getpid().to_ne_bytes();
+            if libc::write(child_pid_w, pid.as_ptr().cast(), pid.len()) != pid.len() as isize {
+                return Err(io::Error::last_os_error());
+            }
+            let mut go = 0u8;
+            loop {
+                match libc::read(child_go_r, (&raw mut go).cast(), 1) {
+                    1 => return Ok(()),
+                    // The parent gave up before the counters were ready.
+                    0 => return Err(io::Error::from_raw_os_error(libc::ECANCELED)),
+                    _ => {}
+                }
+                if *libc::__errno_location() != libc::EINTR {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+        });
+    }
+    std::thread::scope(|s| {
+        let helper = s.spawn(move || {
+            let mut pid = [0u8; 4];
+            let mut f = std::fs::File::from(pid_r);
+            // EOF (the child died before its pre-exec step, or the spawn
+            // failed) leaves the child to the spawn's own error.
+            io::Read::read_exact(&mut f, &mut pid).ok()?;
+            let prepared = prepare(libc::pid_t::from_ne_bytes(pid));
+            // The child may already be gone; the spawn reports it.
+            let _ = io::Write::write_all(&mut std::fs::File::from(go_w), &[1]);
+            Some(prepared)
+        });
+        // The spawn returns once the child has exec'd (or failed to), that
+        // is after the helper let it go.
+        let spawned = cmd.spawn();
+        drop(pid_w);
+        drop(go_r);
+        match helper.join() {
+            Ok(prepared) => (spawned, prepared),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
 /// Runs `program args` with stdin/stdout/stderr inherited and counts it
-/// with `plan` (whose scope must be [`crate::Scope::ProcessTree`]).
+/// with `plan` (probed for [`crate::Scope::ProcessTree`], opened on the
+/// program with [`crate::Scope::Child`]).
 pub fn run_counted(
     plan: &CountingPlan,
     clock: &dyn Clock,
@@ -122,19 +206,14 @@ pub fn run_counted(
     args: &[OsString],
 ) -> Result<ProgramRun, SpawnError> {
     let layout = &plan.layout;
-    let (mut groups, open_errors) = plan.open_groups();
-    let mut before = Snapshot::new(layout);
-    let mut after = Snapshot::new(layout);
-    let read = |groups: &[Option<Box<dyn CounterGroup>>], snap: &mut Snapshot| {
-        snap.read_groups(groups, layout, || {});
-        snap.t_ns = clock.now_ns();
-    };
-    read(&groups, &mut before);
-    for g in groups.iter_mut().flatten() {
-        let _ = g.enable();
-    }
     let t0 = clock.now_ns();
-    let spawned = Command::new(program).args(args).spawn();
+    let (spawned, prepared) = spawn_held(Command::new(program).args(args), |pid| {
+        let (groups, open_errors) = plan.open_groups_in(Scope::Child(pid));
+        // Read before the exec: zero, unless a backend counts regardless.
+        let mut before = Snapshot::new(layout);
+        before.read_groups(&groups, layout, || {});
+        (groups, open_errors, before)
+    });
     let mut child = match spawned {
         Ok(c) => c,
         Err(error) => {
@@ -144,6 +223,11 @@ pub fn run_counted(
             });
         }
     };
+    // A child that exec'd passed its pre-exec step, which waited for the
+    // groups; without them (never seen) the values read as not counted.
+    let (mut groups, open_errors, mut before) =
+        prepared.unwrap_or_else(|| (Vec::new(), Vec::new(), Snapshot::new(layout)));
+    let mut after = Snapshot::new(layout);
     // wait4 gives this child's own resource usage: RUSAGE_CHILDREN would
     // also hold whatever this process's image inherited (run through
     // `cargo run`, which execs us, it holds cargo's compilers).
@@ -155,7 +239,7 @@ pub fn run_counted(
     for g in groups.iter_mut().flatten() {
         let _ = g.disable();
     }
-    read(&groups, &mut after);
+    after.read_groups(&groups, layout, || {});
     before.t_ns = t0;
     after.t_ns = t1;
     let exit = match status {
