@@ -1,4 +1,7 @@
-//! The built-in monitor: the Dr.Hook engine of the process.
+//! Layer 4: the built-in monitor, the Dr.Hook engine of the process. The
+//! lifecycle (layer 5) gives it every event first at the start and last
+//! at the end; the tools reach it for their per-routine events
+//! ([`hooks`]).
 //!
 //! A process has one engine. By default it is the one linked into the
 //! layer's library; a program that carries its own (a Rust binary with
@@ -15,8 +18,9 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use drhook::lifecycle::{ABI_VERSION, HOOKS, Hooks};
 
-use crate::io::unrecorded;
-use crate::tls;
+use crate::events::Ending;
+use crate::sys::tls::{self, unrecorded};
+use crate::sys::{diag, object_base};
 
 static REGISTERED: AtomicPtr<Hooks> = AtomicPtr::new(std::ptr::null_mut());
 static BEGUN: AtomicBool = AtomicBool::new(false);
@@ -42,17 +46,6 @@ pub fn is_programs_engine() -> bool {
 #[inline]
 pub fn on() -> bool {
     ON.load(Ordering::Relaxed)
-}
-
-/// The base address of the object holding `p` (0 if none).
-pub(crate) fn object_base(p: *const c_void) -> usize {
-    // SAFETY: plain data that dladdr fills in.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only reads the address.
-    if unsafe { libc::dladdr(p, &mut info) } == 0 {
-        return 0;
-    }
-    info.dli_fbase as usize
 }
 
 /// Whether the object holding `h` is a shared library whose Dr.Hook entry
@@ -105,7 +98,7 @@ pub unsafe extern "C" fn drhook_attach_register_engine_v1(h: *const Hooks) -> c_
         // SAFETY: caller contract.
         let t = unsafe { &*h };
         if t.abi != ABI_VERSION || (t.size as usize) < size_of::<Hooks>() {
-            crate::diag(
+            diag(
                 "a copy of the Dr.Hook engine of another version offered itself; it is not used by the preload layer (two engines: two profiles)",
             );
             return 0;
@@ -114,7 +107,7 @@ pub unsafe extern "C" fn drhook_attach_register_engine_v1(h: *const Hooks) -> c_
             return 0;
         }
         if BEGUN.load(Ordering::Acquire) {
-            crate::diag(
+            diag(
                 "a copy of the Dr.Hook engine was loaded after the program started (dlopen); it keeps its own profile",
             );
             return 0;
@@ -127,7 +120,7 @@ pub unsafe extern "C" fn drhook_attach_register_engine_v1(h: *const Hooks) -> c_
         ) {
             Ok(_) => 1,
             Err(_) => {
-                crate::diag(
+                diag(
                     "the program holds two copies of the Dr.Hook engine; the first one gets the process events",
                 );
                 0
@@ -168,13 +161,13 @@ pub(crate) fn thread_end(word: u64) {
 }
 
 /// The process ends.
-pub(crate) fn process_end(how: crate::Ending) {
+pub(crate) fn process_end(how: Ending) {
     if !on() {
         return;
     }
     unrecorded(|| match how {
-        crate::Ending::Return(status) => (hooks().main_return)(status),
-        crate::Ending::Exec => {}
+        Ending::Return(status) => (hooks().main_return)(status),
+        Ending::Exec => {}
         other => {
             (hooks().process_end)(other.is_failure() as c_int);
         }

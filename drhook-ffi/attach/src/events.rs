@@ -216,7 +216,7 @@ pub(crate) fn each(ev: Events, f: impl Fn(&dyn Monitor)) {
         // SAFETY: published slots hold leaked, never freed boxes.
         let m: &'static dyn Monitor = unsafe { *p };
         if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(m))).is_err() {
-            crate::diag("a monitor's callback panicked; the event goes on");
+            crate::sys::diag("a monitor's callback panicked; the event goes on");
         }
     }
 }

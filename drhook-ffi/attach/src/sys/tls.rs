@@ -7,6 +7,9 @@
 //! thread, so that a function the layer calls and also wraps — `dlsym`
 //! allocating, a callback calling `fork` — is not wrapped again), and
 //! [`THREAD`] (the thread's root-region token and state).
+//!
+//! Guard bits in use: 1 (a `dlsym` lookup in progress, `real`) and
+//! [`OWN_WORK`] (the layer's or Dr.Hook's own work: not the program's I/O).
 
 /// Reentrancy bits of the calling thread.
 pub const GUARD: usize = 0;
@@ -91,6 +94,22 @@ pub fn set(i: usize, v: u64) {
     debug_assert!(i < 2);
     // SAFETY: as above.
     unsafe { imp::words().add(i).write(v) }
+}
+
+/// Guard bit: the work in progress on this thread is the layer's or
+/// Dr.Hook's own (a report written, a thread's name read from the symbol
+/// tables), not the program's: the I/O wrappers do not record it.
+pub const OWN_WORK: u64 = 1 << 8;
+
+/// Runs `f` (always) with [`OWN_WORK`] set on the calling thread: Dr.Hook's
+/// own work in the lifecycle callbacks (a new thread's name read from the
+/// symbol tables, the profiles written at the end) is not the program's.
+pub fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
+    let before = get(GUARD) & OWN_WORK;
+    set(GUARD, get(GUARD) | OWN_WORK);
+    let r = f();
+    set(GUARD, (get(GUARD) & !OWN_WORK) | before);
+    r
 }
 
 /// Runs `f` with `bit` of [`GUARD`] set; `None` (and `f` not run) if the

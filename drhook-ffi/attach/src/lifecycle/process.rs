@@ -1,12 +1,13 @@
 //! The process's events, each delivered once: to the engine (built-in
 //! monitor) first at start, last at the end, and to the registered
-//! monitors.
+//! monitors. The wrappers of the other files of this folder call these.
 
 use std::ffi::{c_char, c_int};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use crate::engine;
 use crate::events::{self, Ending, Events, ForkSide, Process};
+use crate::sys::tls;
 
 /// 0 before `main`, 1 running, 2 ended.
 static STATE: AtomicU8 = AtomicU8::new(0);
@@ -19,7 +20,7 @@ extern "C" fn library_init() {
     let s = drhook::lifecycle::Start::now();
     START_CYCLES.store(s.cycles, Ordering::Relaxed);
     START_NS.store(s.monotonic_ns, Ordering::Relaxed);
-    crate::wrap::resolve_early();
+    super::dlopen::resolve_early();
 }
 
 #[used]
@@ -56,8 +57,9 @@ fn command(argv: *const *const c_char) -> String {
     drhook::config::process::command_name(&s)
 }
 
-/// Just before `main`.
-pub(crate) fn init_process(argc: c_int, argv: *const *const c_char) {
+/// Just before `main`: the engine starts, then the tools (`tools`, see
+/// `start::libc_start_main`), then the monitors hear of it.
+pub(crate) fn init_process(argc: c_int, argv: *const *const c_char, tools: Option<fn()>) {
     if STATE
         .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
@@ -65,7 +67,9 @@ pub(crate) fn init_process(argc: c_int, argv: *const *const c_char) {
         return;
     }
     let _ = std::panic::catch_unwind(|| engine::process_begin(start()));
-    crate::io::register_if_enabled();
+    if let Some(tools) = tools {
+        let _ = std::panic::catch_unwind(tools);
+    }
     if events::interest().contains(Events::PROCESS) {
         let cmd = command(argv);
         let p = Process {
@@ -180,11 +184,11 @@ pub(crate) fn thread_begin(start: usize, reserved: u32) {
 /// Thread end, on the thread (once: a thread calling `pthread_exit` and
 /// then unwinding through the start routine ends once).
 pub(crate) fn thread_end() {
-    let w = crate::tls::get(crate::tls::THREAD);
+    let w = tls::get(tls::THREAD);
     if w & 2 != 0 {
         return;
     }
-    crate::tls::set(crate::tls::THREAD, w | 2);
+    tls::set(tls::THREAD, w | 2);
     events::each(Events::THREADS, |m| m.fini_thread());
     let _ = std::panic::catch_unwind(|| engine::thread_end(w));
 }

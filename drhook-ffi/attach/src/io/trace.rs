@@ -40,8 +40,8 @@ unsafe impl Sync for Pattern {}
 static PATTERN: Pattern = Pattern(std::cell::UnsafeCell::new(unsafe { std::mem::zeroed() }));
 
 /// Per file entry of the I/O table: traced or not.
-static TRACED: [AtomicU8; super::io::MAX_FILES] =
-    [const { AtomicU8::new(0) }; super::io::MAX_FILES];
+static TRACED: [AtomicU8; super::table::MAX_FILES] =
+    [const { AtomicU8::new(0) }; super::table::MAX_FILES];
 
 /// The trace file's descriptor (-1: not open); `OPENING` guards its
 /// creation.
@@ -71,7 +71,7 @@ fn pattern_on() -> bool {
             let bytes = v.into_encoded_bytes();
             match std::ffi::CString::new(bytes) {
                 Err(_) => {
-                    crate::diag(&format!("drhook io: {var} holds a NUL byte; no I/O trace"));
+                    crate::sys::diag(&format!("drhook io: {var} holds a NUL byte; no I/O trace"));
                     false
                 }
                 Ok(c) => {
@@ -92,7 +92,7 @@ fn pattern_on() -> bool {
                         };
                         let text =
                             String::from_utf8_lossy(&msg[..n.saturating_sub(1).min(msg.len())]);
-                        crate::diag(&format!(
+                        crate::sys::diag(&format!(
                             "drhook io: {var}={:?} is not a regular expression ({text}); no I/O trace",
                             c.to_string_lossy()
                         ));
@@ -152,12 +152,12 @@ pub(crate) fn before_exec() {
     if OUT_STATE.load(Ordering::Acquire) != OUT_OPEN {
         return;
     }
-    let plain = super::io::output_path("drhook.iotrace");
-    let child = super::io::output_path_as("drhook.iotrace", true);
+    let plain = super::naming::output_path("drhook.iotrace");
+    let child = super::naming::output_path_as("drhook.iotrace", true);
     if plain != child
         && let Err(e) = std::fs::rename(&plain, &child)
     {
-        crate::diag(&format!(
+        crate::sys::diag(&format!(
             "drhook io: cannot rename the I/O trace '{}' before exec: {e}",
             plain.display()
         ));
@@ -205,7 +205,7 @@ fn out() -> Option<c_int> {
 }
 
 fn create() -> c_int {
-    let path = super::io::output_path("drhook.iotrace");
+    let path = super::naming::output_path("drhook.iotrace");
     let Ok(c) = std::ffi::CString::new(path.clone().into_os_string().into_encoded_bytes()) else {
         return -1;
     };
@@ -220,7 +220,7 @@ fn create() -> c_int {
         )
     } as c_int;
     if fd < 0 {
-        crate::diag(&format!(
+        crate::sys::diag(&format!(
             "drhook io: cannot create the I/O trace '{}' ({}); no I/O trace",
             path.display(),
             std::io::Error::from_raw_os_error(
@@ -233,7 +233,8 @@ fn create() -> c_int {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
-    let since_start = super::io::mono_ns().saturating_sub(super::io::start_ns()) as f64 * 1e-9;
+    let since_start =
+        super::clock::mono_ns().saturating_sub(super::clock::start_ns()) as f64 * 1e-9;
     let cwd = std::env::current_dir().unwrap_or_default();
     let header = format!(
         "#drhook-iotrace!1\n#program!{}\n#pid!{}!ppid!{}\n#ancestry!{}\n#cwd!{}\n#timebase!{:.6}\n\
@@ -242,7 +243,7 @@ fn create() -> c_int {
         std::env::args().next().unwrap_or_default(),
         std::process::id(),
         std::os::unix::process::parent_id(),
-        super::io::ancestry_text(),
+        super::naming::ancestry_text(),
         cwd.display(),
         realtime - since_start,
     );
@@ -291,9 +292,9 @@ pub(crate) fn open(fd: c_int, path: &[u8], flags: c_int, t0: u64, t1: u64) {
 }
 
 fn line_start(w: &mut std::io::Cursor<&mut [u8]>, op: u8, fd: c_int, t0: u64, t1: u64) {
-    let npt = super::io::ns_per_tick_cached();
-    let now_ns = super::io::mono_ns();
-    let start = super::io::start_ns();
+    let npt = super::clock::ns_per_tick_cached();
+    let now_ns = super::clock::mono_ns();
+    let start = super::clock::start_ns();
     // The call began `t1 - t0` ticks before it ended, just before now.
     let dur_ns = t1.wrapping_sub(t0) as f64 * npt;
     let t_us = (now_ns.saturating_sub(start) as f64 - dur_ns).max(0.0) / 1e3;
@@ -360,7 +361,7 @@ fn location(w: &mut std::io::Cursor<&mut [u8]>, ip: usize) {
 /// The return addresses of the native stack above this library's own
 /// frames, innermost first, while `f` returns true.
 fn frames(mut f: impl FnMut(usize) -> bool) {
-    let ours = crate::engine::object_base(raw_write as *const libc::c_void);
+    let ours = crate::sys::object_base(raw_write as *const libc::c_void);
     let mut outside = false;
     // SAFETY: on Linux the walk is the unwinder's `_Unwind_Backtrace`,
     // which is thread-safe; the synchronized `trace` would only add a
@@ -371,7 +372,7 @@ fn frames(mut f: impl FnMut(usize) -> bool) {
             if ip == 0 {
                 return false;
             }
-            if !outside && crate::engine::object_base(ip as *const libc::c_void) == ours {
+            if !outside && crate::sys::object_base(ip as *const libc::c_void) == ours {
                 return true;
             }
             outside = true;

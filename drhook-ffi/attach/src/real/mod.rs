@@ -1,4 +1,4 @@
-//! The real functions behind the wrapped ones.
+//! Layer 2: the real functions behind the wrapped ones.
 //!
 //! Preloaded, a wrapped function's real one is the next definition after
 //! the preload library (`dlsym(RTLD_NEXT)`), looked up at its first use and
@@ -11,11 +11,17 @@
 //! wraps: a lookup made while another lookup is in progress on the same
 //! thread gets `None` instead of recursing, and the caller falls back (a
 //! memory tool serves such an early allocation from a static buffer).
+//!
+//! A wrapped function whose real one cannot be found ends the process
+//! with a message ([`missing`]); [`weak`] gives the addresses of symbols a
+//! static program may lack (`__real_<name>`, MPI's).
+
+pub mod weak;
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
-use crate::tls;
+use crate::sys::tls;
 
 /// Guard bit of a lookup in progress.
 const LOOKUP: u64 = 1;
@@ -148,11 +154,37 @@ reals! {
     MPI_FINALIZE = c"MPI_Finalize";
 }
 
+/// A wrapped function whose real one cannot be found: nothing sensible
+/// can go on (the message names it; exit status 127, as a shell's for a
+/// program not found).
+#[cold]
+#[doc(hidden)]
+pub fn missing(name: &CStr) -> ! {
+    crate::sys::diag_name("the real function cannot be found: ", name);
+    // SAFETY: ends the process.
+    unsafe { libc::syscall(libc::SYS_exit_group, 127 as libc::c_long) };
+    unreachable!("exit_group returned")
+}
+
+/// The real function of a [`Real`] (or of any slot with `get()` and
+/// `name()`) as a function of type `$ty`; the process ends with
+/// [`missing`] when there is none.
+macro_rules! real_fn {
+    ($slot:expr, $ty:ty) => {{
+        match $slot.get() {
+            // SAFETY: the slot holds the function of this signature.
+            Some(p) => unsafe { std::mem::transmute::<*mut std::ffi::c_void, $ty>(p) },
+            None => $crate::real::missing($slot.name()),
+        }
+    }};
+}
+pub(crate) use real_fn;
+
 #[inline]
 fn get_or_die(r: &Real) -> *mut c_void {
     match r.get() {
         Some(p) => p,
-        None => crate::wrap::missing(r.name),
+        None => missing(r.name),
     }
 }
 
@@ -262,6 +294,34 @@ pub fn lookup(name: &CStr) -> Option<*mut c_void> {
         unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) }
     })?;
     (!p.is_null()).then_some(p)
+}
+
+/// The real function `$name` of type `$ty`, in either mode: preloaded,
+/// the next definition; linked with `--wrap`, `__real_<name>`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __real {
+    (preload, $name:literal, $ty:ty) => {{
+        static R: $crate::real::Real =
+            $crate::real::Real::new($crate::__cstr(concat!($name, "\0")));
+        match R.get() {
+            // SAFETY: the next definition of the same function.
+            Some(p) => unsafe { std::mem::transmute::<*mut std::ffi::c_void, $ty>(p) },
+            None => $crate::real::missing(R.name()),
+        }
+    }};
+    (wrap, $name:literal, $ty:ty) => {{
+        mod w {
+            $crate::__weak_address!(addr, concat!("__real_", $name));
+        }
+        let p = w::addr();
+        if p.is_null() {
+            $crate::real::missing($crate::__cstr(concat!($name, "\0")))
+        } else {
+            // SAFETY: `__real_<name>` is the wrapped function itself.
+            unsafe { std::mem::transmute::<*mut std::ffi::c_void, $ty>(p) }
+        }
+    }};
 }
 
 #[cfg(test)]

@@ -5,10 +5,15 @@
 //! variable still gets one profile per rank. `MPI_COMM_WORLD` is
 //! `&ompi_mpi_comm_world` in Open MPI and `0x44000000` in the MPICH family
 //! (MPICH, Intel MPI, MVAPICH, Cray MPICH).
+//!
+//! The bodies of the wrapped `MPI_Init`, `MPI_Init_thread` and
+//! `MPI_Finalize` (C and Fortran bindings) are here too.
 
-use std::ffi::{CStr, c_int, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
+use super::process;
+use crate::engine;
 use crate::events::{self, Ending, Events};
 
 static INITIALISED: AtomicBool = AtomicBool::new(false);
@@ -21,7 +26,7 @@ const MPICH_COMM_WORLD: usize = 0x4400_0000;
 
 fn symbol(name: &CStr) -> *mut c_void {
     if crate::real::link_mode() {
-        return crate::wrap::weak_mpi_symbol(name);
+        return crate::real::weak::mpi_symbol(name);
     }
     // SAFETY: global lookup of a NUL-terminated name.
     unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }
@@ -61,12 +66,12 @@ pub(crate) fn after_init() {
         return;
     }
     let Some((rank, size)) = world() else {
-        crate::diag("MPI is initialised but its rank could not be read (PMPI_Comm_rank)");
+        crate::sys::diag("MPI is initialised but its rank could not be read (PMPI_Comm_rank)");
         return;
     };
     RANK.store(rank, Ordering::Release);
     SIZE.store(size, Ordering::Release);
-    let _ = std::panic::catch_unwind(|| crate::engine::mpi_init(rank, size));
+    let _ = std::panic::catch_unwind(|| engine::mpi_init(rank, size));
     events::each(Events::MPI, |m| m.init_mpi(rank, size));
 }
 
@@ -78,7 +83,7 @@ pub(crate) fn before_finalize() {
         return;
     }
     events::each(Events::MPI, |m| m.fini_mpi());
-    crate::process::fini_process(Ending::MpiFinalize);
+    process::fini_process(Ending::MpiFinalize);
 }
 
 /// This process's rank in `MPI_COMM_WORLD`, once MPI is initialised.
@@ -91,4 +96,93 @@ pub fn rank() -> Option<c_int> {
 pub fn size() -> Option<c_int> {
     let s = SIZE.load(Ordering::Acquire);
     (s > 0).then_some(s)
+}
+
+// --- the wrappers' bodies ---------------------------------------------------
+
+/// `MPI_Init(argc, argv)`.
+///
+/// # Safety
+/// As `MPI_Init`; `real` is the real one.
+pub unsafe fn mpi_init(
+    real: unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char) -> c_int,
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+) -> c_int {
+    // SAFETY: caller contract.
+    let r = unsafe { real(argc, argv) };
+    if r == 0 {
+        after_init();
+    }
+    r
+}
+
+/// `MPI_Init_thread(argc, argv, required, provided)`.
+///
+/// # Safety
+/// As `MPI_Init_thread`; `real` is the real one.
+pub unsafe fn mpi_init_thread(
+    real: unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char, c_int, *mut c_int) -> c_int,
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> c_int {
+    // SAFETY: caller contract.
+    let r = unsafe { real(argc, argv, required, provided) };
+    if r == 0 {
+        after_init();
+    }
+    r
+}
+
+/// `MPI_Finalize()`.
+///
+/// # Safety
+/// As `MPI_Finalize`; `real` is the real one.
+pub unsafe fn mpi_finalize(real: unsafe extern "C" fn() -> c_int) -> c_int {
+    before_finalize();
+    // SAFETY: caller contract.
+    unsafe { real() }
+}
+
+/// Fortran `MPI_INIT(ierr)`.
+///
+/// # Safety
+/// As the Fortran binding; `real` is the real one.
+pub unsafe fn mpi_init_f(real: unsafe extern "C" fn(*mut c_int), ierr: *mut c_int) {
+    // SAFETY: caller contract.
+    unsafe { real(ierr) };
+    // SAFETY: `ierr` is the caller's INTEGER.
+    if ierr.is_null() || unsafe { *ierr } == 0 {
+        after_init();
+    }
+}
+
+/// Fortran `MPI_INIT_THREAD(required, provided, ierr)`.
+///
+/// # Safety
+/// As the Fortran binding; `real` is the real one.
+pub unsafe fn mpi_init_thread_f(
+    real: unsafe extern "C" fn(*const c_int, *mut c_int, *mut c_int),
+    required: *const c_int,
+    provided: *mut c_int,
+    ierr: *mut c_int,
+) {
+    // SAFETY: caller contract.
+    unsafe { real(required, provided, ierr) };
+    // SAFETY: as above.
+    if ierr.is_null() || unsafe { *ierr } == 0 {
+        after_init();
+    }
+}
+
+/// Fortran `MPI_FINALIZE(ierr)`.
+///
+/// # Safety
+/// As the Fortran binding; `real` is the real one.
+pub unsafe fn mpi_finalize_f(real: unsafe extern "C" fn(*mut c_int), ierr: *mut c_int) {
+    before_finalize();
+    // SAFETY: caller contract.
+    unsafe { real(ierr) }
 }

@@ -1,0 +1,63 @@
+//! A tracked block's 16-byte header, before the address the program gets:
+//! its size with a tag (and a flag for blocks aligned beyond 16, whose
+//! start is then in the word before the header), and the allocating
+//! routine's leak word.
+
+use std::ffi::c_void;
+
+use drhook::__private::mem::{HEADER, Header, record_alloc};
+
+/// The tag in the top 16 bits of a header's size word.
+pub(super) const TAG: u64 = 0xd7a1 << 48;
+const TAG_MASK: u64 = 0xffff << 48;
+/// Set when the block is aligned beyond 16: its start is in the word
+/// before the header.
+pub(super) const ALIGNED: u64 = 1 << 47;
+pub(super) const SIZE_MASK: u64 = (1 << 47) - 1;
+
+/// Writes the header of a tracked block before `user` and records it.
+///
+/// # Safety
+/// `user - 16 .. user` (and `user - 24` when `base` differs) belong to the
+/// block.
+#[inline]
+pub(super) unsafe fn stamp(user: *mut u8, size: usize, base: *mut u8) -> *mut c_void {
+    let owner = record_alloc(size);
+    let mut word = TAG | (size as u64 & SIZE_MASK);
+    // SAFETY: the caller's contract.
+    unsafe {
+        if base != user.sub(HEADER) {
+            word |= ALIGNED;
+            user.sub(HEADER + 8).cast::<*mut u8>().write(base);
+        }
+        user.sub(HEADER)
+            .cast::<Header>()
+            .write(Header { size: word, owner });
+    }
+    user.cast()
+}
+
+/// A tracked block's size, owner and start; None when `p` has no header
+/// of ours.
+///
+/// # Safety
+/// `p` is a block of the C library's allocator or of ours.
+#[inline]
+pub(super) unsafe fn read(p: *mut c_void) -> Option<(usize, Header, *mut u8)> {
+    let user = p.cast::<u8>();
+    // SAFETY: every block of ours has its header there; glibc's blocks
+    // have their chunk header there (readable).
+    let h = unsafe { user.sub(HEADER).cast::<Header>().read() };
+    if h.size & TAG_MASK != TAG {
+        return None;
+    }
+    let size = (h.size & SIZE_MASK) as usize;
+    let base = if h.size & ALIGNED != 0 {
+        // SAFETY: written by `stamp` for aligned blocks.
+        unsafe { user.sub(HEADER + 8).cast::<*mut u8>().read() }
+    } else {
+        // SAFETY: in the block.
+        unsafe { user.sub(HEADER) }
+    };
+    Some((size, h, base))
+}

@@ -1,0 +1,229 @@
+//! What each kind of call adds to the tables: a read or write
+//! ([`data`]), a metadata call on a descriptor ([`meta`]) or a path
+//! ([`path_meta`]), an open, a close, a duplicate; each is also an event
+//! of the engine's per-routine `io` metric, and a line of the trace when
+//! its file is traced. [`timed`] runs a real call between two stamps,
+//! keeping its `errno`.
+
+use std::ffi::{CStr, c_int};
+use std::sync::atomic::Ordering;
+
+use super::clock::{NS_PER_TICK, ticks};
+use super::paths::{absolute, classify, file_index, file_of, intern, path_of};
+use super::table::{
+    FD_END, FD_FILE, FD_POS, FILES, MAX_FD, OTHER_FILES, PATH_META, ROUTINES, add, bin, c, lower1,
+    raise, stamp,
+};
+use super::{guard, trace};
+use crate::engine::hooks;
+use crate::sys::{errno, set_errno};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Dir {
+    Read,
+    Write,
+}
+
+/// A read or write of `n` bytes (the call's result; negative: failed) on
+/// `fd` at `off` (None: the descriptor's position, which then moves).
+#[inline]
+pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1: u64) {
+    let i = file_index(fd);
+    if trace::traced(i) {
+        let op = if matches!(dir, Dir::Write) {
+            b'w'
+        } else {
+            b'r'
+        };
+        let at = off.or_else(|| {
+            (fd >= 0 && (fd as usize) < MAX_FD).then(|| FD_POS[fd as usize].load(Ordering::Relaxed))
+        });
+        // (The descriptor's position as this table follows it: exact for
+        // a descriptor opened through us and not moved by another process.)
+        let at = at.filter(|&p| p < u64::MAX / 4);
+        let _ = guard(|| trace::op(op, fd, n, at, t0, t1));
+    }
+    let f = &FILES[i as usize];
+    let dt = t1.wrapping_sub(t0);
+    let bytes = n.max(0) as u64;
+    let (ops, b, t, seq, consec, max, min1, hist) = match dir {
+        Dir::Read => (
+            c::READS,
+            c::READ_BYTES,
+            c::READ_T,
+            c::SEQ_READS,
+            c::CONSEC_READS,
+            c::MAX_READ,
+            c::MIN_READ1,
+            c::HIST_READ,
+        ),
+        Dir::Write => (
+            c::WRITES,
+            c::WRITE_BYTES,
+            c::WRITE_T,
+            c::SEQ_WRITES,
+            c::CONSEC_WRITES,
+            c::MAX_WRITE,
+            c::MIN_WRITE1,
+            c::HIST_WRITE,
+        ),
+    };
+    add(f, ops, 1);
+    add(f, b, bytes);
+    add(f, t, dt);
+    if n >= 0 {
+        add(f, hist + bin(bytes), 1);
+        raise(f, max, bytes);
+        lower1(f, min1, bytes);
+        if fd >= 0 && (fd as usize) < MAX_FD {
+            let i = fd as usize;
+            let at = match off {
+                Some(o) => o,
+                None => {
+                    let p = FD_POS[i].load(Ordering::Relaxed);
+                    FD_POS[i].store(p + bytes, Ordering::Relaxed);
+                    p
+                }
+            };
+            let end = FD_END[i].load(Ordering::Relaxed);
+            if at == end {
+                add(f, consec, 1);
+                add(f, seq, 1);
+            } else if at > end {
+                add(f, seq, 1);
+            }
+            FD_END[i].store(at + bytes, Ordering::Relaxed);
+        }
+    }
+    stamp(f, t1);
+    let kind = if dir == Dir::Read { 0 } else { 1 };
+    let routine = (hooks().io_event)(kind, bytes, (dt as f64 * NS_PER_TICK.get()) as u64);
+    if bytes != 0 {
+        ROUTINES[i as usize].add(routine, bytes);
+    }
+}
+
+/// A metadata call on `fd` (seek, sync, truncate, stat): counted for the
+/// file and the routine.
+#[inline]
+pub(super) fn meta(fd: c_int, k: Option<usize>, t0: u64, t1: u64) {
+    let f = file_of(fd);
+    add(f, c::META_OPS, 1);
+    add(f, c::META_T, t1.wrapping_sub(t0));
+    if let Some(k) = k {
+        add(f, k, 1);
+    }
+    stamp(f, t1);
+    other_event(t0, t1);
+}
+
+#[inline]
+pub(super) fn other_event(t0: u64, t1: u64) {
+    let _ = (hooks().io_event)(
+        2,
+        0,
+        (t1.wrapping_sub(t0) as f64 * NS_PER_TICK.get()) as u64,
+    );
+}
+
+/// `fd` now refers to the file `path` (an open that succeeded).
+pub(super) fn opened(fd: c_int, path: Option<&CStr>, dirfd: c_int, flags: c_int, t0: u64, t1: u64) {
+    if fd < 0 {
+        other_event(t0, t1);
+        return;
+    }
+    let i = guard(|| match path {
+        Some(p) => intern(&absolute(dirfd, p)),
+        None => classify(fd),
+    })
+    .unwrap_or(OTHER_FILES);
+    if (fd as usize) < MAX_FD {
+        FD_FILE[fd as usize].store(i, Ordering::Relaxed);
+        let pos = if flags & libc::O_APPEND != 0 {
+            u64::MAX / 2
+        } else {
+            0
+        };
+        FD_POS[fd as usize].store(pos, Ordering::Relaxed);
+        FD_END[fd as usize].store(pos, Ordering::Relaxed);
+    }
+    if trace::traced(i) {
+        let _ = guard(|| trace::open(fd, &path_of(i), flags, t0, t1));
+    }
+    let f = &FILES[i as usize];
+    add(f, c::OPENS, 1);
+    add(f, c::OPEN_T, t1.wrapping_sub(t0));
+    stamp(f, t1);
+    other_event(t0, t1);
+}
+
+/// `fd` is being closed (the call's time `t0..t1`).
+pub(super) fn closing(fd: c_int, t0: u64, t1: u64) {
+    if fd < 0 {
+        return;
+    }
+    let i = file_index(fd);
+    if trace::traced(i) {
+        let _ = guard(|| trace::op(b'c', fd, 0, None, t0, t1));
+    }
+    let f = &FILES[i as usize];
+    add(f, c::CLOSES, 1);
+    add(f, c::CLOSE_T, t1.wrapping_sub(t0));
+    stamp(f, t1);
+    if (fd as usize) < MAX_FD {
+        FD_FILE[fd as usize].store(0, Ordering::Relaxed);
+    }
+    other_event(t0, t1);
+}
+
+/// `new` is a duplicate of `old` (dup, dup2, dup3, fcntl F_DUPFD).
+pub(super) fn duplicated(old: c_int, new: c_int) {
+    if new < 0 || old < 0 || (new as usize) >= MAX_FD {
+        return;
+    }
+    let f = if (old as usize) < MAX_FD {
+        let f = FD_FILE[old as usize].load(Ordering::Relaxed);
+        if f == 0 {
+            guard(|| classify(old)).unwrap_or(OTHER_FILES)
+        } else {
+            f
+        }
+    } else {
+        OTHER_FILES
+    };
+    FD_FILE[new as usize].store(f, Ordering::Relaxed);
+}
+
+pub(super) fn path_meta(a: u64, b: u64) {
+    PATH_META[0].fetch_add(1, Ordering::Relaxed);
+    PATH_META[1].fetch_add(b.wrapping_sub(a), Ordering::Relaxed);
+    other_event(a, b);
+}
+
+/// Runs the real call `f` timed, then `after` with the stamps, keeping
+/// the real call's `errno`.
+#[inline(always)]
+pub(super) fn timed<R: Copy>(f: impl FnOnce() -> R, after: impl FnOnce(R, u64, u64)) -> R {
+    let t0 = ticks();
+    let r = f();
+    let t1 = ticks();
+    let e = errno();
+    after(r, t0, t1);
+    set_errno(e);
+    r
+}
+
+/// The body of a wrapper that only times the call: the real call `f(args)`
+/// alone when calls are not recorded (or `skip` holds), else timed with
+/// [`timed`] and `after` run on its result and stamps.
+macro_rules! pass_or_time {
+    ($f:ident($($a:expr),*), $after:expr $(, if $skip:expr)?) => {{
+        if !recording() $(|| $skip)? {
+            // SAFETY: the C contract of the wrapped function.
+            return unsafe { $f($($a),*) };
+        }
+        // SAFETY: as above.
+        timed(|| unsafe { $f($($a),*) }, $after)
+    }};
+}
+pub(super) use pass_or_time;

@@ -1,0 +1,274 @@
+//! The end of each process: the monitor ([`IoMonitor`]) that keeps the
+//! ancestry at the start, restarts the counts in a fork child, and writes
+//! the report — a JSON document, `drhook.io.<task>[.<command>.<pid>]` —
+//! when the process ends, however it ends.
+
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use super::aio::{AIO_BYTES, AIO_DEPTH, AIO_DONE, AIO_READS, AIO_STATS, AIO_T, AIO_WRITES};
+use super::clock::{self, START_TICKS, ns_per_tick, ticks};
+use super::naming::{ANCESTRY, ANCESTRY_VAR, output_path_as, task};
+use super::paths::NAMES;
+use super::table::{FILES, PATH_META, ROUTINE_SLOTS, ROUTINES, RoutineBytes, c};
+use super::{enabled, guard, trace};
+use crate::engine::hooks;
+use crate::events::{Ending, Events, ForkSide, Monitor, Process, register};
+use crate::sys::diag;
+
+/// The monitor that writes the report at the end of each process.
+pub struct IoMonitor;
+
+impl Monitor for IoMonitor {
+    fn events(&self) -> Events {
+        Events::PROCESS | Events::FORK
+    }
+
+    fn init_process(&self, p: &Process<'_>) {
+        let _ = guard(|| {
+            let mut before = std::env::var(ANCESTRY_VAR).unwrap_or_default();
+            // After an `exec` the program continues the same process: it
+            // takes that process's place (and report name); the image
+            // before the `exec` wrote its report under a child's name.
+            let last = before.rsplit('/').next().unwrap_or("");
+            if last
+                .split_once('-')
+                .is_some_and(|(pid, _)| pid == p.pid.to_string())
+            {
+                let keep = before.len() - last.len();
+                before.truncate(keep.saturating_sub(1));
+            }
+            let me = format!("{}-{}", p.pid, p.command);
+            let next = if before.is_empty() {
+                me.clone()
+            } else {
+                format!("{before}/{me}")
+            };
+            // SAFETY: before `main` (one thread) or in a fork child's
+            // first moments (one thread).
+            unsafe { std::env::set_var(ANCESTRY_VAR, &next) };
+            *ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()) = (before, me);
+        });
+    }
+
+    fn post_fork(&self, side: ForkSide) {
+        if side != ForkSide::Child {
+            return;
+        }
+        // The child's report holds its own I/O: counts restart; the
+        // descriptors keep their files.
+        for f in FILES.iter() {
+            for w in f.0.iter() {
+                w.store(0, Ordering::Relaxed);
+            }
+        }
+        for r in ROUTINES.iter() {
+            r.clear();
+        }
+        for w in PATH_META.iter().chain(AIO_STATS.iter()) {
+            w.store(0, Ordering::Relaxed);
+        }
+        clock::restart();
+        trace::after_fork_child();
+    }
+
+    fn fini_process(&self, how: Ending) {
+        let _ = guard(|| {
+            if how == Ending::Exec {
+                // The program this process becomes takes the plain names.
+                trace::before_exec();
+            }
+            write_report(how)
+        });
+    }
+}
+
+/// Registers the monitor when I/O is profiled (process start).
+pub(crate) fn register_if_enabled() {
+    static DONE: AtomicU8 = AtomicU8::new(0);
+    if enabled() && DONE.swap(1, Ordering::AcqRel) == 0 {
+        static M: IoMonitor = IoMonitor;
+        if register(&M).is_err() {
+            diag("drhook io: no room for the I/O monitor; no I/O report");
+        }
+    }
+}
+
+fn json_str(out: &mut String, b: &[u8]) {
+    out.push('"');
+    for ch in String::from_utf8_lossy(b).chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// (most bytes first; the same routine on several threads added up).
+fn routines_json(o: &mut String, r: &RoutineBytes) {
+    use std::fmt::Write as _;
+    let mut by_name: Vec<(String, u64)> = Vec::new();
+    for k in 0..ROUTINE_SLOTS {
+        let id = r.ids[k].load(Ordering::Acquire);
+        if id == 0 {
+            continue;
+        }
+        let mut buf = [0u8; 256];
+        let n = (hooks().routine_name)(id, buf.as_mut_ptr(), buf.len()).min(buf.len());
+        let name = String::from_utf8_lossy(&buf[..n]).into_owned();
+        let b = r.bytes[k].load(Ordering::Relaxed);
+        match by_name.iter_mut().find(|(x, _)| *x == name) {
+            Some(e) => e.1 += b,
+            None => by_name.push((name, b)),
+        }
+    }
+    by_name.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    o.push_str(", \"routines\": [");
+    for (k, (name, b)) in by_name.iter().enumerate() {
+        o.push_str(if k == 0 {
+            "{\"routine\": "
+        } else {
+            ", {\"routine\": "
+        });
+        json_str(o, name.as_bytes());
+        let _ = write!(o, ", \"bytes\": {b}}}");
+    }
+    let _ = write!(
+        o,
+        "], \"other_routines_bytes\": {}",
+        r.others.load(Ordering::Relaxed)
+    );
+}
+
+fn write_report(how: Ending) {
+    use std::fmt::Write as _;
+    let npt = ns_per_tick();
+    let secs = |t: u64| t as f64 * npt * 1e-9;
+    let start = START_TICKS.load(Ordering::Relaxed);
+    let (before, me) = ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let pid = std::process::id();
+    let command = me
+        .split_once('-')
+        .map(|x| x.1.to_string())
+        .unwrap_or_default();
+    let task = task();
+    let mut o = String::new();
+    o.push_str("{\n  \"format\": \"drhook-io\",\n  \"version\": 1,\n  \"program\": ");
+    json_str(
+        &mut o,
+        std::env::args().next().unwrap_or_default().as_bytes(),
+    );
+    let _ = write!(o, ",\n  \"command\": ");
+    json_str(&mut o, command.as_bytes());
+    let _ = write!(
+        o,
+        ",\n  \"pid\": {pid},\n  \"ppid\": {},\n  \"task\": {task},\n  \"ancestry\": [",
+        std::os::unix::process::parent_id()
+    );
+    for (k, a) in before.split('/').filter(|s| !s.is_empty()).enumerate() {
+        if k > 0 {
+            o.push_str(", ");
+        }
+        json_str(&mut o, a.as_bytes());
+    }
+    let _ = write!(o, "],\n  \"ending\": ");
+    json_str(&mut o, format!("{how:?}").as_bytes());
+    let _ = write!(
+        o,
+        ",\n  \"seconds\": {:.6},\n  \"path_meta_ops\": {},\n  \"path_meta_time\": {:.6},\n",
+        secs(ticks().saturating_sub(start)),
+        PATH_META[0].load(Ordering::Relaxed),
+        secs(PATH_META[1].load(Ordering::Relaxed))
+    );
+    let a = |k: usize| AIO_STATS[k].load(Ordering::Relaxed);
+    let _ = writeln!(
+        o,
+        "  \"aio\": {{\"reads\": {}, \"writes\": {}, \"completed\": {}, \"bytes\": {}, \"time\": {:.6}, \"max_queue_depth\": {}}},",
+        a(AIO_READS),
+        a(AIO_WRITES),
+        a(AIO_DONE),
+        a(AIO_BYTES),
+        secs(a(AIO_T)),
+        a(AIO_DEPTH)
+    );
+    o.push_str("  \"files\": [");
+    let names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut first = true;
+    if let Some(n) = names.as_ref() {
+        for (i, path) in n.paths.iter().enumerate().skip(1) {
+            let f = &FILES[i];
+            let v = |k: usize| f.0[k].load(Ordering::Relaxed);
+            let used = (0..c::N).any(|k| v(k) != 0);
+            if !used {
+                continue;
+            }
+            o.push_str(if first { "\n    {" } else { ",\n    {" });
+            first = false;
+            o.push_str("\"path\": ");
+            json_str(&mut o, path);
+            o.push_str(", \"opened_by\": ");
+            json_str(&mut o, n.openers[i].as_bytes());
+            routines_json(&mut o, &ROUTINES[i]);
+            for (k, name) in c::NAMES.iter().enumerate() {
+                let x = v(k);
+                match k {
+                    c::READ_T | c::WRITE_T | c::META_T | c::OPEN_T | c::CLOSE_T => {
+                        let _ = write!(o, ", \"{name}\": {:.9}", secs(x));
+                    }
+                    c::FIRST_T | c::LAST_T => {
+                        let _ = write!(
+                            o,
+                            ", \"{name}\": {:.6}",
+                            if x == 0 {
+                                0.0
+                            } else {
+                                secs(x.saturating_sub(start))
+                            }
+                        );
+                    }
+                    c::MIN_READ1 | c::MIN_WRITE1 | c::BUFSIZE1 | c::BUFMODE => {
+                        if x == 0 {
+                            let _ = write!(o, ", \"{name}\": null");
+                        } else if k == c::BUFMODE {
+                            let m = match x as c_int - 1 {
+                                libc::_IOFBF => "full",
+                                libc::_IOLBF => "line",
+                                libc::_IONBF => "none",
+                                _ => "?",
+                            };
+                            let _ = write!(o, ", \"{name}\": \"{m}\"");
+                        } else {
+                            let _ = write!(o, ", \"{name}\": {}", x - 1);
+                        }
+                    }
+                    _ => {
+                        let _ = write!(o, ", \"{name}\": {x}");
+                    }
+                }
+            }
+            for (label, at) in [("read_hist", c::HIST_READ), ("write_hist", c::HIST_WRITE)] {
+                let _ = write!(o, ", \"{label}\": [");
+                for b in 0..10 {
+                    let _ = write!(o, "{}{}", if b > 0 { ", " } else { "" }, v(at + b));
+                }
+                o.push(']');
+            }
+            o.push('}');
+        }
+    }
+    o.push_str("\n  ]\n}\n");
+    // The image before an `exec` is a child's part of the process: the
+    // program it becomes writes the plain name.
+    let path = output_path_as("drhook.io", !before.is_empty() || how == Ending::Exec);
+    let tmp = path.with_extension(format!("tmp{pid}"));
+    let written = std::fs::write(&tmp, o.as_bytes()).and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        let msg = format!("drhook io: cannot write '{}': {e}\n", path.display());
+        // SAFETY: a plain write of our message to stderr.
+        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+    }
+}

@@ -1,0 +1,380 @@
+//! The stdio wrappers' bodies: `fopen`, `fdopen`, `freopen`, `fclose`,
+//! `fread`/`fwrite` (`__fread_chk`), `fputs`, `fgets` (`__fgets_chk`),
+//! `fputc`, `fgetc`, `getline`, `fflush`, `fseek`, `ftell`, `rewind`,
+//! `setvbuf`, `setbuf`. A stream's bytes are counted as the program passed
+//! them (the C library's own flushes do not reach the dynamic linker).
+
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::atomic::Ordering;
+
+use super::clock::NS_PER_TICK;
+use super::paths::{file_index, file_of};
+use super::record::{closing, opened, other_event, pass_or_time, timed};
+use super::recording;
+use super::slots::{self as s, *};
+use super::table::{FILES, MAX_FD, ROUTINES, add, c, stamp};
+use super::{guard, trace};
+use crate::engine::hooks;
+use crate::sys::{errno, set_errno};
+
+#[inline]
+pub(super) fn fileno(fp: *mut libc::FILE) -> c_int {
+    if fp.is_null() {
+        return -1;
+    }
+    // SAFETY: a stream of the C library (fileno does not lock).
+    unsafe { libc::fileno(fp) }
+}
+
+/// `fopen`, `fopen64`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fopen<S: Source>(
+    which: &'static Slot,
+    p: *const c_char,
+    m: *const c_char,
+) -> *mut libc::FILE {
+    let f = real!(S, *which, FopenFn);
+    if !recording() || p.is_null() {
+        // SAFETY: the C contract.
+        return unsafe { f(p, m) };
+    }
+    // SAFETY: the C contract; `p` a C string.
+    timed(
+        || unsafe { f(p, m) },
+        |r, a, b| {
+            if r.is_null() {
+                other_event(a, b)
+            } else {
+                opened(
+                    fileno(r),
+                    // SAFETY: a C string (the C contract).
+                    Some(unsafe { CStr::from_ptr(p) }),
+                    libc::AT_FDCWD,
+                    0,
+                    a,
+                    b,
+                )
+            }
+        },
+    )
+}
+
+/// `fdopen`: the stream on a descriptor already known.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fdopen<S: Source>(fd: c_int, m: *const c_char) -> *mut libc::FILE {
+    let f = real!(S, s::FDOPEN, FdopenFn);
+    // SAFETY: the C contract.
+    unsafe { f(fd, m) }
+}
+
+/// `freopen`: the stream's old file is closed, the new one opened.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn freopen<S: Source>(
+    p: *const c_char,
+    m: *const c_char,
+    fp: *mut libc::FILE,
+) -> *mut libc::FILE {
+    let f = real!(S, s::FREOPEN, FreopenFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(p, m, fp) };
+    }
+    let old = fileno(fp);
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(p, m, fp) },
+        |r, a, b| {
+            if old >= 0 && (old as usize) < MAX_FD {
+                closing(old, a, a);
+            }
+            if !r.is_null() && !p.is_null() {
+                // SAFETY: `p` is a C string.
+                opened(
+                    fileno(r),
+                    // SAFETY: a C string (the C contract).
+                    Some(unsafe { CStr::from_ptr(p) }),
+                    libc::AT_FDCWD,
+                    0,
+                    a,
+                    b,
+                )
+            }
+        },
+    )
+}
+
+/// `fclose` (its `close` is the C library's own: counted here).
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fclose<S: Source>(fp: *mut libc::FILE) -> c_int {
+    let f = real!(S, s::FCLOSE, FileFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(fp) };
+    }
+    let fd = fileno(fp);
+    // SAFETY: the C contract.
+    timed(|| unsafe { f(fp) }, |_, a, b| closing(fd, a, b))
+}
+
+#[inline]
+pub(super) fn stdio_data(fp: *mut libc::FILE, write: bool, bytes: u64, t0: u64, t1: u64) {
+    let fd = fileno(fp);
+    let i = file_index(fd);
+    if trace::traced(i) {
+        let op = if write { b'W' } else { b'R' };
+        let _ = guard(|| trace::op(op, fd, bytes as isize, None, t0, t1));
+    }
+    let f = &FILES[i as usize];
+    if write {
+        add(f, c::STDIO_WRITES, 1);
+        add(f, c::STDIO_WRITE_BYTES, bytes);
+        add(f, c::WRITE_T, t1.wrapping_sub(t0));
+    } else {
+        add(f, c::STDIO_READS, 1);
+        add(f, c::STDIO_READ_BYTES, bytes);
+        add(f, c::READ_T, t1.wrapping_sub(t0));
+    }
+    stamp(f, t1);
+    let routine = (hooks().io_event)(
+        write as u32,
+        bytes,
+        (t1.wrapping_sub(t0) as f64 * NS_PER_TICK.get()) as u64,
+    );
+    if bytes != 0 {
+        ROUTINES[i as usize].add(routine, bytes);
+    }
+}
+
+#[inline]
+fn stdio_other(fp: *mut libc::FILE, t0: u64, t1: u64) {
+    let f = file_of(fileno(fp));
+    add(f, c::STDIO_OTHER, 1);
+    add(f, c::META_T, t1.wrapping_sub(t0));
+    other_event(t0, t1);
+}
+
+/// `fread`, `fwrite`.
+///
+/// # Safety
+/// The C contract.
+#[inline(always)]
+pub unsafe fn frw<S: Source>(
+    which: &'static Slot,
+    write: bool,
+    b: *mut c_void,
+    sz: usize,
+    n: usize,
+    fp: *mut libc::FILE,
+) -> usize {
+    let f = real!(S, *which, FrwFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(b, sz, n, fp) };
+    }
+    // SAFETY: the C contract.
+    unsafe { frw_recorded(f, write, b, sz, n, fp) }
+}
+
+/// The recording part of [`frw`].
+///
+/// # Safety
+/// The C contract.
+#[inline(never)]
+unsafe fn frw_recorded(
+    f: FrwFn,
+    write: bool,
+    b: *mut c_void,
+    sz: usize,
+    n: usize,
+    fp: *mut libc::FILE,
+) -> usize {
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(b, sz, n, fp) },
+        |r, a, t| stdio_data(fp, write, (r * sz) as u64, a, t),
+    )
+}
+
+/// `fputs`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fputs<S: Source>(str: *const c_char, fp: *mut libc::FILE) -> c_int {
+    let f = real!(S, s::FPUTS, FputsFn);
+    if !recording() || str.is_null() {
+        // SAFETY: the C contract.
+        return unsafe { f(str, fp) };
+    }
+    // SAFETY: a C string.
+    let n = unsafe { libc::strlen(str) } as u64;
+    // SAFETY: the C contract.
+    timed(
+        || unsafe { f(str, fp) },
+        |r, a, t| stdio_data(fp, true, if r >= 0 { n } else { 0 }, a, t),
+    )
+}
+
+/// `fgets`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fgets<S: Source>(b: *mut c_char, n: c_int, fp: *mut libc::FILE) -> *mut c_char {
+    let f = real!(S, s::FGETS, FgetsFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(b, n, fp) };
+    }
+    // SAFETY: the C contract; on success `b` holds a C string.
+    timed(
+        || unsafe { f(b, n, fp) },
+        |r, a, t| {
+            stdio_data(
+                fp,
+                false,
+                if r.is_null() {
+                    0
+                } else {
+                    // SAFETY: a C string (the C contract).
+                    unsafe { libc::strlen(r) as u64 }
+                },
+                a,
+                t,
+            )
+        },
+    )
+}
+
+/// `fputc`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fputc<S: Source>(ch: c_int, fp: *mut libc::FILE) -> c_int {
+    let f = real!(S, s::FPUTC, FputcFn);
+    pass_or_time!(f(ch, fp), |r, a, t| stdio_data(
+        fp,
+        true,
+        (r >= 0) as u64,
+        a,
+        t
+    ))
+}
+
+/// `fgetc`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fgetc<S: Source>(fp: *mut libc::FILE) -> c_int {
+    let f = real!(S, s::FGETC, FileFn);
+    pass_or_time!(f(fp), |r, a, t| stdio_data(
+        fp,
+        false,
+        (r >= 0) as u64,
+        a,
+        t
+    ))
+}
+
+/// `getline`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn getline<S: Source>(l: *mut *mut c_char, n: *mut usize, fp: *mut libc::FILE) -> isize {
+    let f = real!(S, s::GETLINE, GetlineFn);
+    pass_or_time!(f(l, n, fp), |r, a, t| stdio_data(
+        fp,
+        false,
+        r.max(0) as u64,
+        a,
+        t
+    ))
+}
+
+/// `fflush` (NULL: every stream).
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fflush<S: Source>(fp: *mut libc::FILE) -> c_int {
+    let f = real!(S, s::FFLUSH, FileFn);
+    pass_or_time!(f(fp), |_, a, t| stdio_other(fp, a, t), if fp.is_null())
+}
+
+/// `fseek`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fseek<S: Source>(fp: *mut libc::FILE, off: libc::c_long, wh: c_int) -> c_int {
+    let f = real!(S, s::FSEEK, FseekFn);
+    pass_or_time!(f(fp, off, wh), |_, a, t| stdio_other(fp, a, t))
+}
+
+/// `ftell`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn ftell<S: Source>(fp: *mut libc::FILE) -> libc::c_long {
+    let f = real!(S, s::FTELL, FtellFn);
+    pass_or_time!(f(fp), |_, a, t| stdio_other(fp, a, t))
+}
+
+/// `rewind`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn rewind<S: Source>(fp: *mut libc::FILE) {
+    let f = real!(S, s::REWIND, RewindFn);
+    pass_or_time!(f(fp), |_, a, t| stdio_other(fp, a, t))
+}
+
+/// `setvbuf`: the buffer size and mode chosen are reported per file
+/// (seed 001: buffers not tuned to the file system's block size).
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn setvbuf<S: Source>(
+    fp: *mut libc::FILE,
+    b: *mut c_char,
+    mode: c_int,
+    size: usize,
+) -> c_int {
+    let f = real!(S, s::SETVBUF, SetvbufFn);
+    // SAFETY: the C contract.
+    let r = unsafe { f(fp, b, mode, size) };
+    if r == 0 && recording() {
+        let e = errno();
+        let file = file_of(fileno(fp));
+        file.0[c::BUFSIZE1].store(size as u64 + 1, Ordering::Relaxed);
+        file.0[c::BUFMODE].store(mode as u64 + 1, Ordering::Relaxed);
+        set_errno(e);
+    }
+    r
+}
+
+/// `setbuf` (`setvbuf` with `BUFSIZ`, or unbuffered for NULL).
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn setbuf<S: Source>(fp: *mut libc::FILE, b: *mut c_char) {
+    let f = real!(S, s::SETBUF, SetbufFn);
+    // SAFETY: the C contract.
+    unsafe { f(fp, b) };
+    if recording() {
+        let e = errno();
+        let file = file_of(fileno(fp));
+        let (size, mode) = if b.is_null() {
+            (0, libc::_IONBF)
+        } else {
+            (libc::BUFSIZ as u64, libc::_IOFBF)
+        };
+        file.0[c::BUFSIZE1].store(size + 1, Ordering::Relaxed);
+        file.0[c::BUFMODE].store(mode as u64 + 1, Ordering::Relaxed);
+        set_errno(e);
+    }
+}

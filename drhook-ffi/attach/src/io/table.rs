@@ -1,0 +1,213 @@
+//! The I/O profile's tables, fixed and lock-free: the counters of each file
+//! ([`FILES`], indices in [`c`]), the bytes each routine moved per file
+//! ([`ROUTINES`]), the file each descriptor refers to with its position
+//! ([`FD_FILE`], [`FD_POS`], [`FD_END`]), and the process-wide metadata
+//! calls on paths.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// Counters of one file, by index (their names in the report: [`c::NAMES`]).
+#[allow(missing_docs)]
+pub mod c {
+    pub const OPENS: usize = 0;
+    pub const CLOSES: usize = 1;
+    pub const READS: usize = 2;
+    pub const WRITES: usize = 3;
+    pub const READ_BYTES: usize = 4;
+    pub const WRITE_BYTES: usize = 5;
+    pub const READ_T: usize = 6;
+    pub const WRITE_T: usize = 7;
+    pub const META_OPS: usize = 8;
+    pub const META_T: usize = 9;
+    pub const OPEN_T: usize = 10;
+    pub const CLOSE_T: usize = 11;
+    pub const SEQ_READS: usize = 12;
+    pub const SEQ_WRITES: usize = 13;
+    pub const CONSEC_READS: usize = 14;
+    pub const CONSEC_WRITES: usize = 15;
+    pub const MAX_READ: usize = 16;
+    pub const MAX_WRITE: usize = 17;
+    /// Smallest operation + 1 (0: none yet).
+    pub const MIN_READ1: usize = 18;
+    pub const MIN_WRITE1: usize = 19;
+    pub const FIRST_T: usize = 20;
+    pub const LAST_T: usize = 21;
+    pub const MMAPS: usize = 22;
+    pub const STDIO_READS: usize = 23;
+    pub const STDIO_WRITES: usize = 24;
+    pub const STDIO_READ_BYTES: usize = 25;
+    pub const STDIO_WRITE_BYTES: usize = 26;
+    pub const STDIO_OTHER: usize = 27;
+    /// `setvbuf` size + 1 (0: never called).
+    pub const BUFSIZE1: usize = 28;
+    pub const BUFMODE: usize = 29;
+    pub const SEEKS: usize = 30;
+    pub const SYNCS: usize = 31;
+    pub const HIST_READ: usize = 32;
+    pub const HIST_WRITE: usize = 42;
+    pub const N: usize = 52;
+    /// Names in the report, by index (histograms apart).
+    pub const NAMES: [&str; 32] = [
+        "opens",
+        "closes",
+        "reads",
+        "writes",
+        "read_bytes",
+        "write_bytes",
+        "read_time",
+        "write_time",
+        "meta_ops",
+        "meta_time",
+        "open_time",
+        "close_time",
+        "seq_reads",
+        "seq_writes",
+        "consec_reads",
+        "consec_writes",
+        "max_read",
+        "max_write",
+        "min_read",
+        "min_write",
+        "first",
+        "last",
+        "mmaps",
+        "stdio_reads",
+        "stdio_writes",
+        "stdio_read_bytes",
+        "stdio_write_bytes",
+        "stdio_other",
+        "bufsize",
+        "bufmode",
+        "seeks",
+        "syncs",
+    ];
+}
+
+/// Files tracked by path (more go to the "other files" entry).
+pub(crate) const MAX_FILES: usize = 4096;
+/// Descriptors tracked (larger ones go to the "other files" entry).
+pub(super) const MAX_FD: usize = 1 << 16;
+
+/// Routines counted per file by name (the bytes of the others are added
+/// together).
+pub(super) const ROUTINE_SLOTS: usize = 8;
+
+/// Per file: the bytes each routine moved — the first [`ROUTINE_SLOTS`]
+/// routines to move any (their identity from the engine's `io_event`),
+/// then all others together. No lock: a slot is claimed by one
+/// compare-and-swap.
+pub(super) struct RoutineBytes {
+    pub(super) ids: [AtomicUsize; ROUTINE_SLOTS],
+    pub(super) bytes: [AtomicU64; ROUTINE_SLOTS],
+    pub(super) others: AtomicU64,
+}
+
+impl RoutineBytes {
+    const fn new() -> Self {
+        RoutineBytes {
+            ids: [const { AtomicUsize::new(0) }; ROUTINE_SLOTS],
+            bytes: [const { AtomicU64::new(0) }; ROUTINE_SLOTS],
+            others: AtomicU64::new(0),
+        }
+    }
+
+    /// `bytes` moved by routine `id` (0: no routine).
+    #[inline]
+    pub(super) fn add(&self, id: usize, bytes: u64) {
+        if id != 0 {
+            for k in 0..ROUTINE_SLOTS {
+                let s = self.ids[k].load(Ordering::Acquire);
+                let mine = s == id
+                    || (s == 0
+                        && match self.ids[k].compare_exchange(
+                            0,
+                            id,
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                        ) {
+                            Ok(_) => true,
+                            Err(now) => now == id,
+                        });
+                if mine {
+                    self.bytes[k].fetch_add(bytes, Ordering::Relaxed);
+                    return;
+                }
+            }
+        }
+        self.others.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    pub(super) fn clear(&self) {
+        for k in 0..ROUTINE_SLOTS {
+            self.ids[k].store(0, Ordering::Relaxed);
+            self.bytes[k].store(0, Ordering::Relaxed);
+        }
+        self.others.store(0, Ordering::Relaxed);
+    }
+}
+
+pub(super) static ROUTINES: [RoutineBytes; MAX_FILES] = [const { RoutineBytes::new() }; MAX_FILES];
+
+pub(super) struct FileStats(pub(super) [AtomicU64; c::N]);
+
+pub(super) static FILES: [FileStats; MAX_FILES] =
+    [const { FileStats([const { AtomicU64::new(0) }; c::N]) }; MAX_FILES];
+/// The file of each descriptor (0: not known yet).
+pub(super) static FD_FILE: [AtomicU32; MAX_FD] = [const { AtomicU32::new(0) }; MAX_FD];
+/// The end of each descriptor's last access (for sequential counts) and
+/// its implicit position.
+pub(super) static FD_END: [AtomicU64; MAX_FD] = [const { AtomicU64::new(0) }; MAX_FD];
+pub(super) static FD_POS: [AtomicU64; MAX_FD] = [const { AtomicU64::new(0) }; MAX_FD];
+
+/// Entries 1.. of the file table; entry 1 is "other files".
+pub(super) const OTHER_FILES: u32 = 1;
+
+/// Metadata calls on paths (stat, access, unlink, rename, ...): count and
+/// ticks, process-wide.
+pub(super) static PATH_META: [AtomicU64; 2] = [const { AtomicU64::new(0) }; 2];
+
+#[inline]
+pub(super) fn add(f: &FileStats, k: usize, v: u64) {
+    f.0[k].fetch_add(v, Ordering::Relaxed);
+}
+
+#[inline]
+pub(super) fn raise(f: &FileStats, k: usize, v: u64) {
+    if v > f.0[k].load(Ordering::Relaxed) {
+        f.0[k].fetch_max(v, Ordering::Relaxed);
+    }
+}
+
+#[inline]
+pub(super) fn lower1(f: &FileStats, k: usize, v: u64) {
+    let cur = f.0[k].load(Ordering::Relaxed);
+    if cur == 0 || v + 1 < cur {
+        f.0[k].store(v + 1, Ordering::Relaxed);
+    }
+}
+
+/// Darshan's access-size bins: 0-100, 100-1K, 1K-10K, 10K-100K,
+/// 100K-1M, 1M-4M, 4M-10M, 10M-100M, 100M-1G, 1G+.
+#[inline]
+pub fn bin(n: u64) -> usize {
+    const EDGES: [u64; 9] = [
+        100,
+        1024,
+        10 * 1024,
+        100 * 1024,
+        1024 * 1024,
+        4 * 1024 * 1024,
+        10 * 1024 * 1024,
+        100 * 1024 * 1024,
+        1024 * 1024 * 1024,
+    ];
+    EDGES.iter().position(|&e| n < e).unwrap_or(9)
+}
+
+#[inline]
+pub(super) fn stamp(f: &FileStats, t1: u64) {
+    if f.0[c::FIRST_T].load(Ordering::Relaxed) == 0 {
+        let _ = f.0[c::FIRST_T].compare_exchange(0, t1, Ordering::Relaxed, Ordering::Relaxed);
+    }
+    raise(f, c::LAST_T, t1);
+}

@@ -1,0 +1,34 @@
+//! Layer 5: the lifecycle of the process, libmonitor's part (seed 002) —
+//! the wrapped functions through which a process starts and ends, creates
+//! threads and processes, becomes another program, loads libraries and
+//! starts MPI, and the state machine (`process`) that turns them into
+//! events delivered exactly once: to the engine (layer 4) first at the
+//! start and last at the end, and to the registered monitors (layer 3).
+//!
+//! Rules every wrapper's body follows: the real function is reached
+//! through [`crate::real`]; the layer's work runs only when someone wants
+//! the event (the engine is on, or a monitor asked for it) — otherwise a
+//! wrapper is the real call plus a load and a branch; `errno` is what the
+//! real function left; code of the program that unwinds (`pthread_exit`,
+//! thread cancellation) passes through the wrappers (`C-unwind`); no panic
+//! leaves them.
+//!
+//! * [`start`] — `__libc_start_main` and the trampoline around `main`.
+//! * [`exit`] — `exit`, `_exit`, `_Exit`, `abort`, a failed `assert`.
+//! * [`fork`] — `fork`, `vfork`.
+//! * [`exec`] — the `exec*` family (`execl*` in `c/variadic.c`).
+//! * [`threads`] — `pthread_create`, `pthread_exit`.
+//! * [`dlopen`] — `dlopen`, `dlclose`.
+//! * [`mpi`] — `MPI_Init*`, `MPI_Finalize` (C and Fortran), rank and size.
+//! * `process` — the events, once each.
+//! * `exports` — the exported symbols ([`crate::interpose!`]).
+
+pub mod dlopen;
+pub mod exec;
+pub mod exit;
+mod exports;
+pub mod fork;
+pub mod mpi;
+pub(crate) mod process;
+pub mod start;
+pub mod threads;

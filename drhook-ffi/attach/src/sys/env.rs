@@ -1,0 +1,52 @@
+//! The environment read without allocating: the interposed functions
+//! decide at their first call (which may come before `main`, or from
+//! inside `malloc`) whether their tool is on.
+
+unsafe extern "C" {
+    static environ: *const *const u8;
+}
+
+/// The value of `name=` in the environment, read without allocating.
+pub(crate) fn env_value(name: &[u8]) -> Option<&'static [u8]> {
+    // SAFETY: `environ` is the C library's; entries are NUL-terminated.
+    unsafe {
+        let mut p = environ;
+        if p.is_null() {
+            return None;
+        }
+        while !(*p).is_null() {
+            let entry = std::ffi::CStr::from_ptr((*p).cast()).to_bytes();
+            if let Some(rest) = entry.strip_prefix(name)
+                && let Some(v) = rest.strip_prefix(b"=")
+            {
+                return Some(v);
+            }
+            p = p.add(1);
+        }
+    }
+    None
+}
+
+/// `DR_HOOK` is on (the reference's rule: not unset, empty, `0`,
+/// `false`, `off` or `no`), read without allocating.
+pub(crate) fn dr_hook_on() -> bool {
+    env_value(b"DR_HOOK").is_some_and(|v| {
+        let v = v.trim_ascii();
+        !(v.is_empty()
+            || v == b"0"
+            || v.eq_ignore_ascii_case(b"false")
+            || v.eq_ignore_ascii_case(b"off")
+            || v.eq_ignore_ascii_case(b"no"))
+    })
+}
+
+/// `DR_HOOK` on and one of `tokens` (any case) in `DR_HOOK_OPT` (the
+/// engine's own parsing decides the rest; this only decides whether a
+/// tool's wrappers record).
+pub(crate) fn dr_hook_opt_has(tokens: &[&[u8]]) -> bool {
+    dr_hook_on()
+        && env_value(b"DR_HOOK_OPT").is_some_and(|v| {
+            v.split(|&c| matches!(c, b',' | b' ' | b'\t' | b'/'))
+                .any(|t| tokens.iter().any(|k| t.eq_ignore_ascii_case(k)))
+        })
+}
