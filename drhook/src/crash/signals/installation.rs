@@ -1,0 +1,350 @@
+//! Installing the handlers (once, from the configuration), the
+//! floating-point traps and the alternate signal stack of each thread
+//! (with spare stacks kept from threads that ended), and the panic hook
+//! that prints the calling tree of a panicking instrumented thread.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use super::handler::on_signal;
+use super::names::{SYNCHRONOUS, signal_name, signals_to_catch};
+use super::{
+    CAUGHT, COREDUMP, HARAKIRI, INSTALL_LOCK, INSTALLED, LOCKFILE, NATIVE_BACKTRACE, NOPROP, NSIG,
+    PREV, PROFILE_ON_CRASH, PROGRAM, PROGRAM_LEN, TRAP_BITS,
+};
+use crate::config::Config;
+use crate::tree::thread;
+
+const FE_INVALID: i32 = 0x01;
+const FE_DIVBYZERO: i32 = 0x04;
+const FE_OVERFLOW: i32 = 0x08;
+const FE_ALL: i32 = 0x3d;
+
+// Floating-point traps of the calling thread, as glibc's
+// feenableexcept/fedisableexcept (libm). On x86-64 written here (the x87
+// control word and MXCSR), so that the engine does not need libm: one
+// library less to load in every process the preload library enters.
+#[cfg(target_arch = "x86_64")]
+unsafe fn set_fp_traps(excepts: i32, enable: bool) {
+    let e = (excepts & FE_ALL) as u16;
+    let mut cw: u16 = 0;
+    let mut csr: u32 = 0;
+    // SAFETY: reads and writes of the calling thread's FPU control words.
+    unsafe {
+        std::arch::asm!("fnstcw [{}]", in(reg) &mut cw, options(nostack));
+        cw = if enable { cw & !e } else { cw | e };
+        std::arch::asm!("fldcw [{}]", in(reg) &cw, options(nostack));
+        std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack));
+        let bits = (e as u32) << 7;
+        csr = if enable { csr & !bits } else { csr | bits };
+        std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack));
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe extern "C" {
+    fn feenableexcept(excepts: i32) -> i32;
+    fn fedisableexcept(excepts: i32) -> i32;
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn set_fp_traps(excepts: i32, enable: bool) {
+    // SAFETY: glibc fenv functions on the calling thread.
+    unsafe {
+        if enable {
+            feenableexcept(excepts);
+        } else {
+            fedisableexcept(excepts);
+        }
+    }
+}
+
+/// Installs the handlers described by `cfg` (once; later calls only report).
+pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
+    let mut done = INSTALL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    if *done {
+        return true;
+    }
+    let sc = &cfg.signals;
+    let show = announce && cfg.show_options && !cfg.silent;
+    let f = "signal_drhook_init";
+    if !sc.install {
+        if show {
+            crate::diag!(f, "DR_HOOK_INIT_SIGNALS=0: no signal handlers installed");
+        }
+        return false;
+    }
+    NOPROP.store(cfg.options.noprop, Ordering::Relaxed);
+    HARAKIRI.store(sc.harakiri_timeout, Ordering::Relaxed);
+    LOCKFILE.store(
+        sc.use_lockfile.unwrap_or(cfg.task.nproc > 1),
+        Ordering::Relaxed,
+    );
+    COREDUMP.store(
+        sc.allow_coredump
+            .is_some_and(|c| c == -1 || c == cfg.task.myproc as i64),
+        Ordering::Relaxed,
+    );
+    PROFILE_ON_CRASH.store(
+        cfg.enabled
+            && (cfg.options.profile.is_some()
+                || cfg.options.mem.memprof
+                || cfg.options.io
+                || cfg.writes_trace())
+            && cfg.profile_on_failure,
+        Ordering::Relaxed,
+    );
+    NATIVE_BACKTRACE.store(sc.native_backtrace, Ordering::Relaxed);
+    let program: &'static [u8] = Box::leak(
+        crate::sys::sysinfo::program_name()
+            .into_bytes()
+            .into_boxed_slice(),
+    );
+    PROGRAM_LEN.store(program.len() as u32, Ordering::Relaxed);
+    PROGRAM.store(program.as_ptr() as *mut u8, Ordering::Release);
+
+    // Reset to the default action first, as the reference does.
+    for sig in 1..NSIG as i32 {
+        if sc.restore_default.contains(sig)
+            && sig != libc::SIGKILL
+            && sig != libc::SIGSTOP
+            && sig != 32
+            && sig != 33
+        {
+            // SAFETY: querying and setting dispositions with valid structs.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction != libc::SIG_IGN
+                {
+                    let mut dfl: libc::sigaction = std::mem::zeroed();
+                    dfl.sa_sigaction = libc::SIG_DFL;
+                    libc::sigaction(sig, &dfl, std::ptr::null_mut());
+                }
+            }
+        }
+    }
+    let set = signals_to_catch(&sc.catch, &sc.ignore);
+    // While handling one signal, the others in the set wait (except faults,
+    // which must reach the handler to be detected as a second fatal signal).
+    // SAFETY: `mask` is a valid sigset_t.
+    let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::sigemptyset(&mut mask) };
+    for &s in &set {
+        if !SYNCHRONOUS.contains(&s) {
+            // SAFETY: as above.
+            unsafe { libc::sigaddset(&mut mask, s) };
+        }
+    }
+    let mut names = String::new();
+    for &sig in &set {
+        // SAFETY: zeroed sigaction is a valid starting point.
+        let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+        act.sa_sigaction = on_signal as *const () as usize;
+        act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
+        act.sa_mask = mask;
+        // SAFETY: PREV[sig] is only read by the handler of `sig`, which is
+        // installed by this very call.
+        let ok = unsafe {
+            let slot = (*PREV.0.get())[sig as usize].as_mut_ptr();
+            libc::sigaction(sig, &act, slot) == 0
+        };
+        if ok {
+            CAUGHT[sig as usize].store(true, Ordering::Release);
+            names.push_str(&format!(" {}({sig})", signal_name(sig)));
+        }
+    }
+    // Floating-point traps, as the reference: tied to catching SIGFPE.
+    if set.contains(&libc::SIGFPE) {
+        let bits = if sc.trapfpe {
+            (if sc.trap_invalid { FE_INVALID } else { 0 })
+                | (if sc.trap_divbyzero { FE_DIVBYZERO } else { 0 })
+                | (if sc.trap_overflow { FE_OVERFLOW } else { 0 })
+        } else {
+            -1
+        };
+        TRAP_BITS.store(bits, Ordering::Release);
+    }
+    *done = true;
+    INSTALLED.store(true, Ordering::Release);
+    drop(done);
+    on_new_thread();
+    install_panic_hook();
+    if show {
+        crate::diag!(
+            f,
+            "DR_HOOK catches{names}; harakiri after {}s",
+            sc.harakiri_timeout
+        );
+        crate::diag!(
+            f,
+            "{}",
+            if cfg.options.noprop {
+                "Previously installed handlers are not called (DR_HOOK_OPT=noprop)"
+            } else {
+                "Previously installed handlers are called after the traceback"
+            }
+        );
+        match TRAP_BITS.load(Ordering::Relaxed) {
+            0 => {}
+            -1 => crate::diag!(
+                f,
+                "DR_HOOK disables floating-point trapping since DR_HOOK_TRAPFPE=0"
+            ),
+            b => crate::diag!(
+                f,
+                "DR_HOOK enables SIGFPE-related floating point trapping since DR_HOOK_TRAPFPE=1 (invalid={} divbyzero={} overflow={})",
+                u8::from(b & FE_INVALID != 0),
+                u8::from(b & FE_DIVBYZERO != 0),
+                u8::from(b & FE_OVERFLOW != 0)
+            ),
+        }
+    }
+    true
+}
+
+/// Per-thread set-up when a thread enters its first instrumented routine
+/// (and for the installing thread): floating-point traps (they are
+/// per-thread state) and an alternate signal stack large enough for the
+/// handler, so that a stack overflow can still be reported.
+/// Sets the calling thread up as Dr.Hook sets up each thread at its first
+/// instrumented call: the floating-point traps of `DR_HOOK_TRAPFPE*` and
+/// the alternate signal stack, once the handlers are installed (the
+/// reference's `trapfpe_slave_threads_`, for threads that make no call).
+pub fn init_this_thread() {
+    on_new_thread();
+}
+
+pub(crate) fn on_new_thread() {
+    // A flag, not the installation lock: every new thread passes here.
+    if !INSTALLED.load(Ordering::Acquire) {
+        return;
+    }
+    match TRAP_BITS.load(Ordering::Acquire) {
+        0 => {}
+        // SAFETY: the calling thread's floating-point control.
+        -1 => unsafe { set_fp_traps(FE_ALL, false) },
+        // SAFETY: as above.
+        b => unsafe { set_fp_traps(b, true) },
+    }
+    ALT_STACK.with(|a| a.ensure());
+}
+
+const ALT_STACK_SIZE: usize = 256 * 1024;
+
+struct AltStack(Cell<*mut libc::c_void>);
+
+/// Alternate stacks of threads that ended, kept for the next threads: a
+/// program that creates many short threads maps and unmaps none after the
+/// first ones (slots taken and returned with one atomic swap each).
+static SPARE_STACKS: [AtomicPtr<libc::c_void>; 16] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; 16];
+
+fn take_spare_stack() -> *mut libc::c_void {
+    for s in &SPARE_STACKS {
+        if !s.load(Ordering::Relaxed).is_null() {
+            let p = s.swap(std::ptr::null_mut(), Ordering::AcqRel);
+            if !p.is_null() {
+                return p;
+            }
+        }
+    }
+    std::ptr::null_mut()
+}
+
+fn return_spare_stack(p: *mut libc::c_void) {
+    for s in &SPARE_STACKS {
+        if s.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+    // SAFETY: our own mapping, no longer any thread's alternate stack.
+    unsafe { libc::munmap(p, ALT_STACK_SIZE) };
+}
+
+impl AltStack {
+    fn ensure(&self) {
+        if !self.0.get().is_null() {
+            return;
+        }
+        // SAFETY: querying the current alternate stack.
+        let mut cur: libc::stack_t = unsafe { std::mem::zeroed() };
+        // SAFETY: valid out-pointer.
+        unsafe { libc::sigaltstack(std::ptr::null(), &mut cur) };
+        if cur.ss_flags & libc::SS_DISABLE == 0 && cur.ss_size >= 64 * 1024 {
+            return;
+        }
+        let mut p = take_spare_stack();
+        if p.is_null() {
+            // SAFETY: anonymous private mapping; checked for failure.
+            p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    ALT_STACK_SIZE,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return;
+            }
+        }
+        let st = libc::stack_t {
+            ss_sp: p,
+            ss_flags: 0,
+            ss_size: ALT_STACK_SIZE,
+        };
+        // SAFETY: `st` describes a mapping of ours.
+        if unsafe { libc::sigaltstack(&st, std::ptr::null_mut()) } == 0 {
+            self.0.set(p);
+        } else {
+            return_spare_stack(p);
+        }
+    }
+}
+
+impl Drop for AltStack {
+    fn drop(&mut self) {
+        let p = self.0.get();
+        if p.is_null() {
+            return;
+        }
+        // The thread is ending: no alternate stack from now on (whoever set
+        // the current one), and ours goes to the next thread.
+        let off = libc::stack_t {
+            ss_sp: std::ptr::null_mut(),
+            ss_flags: libc::SS_DISABLE,
+            ss_size: 0,
+        };
+        // SAFETY: disabling the calling thread's alternate stack; it is not
+        // running on it (not in a signal handler).
+        if unsafe { libc::sigaltstack(&off, std::ptr::null_mut()) } == 0 {
+            return_spare_stack(p);
+        }
+    }
+}
+
+thread_local! {
+    static ALT_STACK: AltStack = const { AltStack(Cell::new(std::ptr::null_mut())) };
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let td = thread::current();
+        // SAFETY: registered trees are never freed.
+        if !td.is_null() && unsafe { (*td).current() != (*td).root } {
+            crate::diag!(
+                "drhook_panic",
+                "Rust panic in an instrumented thread; its Dr.Hook calling tree:"
+            );
+            crate::crash::calltree::print_calltree();
+        }
+        previous(info);
+    }));
+}

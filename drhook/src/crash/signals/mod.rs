@@ -1,0 +1,82 @@
+//! Crash tracebacks: signal handlers that print every thread's Dr.Hook
+//! calling tree, a native backtrace, and write the profile.
+//!
+//! What the handler does, in order (compat §3.4, improved):
+//! 1. a second fatal signal on the same thread ends the process at once;
+//!    a signal on another thread while one is being handled waits for it
+//!    (and is killed after the harakiri timeout);
+//! 2. arms `alarm(DR_HOOK_HARAKIRI_TIMEOUT)` whose handler kills the
+//!    process, so a crash never hangs;
+//! 3. with several MPI tasks (or `DR_HOOK_USE_LOCKFILE=1`) takes an `flock`
+//!    on `./drhook_lock` so the tasks print their tracebacks one after the
+//!    other instead of interleaving them (the lock is released by the kernel
+//!    even if a task is killed; the empty file stays);
+//! 4. prints the signal, its cause, and the calling tree of every thread
+//!    that is inside instrumented routines — the signalled thread first,
+//!    then by thread number, each exactly once;
+//! 5. in a forked helper process (bounded by a timeout, so a lock held by
+//!    the crashed code cannot hang the program): the native backtrace of the
+//!    signalled thread with module+offset and symbol names, and, except for
+//!    SIGXCPU, the profile at its normal path;
+//! 6. restores the default actions, calls the previously installed handler
+//!    (unless `DR_HOOK_OPT=noprop`), and re-raises the signal with its
+//!    default action, so the exit status is that of the signal.
+//!
+//! Steps 1–4 and 6 are async-signal-safe: no allocation, no locks, no
+//! stdio — preallocated buffers, values cached at start-up, and `write(2)`.
+//! Other threads' stacks are read through their top-of-stack pointer, whose
+//! parent chain is immutable, so a thread entering or leaving routines
+//! during the crash cannot corrupt the output.
+//!
+//! The code is split by step: `names.rs` (signal names and the lists of
+//! signals to catch), `installation.rs` (installing the handlers,
+//! floating-point traps, alternate signal stacks, the panic hook),
+//! `handler.rs` (the handler itself: steps 1–3, the harakiri alarm, the
+//! lock file), `report.rs` (step 4: the signal, its cause, every thread's
+//! calling tree), `helper.rs` (step 5: the forked helper process) and
+//! `chaining.rs` (step 6). This file holds the state they share, set at
+//! installation.
+
+mod chaining;
+mod handler;
+mod helper;
+mod installation;
+mod names;
+mod report;
+
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32};
+
+pub use installation::init_this_thread;
+pub(crate) use installation::{install, on_new_thread};
+pub use names::{DEFAULT_SIGNALS, catchable_fatal, signal_name, signals_to_catch};
+
+const NSIG: usize = 65;
+
+// --- state (all set before the handlers are installed) ----------------------
+
+struct PrevTable(UnsafeCell<[MaybeUninit<libc::sigaction>; NSIG]>);
+// SAFETY: entries are written only while installing (under INSTALL_LOCK,
+// before the handler for that signal exists) and read by the handler.
+unsafe impl Sync for PrevTable {}
+static PREV: PrevTable = PrevTable(UnsafeCell::new([const { MaybeUninit::uninit() }; NSIG]));
+static CAUGHT: [AtomicBool; NSIG] = [const { AtomicBool::new(false) }; NSIG];
+static INSTALL_LOCK: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+/// Set (after the handlers) once `install` has installed them.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+static NOPROP: AtomicBool = AtomicBool::new(false);
+static HARAKIRI: AtomicU32 = AtomicU32::new(500);
+static LOCKFILE: AtomicBool = AtomicBool::new(false);
+static COREDUMP: AtomicBool = AtomicBool::new(false);
+static PROFILE_ON_CRASH: AtomicBool = AtomicBool::new(false);
+static NATIVE_BACKTRACE: AtomicBool = AtomicBool::new(true);
+/// FE_* bits to enable on every instrumented thread (0 = none; -1 = disable all).
+static TRAP_BITS: AtomicI32 = AtomicI32::new(0);
+static HANDLING: AtomicI32 = AtomicI32::new(0);
+static NSIGS: AtomicU32 = AtomicU32::new(0);
+static PROGRAM: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+static PROGRAM_LEN: AtomicU32 = AtomicU32::new(0);
+
+#[cfg(test)]
+mod tests;
