@@ -1,7 +1,9 @@
 //! The layering rule of `drhook/src` (see the crate root): each subsystem
 //! imports only from those listed before it in `ORDER`, so no import cycle
 //! spans subsystems and the hot path (`engine` → `tree`) reaches nothing
-//! above it. Unit-test modules are exempt.
+//! above it. Unit-test modules are checked too (a `#[cfg(test)]` in the
+//! middle of a file would otherwise hide what follows it), and a grouped
+//! `crate::{a, b}` import is refused: one `use` per subsystem.
 
 use std::path::{Path, PathBuf};
 
@@ -52,7 +54,7 @@ fn imports_point_down_the_layers() {
         let Some(own) = rank(&unit) else { continue };
         seen += 1;
         let text = std::fs::read_to_string(f).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap();
+        let code = text.as_str();
         for (n, line) in code.lines().enumerate() {
             let l = line.trim_start();
             if l.starts_with("//") {
@@ -60,6 +62,14 @@ fn imports_point_down_the_layers() {
             }
             for (i, _) in l.match_indices("crate::") {
                 let rest = &l[i + "crate::".len()..];
+                if rest.starts_with('{') {
+                    upward.push(format!(
+                        "{}:{}: a grouped crate::{{..}} import: one `use` per subsystem",
+                        rel.display(),
+                        n + 1
+                    ));
+                    continue;
+                }
                 let target: String = rest
                     .chars()
                     .take_while(|c| c.is_ascii_lowercase() || *c == '_')

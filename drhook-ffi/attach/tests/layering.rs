@@ -4,7 +4,7 @@
 //! layer, another part: a tool never reaches into another tool. This
 //! reads the sources as text: every `crate::<part>` (`$crate::` in macros,
 //! `crate::{a, b}` groups) and every `super::` that climbs to the crate
-//! root, outside comments; unit-test modules are exempt.
+//! root, outside comments, unit-test modules included.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -91,9 +91,8 @@ fn ident(s: &str) -> &str {
 /// how deep the file's module is below the root (1 for `src/x.rs` and
 /// `src/x/mod.rs`, 2 for `src/x/y.rs`): that many `super::` reach the root.
 fn references(text: &str, depth: usize) -> Vec<(usize, String)> {
-    let code = text.split("#[cfg(test)]").next().unwrap_or("");
     let mut found = Vec::new();
-    for (i, line) in code.lines().enumerate() {
+    for (i, line) in text.lines().enumerate() {
         let code = line.split("//").next().unwrap_or("");
         let mut rest = code;
         while let Some(at) = rest.find("crate::") {
