@@ -271,3 +271,47 @@ pub fn signal(r: &Run) -> Option<i32> {
     use std::os::unix::process::ExitStatusExt;
     r.output.status.signal()
 }
+
+/// Builds what these tests run (once): the preload and wrap libraries,
+/// the `drhook` command, the event-log tool, the Rust test program.
+pub fn ensure_attach_built() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // One cargo run per kind of target: target filters (--lib, --bin)
+        // apply to every package of a run.
+        for args in [
+            &["-p", "drhook-preload", "-p", "drhook-wrap", "--lib"][..],
+            &["-p", "drhook-cli", "--bin", "drhook"],
+            &["-p", "drhook-attach", "--example", "event_log"],
+            &["-p", "drhook-tests", "--bin", "drhook-test-prog"],
+        ] {
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.arg("build")
+                .args(args)
+                .arg("--manifest-path")
+                .arg(crate_dir().join("..").join("Cargo.toml"))
+                .arg("--target-dir")
+                .arg(target_dir().parent().unwrap());
+            if target_dir().file_name().is_some_and(|n| n == "release") {
+                cmd.arg("--release");
+            }
+            let out = cmd.output().expect("cargo");
+            assert!(
+                out.status.success(),
+                "building {args:?} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    });
+}
+
+pub fn built(name: &str) -> PathBuf {
+    ensure_attach_built();
+    let p = target_dir().join(name);
+    assert!(p.exists(), "{} not built", p.display());
+    p
+}
+
+pub fn drhook_exe() -> PathBuf {
+    built("drhook")
+}

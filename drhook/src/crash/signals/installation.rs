@@ -138,7 +138,21 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
         }
     }
     let mut names = String::new();
+    let mut ignored = String::new();
     for &sig in &set {
+        // A signal the program ignores (inherited `SIG_IGN`: `trap '' INT`,
+        // a background job, a supervisor) stays ignored: a handler there
+        // would turn a signal the program survives into its end.
+        // SAFETY: querying a disposition into a valid struct.
+        let was_ignored = unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+        };
+        if was_ignored {
+            ignored.push_str(&format!(" {}({sig})", signal_name(sig)));
+            continue;
+        }
         // SAFETY: zeroed sigaction is a valid starting point.
         let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
         act.sa_sigaction = on_signal as *const () as usize;
@@ -177,6 +191,9 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
             "DR_HOOK catches{names}; harakiri after {}s",
             sc.harakiri_timeout
         );
+        if !ignored.is_empty() {
+            crate::diag!(f, "Signals the program ignores stay ignored:{ignored}");
+        }
         crate::diag!(
             f,
             "{}",
