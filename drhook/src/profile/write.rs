@@ -294,6 +294,9 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     };
     let _serial = WRITE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
     let _own = thread::internal_work();
+    // A file-size limit or a closed pipe fails the write (reported), and
+    // raises no signal that would end the program.
+    let _held = crate::sys::held::OwnWrites::hold();
     let result = if super::name::writes_profile(e) {
         write_profile_and_json(e)
     } else {

@@ -214,10 +214,13 @@ pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
 /// `write(2)` until done or failed (async-signal-safe). The system call is
 /// made directly, not through the C library's `write`, so that an I/O
 /// interposer (Dr.Hook's own `io` profile, or another tool's) does not
-/// count Dr.Hook's messages as the program's; `errno` is left as it was.
+/// count Dr.Hook's messages as the program's; `errno` is left as it was,
+/// and a closed pipe or a file-size limit raises no signal
+/// ([`super::held::OwnWrites`]).
 pub fn write_all(fd: i32, mut b: &[u8]) {
     // SAFETY: the calling thread's errno.
     let saved = unsafe { *libc::__errno_location() };
+    let _held = super::held::OwnWrites::hold();
     while !b.is_empty() {
         // SAFETY: `b` is a valid buffer for its length.
         let n = unsafe { libc::syscall(libc::SYS_write, fd, b.as_ptr(), b.len()) };

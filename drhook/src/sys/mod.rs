@@ -2,6 +2,7 @@
 //! async-signal-safe line formatting, and never-moving chunked storage.
 
 pub mod clock;
+pub mod held;
 pub mod linebuf;
 pub(crate) mod segmented;
 pub mod sysinfo;

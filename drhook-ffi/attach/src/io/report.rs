@@ -144,6 +144,9 @@ fn routines_json(o: &mut String, r: &RoutineBytes) {
 }
 
 fn write_report(how: Ending) {
+    // A file-size limit or a closed pipe fails the write (reported) and
+    // raises no signal that would end the program.
+    let _held = drhook::__private::OwnWrites::hold();
     use std::fmt::Write as _;
     let npt = ns_per_tick();
     let secs = |t: u64| t as f64 * npt * 1e-9;

@@ -165,6 +165,7 @@ pub(crate) fn before_exec() {
 }
 
 fn raw_write(fd: c_int, b: &[u8]) {
+    let _held = drhook::__private::OwnWrites::hold();
     let mut off = 0;
     while off < b.len() {
         // SAFETY: a valid buffer; the system call directly, so that no

@@ -20,23 +20,24 @@ const FE_DIVBYZERO: i32 = 0x04;
 const FE_OVERFLOW: i32 = 0x08;
 const FE_ALL: i32 = 0x3d;
 
-// Floating-point traps of the calling thread, as glibc's
-// feenableexcept/fedisableexcept (libm). On x86-64 written here (the x87
-// control word and MXCSR), so that the engine does not need libm: one
-// library less to load in every process the preload library enters.
+// Enables floating-point traps on the calling thread, as glibc's
+// feenableexcept (libm). On x86-64 written here (the x87 control word and
+// MXCSR), so that the engine does not need libm: one library less to load
+// in every process the preload library enters. Dr.Hook never disables
+// traps (DR_HOOK_TRAPFPE=0 leaves the program's floating-point
+// environment alone).
 #[cfg(target_arch = "x86_64")]
-unsafe fn set_fp_traps(excepts: i32, enable: bool) {
+unsafe fn enable_fp_traps(excepts: i32) {
     let e = (excepts & FE_ALL) as u16;
     let mut cw: u16 = 0;
     let mut csr: u32 = 0;
     // SAFETY: reads and writes of the calling thread's FPU control words.
     unsafe {
         std::arch::asm!("fnstcw [{}]", in(reg) &mut cw, options(nostack));
-        cw = if enable { cw & !e } else { cw | e };
+        cw &= !e;
         std::arch::asm!("fldcw [{}]", in(reg) &cw, options(nostack));
         std::arch::asm!("stmxcsr [{}]", in(reg) &mut csr, options(nostack));
-        let bits = (e as u32) << 7;
-        csr = if enable { csr & !bits } else { csr | bits };
+        csr &= !((e as u32) << 7);
         std::arch::asm!("ldmxcsr [{}]", in(reg) &csr, options(nostack));
     }
 }
@@ -44,18 +45,13 @@ unsafe fn set_fp_traps(excepts: i32, enable: bool) {
 #[cfg(not(target_arch = "x86_64"))]
 unsafe extern "C" {
     fn feenableexcept(excepts: i32) -> i32;
-    fn fedisableexcept(excepts: i32) -> i32;
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn set_fp_traps(excepts: i32, enable: bool) {
-    // SAFETY: glibc fenv functions on the calling thread.
+unsafe fn enable_fp_traps(excepts: i32) {
+    // SAFETY: glibc's fenv function on the calling thread.
     unsafe {
-        if enable {
-            feenableexcept(excepts);
-        } else {
-            fedisableexcept(excepts);
-        }
+        feenableexcept(excepts);
     }
 }
 
@@ -169,15 +165,15 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
             names.push_str(&format!(" {}({sig})", signal_name(sig)));
         }
     }
-    // Floating-point traps, as the reference: tied to catching SIGFPE.
-    if set.contains(&libc::SIGFPE) {
-        let bits = if sc.trapfpe {
-            (if sc.trap_invalid { FE_INVALID } else { 0 })
-                | (if sc.trap_divbyzero { FE_DIVBYZERO } else { 0 })
-                | (if sc.trap_overflow { FE_OVERFLOW } else { 0 })
-        } else {
-            -1
-        };
+    // Floating-point traps, as the reference: tied to catching SIGFPE and
+    // enabled by DR_HOOK_TRAPFPE=1. DR_HOOK_TRAPFPE=0 leaves the
+    // floating-point environment as the program set it (the reference
+    // disables the traps: a program built to trap, -ffpe-trap=..., then
+    // computes on with infinities on the threads Dr.Hook set up).
+    if set.contains(&libc::SIGFPE) && sc.trapfpe {
+        let bits = (if sc.trap_invalid { FE_INVALID } else { 0 })
+            | (if sc.trap_divbyzero { FE_DIVBYZERO } else { 0 })
+            | (if sc.trap_overflow { FE_OVERFLOW } else { 0 });
         TRAP_BITS.store(bits, Ordering::Release);
     }
     *done = true;
@@ -204,10 +200,9 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
             }
         );
         match TRAP_BITS.load(Ordering::Relaxed) {
-            0 => {}
-            -1 => crate::diag!(
+            0 => crate::diag!(
                 f,
-                "DR_HOOK disables floating-point trapping since DR_HOOK_TRAPFPE=0"
+                "DR_HOOK leaves floating-point trapping as the program sets it (DR_HOOK_TRAPFPE=0)"
             ),
             b => crate::diag!(
                 f,
@@ -241,9 +236,7 @@ pub(crate) fn on_new_thread() {
     match TRAP_BITS.load(Ordering::Acquire) {
         0 => {}
         // SAFETY: the calling thread's floating-point control.
-        -1 => unsafe { set_fp_traps(FE_ALL, false) },
-        // SAFETY: as above.
-        b => unsafe { set_fp_traps(b, true) },
+        b => unsafe { enable_fp_traps(b) },
     }
     ALT_STACK.with(|a| a.ensure());
 }
