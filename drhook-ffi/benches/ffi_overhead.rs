@@ -264,8 +264,17 @@ fn build(work: &Path, libdir: &Path) -> Vec<(&'static str, PathBuf)> {
     progs
 }
 
+/// Where the children run: `DR_HOOK_PROFILE` names a directory that cannot
+/// exist, so the profile falls back to the working directory (a scratch
+/// directory removed at the end, not the source tree).
+fn scratch() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 fn command(program: &Path, env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(program);
+    cmd.current_dir(scratch());
     for (k, _) in std::env::vars() {
         if k.starts_with("DR_HOOK") || k.starts_with("DRHOOK_") {
             cmd.env_remove(k);
