@@ -79,8 +79,10 @@ fn sigsegv_in_a_nested_routine() {
     );
     assert!(native.iter().any(|l| l.contains("level1")), "{native:#?}");
     assert!(err.contains("DrHook backtrace done for signal#11"));
-    // Rust's own SIGSEGV handler was installed first: it is chained.
-    assert!(err.contains("Calling previous signal handler"), "{err}");
+    // Rust's own SIGSEGV handler was installed first: it ran first, gave
+    // the fault back (not a stack overflow: it restored the default
+    // action), and Dr.Hook reported; it is not called a second time.
+    assert!(!err.contains("Calling previous signal handler"), "{err}");
 }
 
 #[test]
@@ -290,20 +292,18 @@ fn ignored_signals_are_left_alone() {
     assert!(!r.stderr().contains("Received signal"));
 }
 
+/// A handler the program installed before Dr.Hook runs first, as it would
+/// without Dr.Hook: it returns, and the program goes on (no traceback, the
+/// signal was not fatal). With `DR_HOOK_OPT=noprop` it is not called
+/// (the reference's option): Dr.Hook's traceback, then the end.
 #[test]
-fn a_previous_handler_is_chained_unless_noprop() {
+fn a_previous_handler_runs_first_and_the_program_goes_on_unless_noprop() {
     let (r, _d) = run("prev_handler", &[]);
-    assert_eq!(
-        r.output.status.signal(),
-        Some(libc::SIGTERM),
-        "{}",
-        r.stderr()
-    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(r.stdout().contains("survived SIGTERM"));
     let err = r.stderr();
-    let tb = err.find("DrHook backtrace done for signal#15").expect(&err);
-    let prev = err.find("previous SIGTERM handler ran").expect(&err);
-    assert!(tb < prev, "traceback first, then the previous handler");
-    assert!(!r.stdout().contains("survived"));
+    assert!(err.contains("previous SIGTERM handler ran"), "{err}");
+    assert!(!err.contains("Received signal"), "{err}");
     let (r, _d) = run("prev_handler", &[("DR_HOOK_OPT", "noprop")]);
     assert_eq!(r.output.status.signal(), Some(libc::SIGTERM));
     assert!(!r.stderr().contains("previous SIGTERM handler ran"));
@@ -334,22 +334,17 @@ fn catch_signals_adds_to_the_default_set() {
     assert_eq!(names(&tree_entries(&err)), [(1, "USR1:MAIN")]);
 }
 
+/// The program's own handler, called first, is the program's business: a
+/// slow one is not ended by Dr.Hook's harakiri alarm (which bounds Dr.Hook's
+/// own report, and the handlers of runtimes that end the process, called
+/// after it); the program ends as its handler decides.
 #[test]
-fn a_hanging_handler_is_ended_by_harakiri() {
-    let t = std::time::Instant::now();
-    let (r, _d) = run("hang_handler", &[("DR_HOOK_HARAKIRI_TIMEOUT", "1")]);
-    assert_eq!(
-        r.output.status.signal(),
-        Some(libc::SIGKILL),
-        "{}",
-        r.stderr()
-    );
-    assert!(
-        r.stderr().contains(
-            "Harakiri: the crash handler did not finish within DR_HOOK_HARAKIRI_TIMEOUT=1s"
-        )
-    );
-    assert!(t.elapsed().as_secs() < 30);
+fn a_slow_handler_of_the_program_is_not_ended_by_harakiri() {
+    let (r, _d) = run("slow_handler", &[("DR_HOOK_HARAKIRI_TIMEOUT", "1")]);
+    assert_eq!(r.output.status.code(), Some(7), "{}", r.stderr());
+    assert!(r.stderr().contains("slow SIGTERM handler done"));
+    assert!(!r.stderr().contains("Harakiri"), "{}", r.stderr());
+    assert!(!r.stderr().contains("Received signal"), "{}", r.stderr());
 }
 
 #[test]

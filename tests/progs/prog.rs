@@ -623,19 +623,25 @@ fn main() {
             unsafe { libc::raise(libc::SIGTERM) };
             println!("survived SIGTERM");
         }
-        "hang_handler" => {
-            extern "C" fn hang(_sig: i32) {
-                loop {
-                    std::thread::sleep(std::time::Duration::from_millis(100));
+        "slow_handler" => {
+            // A program's own handler that takes its time (a graceful
+            // shutdown), then ends the program with its own status.
+            extern "C" fn slow(_sig: i32) {
+                std::thread::sleep(std::time::Duration::from_millis(2500));
+                let msg = b"slow SIGTERM handler done\n";
+                // SAFETY: async-signal-safe write and _exit.
+                unsafe {
+                    libc::write(2, msg.as_ptr().cast(), msg.len());
+                    libc::_exit(7);
                 }
             }
             // SAFETY: installing a plain handler with a zeroed sigaction.
             unsafe {
                 let mut act: libc::sigaction = std::mem::zeroed();
-                act.sa_sigaction = hang as *const () as usize;
+                act.sa_sigaction = slow as *const () as usize;
                 libc::sigaction(libc::SIGTERM, &act, std::ptr::null_mut());
             }
-            let _m = drhook::scope!("HANG:MAIN");
+            let _m = drhook::scope!("SLOW:MAIN");
             // SAFETY: raise has no preconditions.
             unsafe { libc::raise(libc::SIGTERM) };
         }

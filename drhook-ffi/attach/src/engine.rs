@@ -200,3 +200,18 @@ pub(crate) fn mpi_init(rank: c_int, size: c_int) {
         unrecorded(|| (hooks().mpi_init)(rank, size));
     }
 }
+
+/// A program's `sigaction(sig, act, old)`: 1 when the engine answered it
+/// from the program's view of a signal it catches, 0 when the caller makes
+/// the real call (Dr.Hook off, or not one of its signals).
+/// Async-signal-safe.
+pub(crate) fn signal_action(
+    sig: c_int,
+    act: *const libc::sigaction,
+    old: *mut libc::sigaction,
+) -> c_int {
+    if !on() {
+        return 0;
+    }
+    (hooks().signal_action)(sig, act, old)
+}

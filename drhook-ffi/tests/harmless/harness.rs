@@ -156,6 +156,17 @@ pub fn same_everywhere(
     argv: &[&str],
     env: &[(&str, &str)],
 ) -> (Vec<Outcome>, Vec<tempfile::TempDir>) {
+    same_everywhere_but(setup, argv, env, |s| s.to_string())
+}
+
+/// [`same_everywhere`], with the program's stderr passed through
+/// `normalize` before the comparison (a process id it prints).
+pub fn same_everywhere_but(
+    setup: impl Fn(&Path),
+    argv: &[&str],
+    env: &[(&str, &str)],
+    normalize: impl Fn(&str) -> String,
+) -> (Vec<Outcome>, Vec<tempfile::TempDir>) {
     common::ensure_attach_built();
     let mut outs = Vec::new();
     let mut dirs = Vec::new();
@@ -180,7 +191,11 @@ pub fn same_everywhere(
         );
         assert_eq!(o.how(), plain.how(), "status: {ctx}");
         assert_eq!(o.stdout, plain.stdout, "stdout: {ctx}");
-        assert_eq!(o.stderr, plain.stderr, "stderr: {ctx}");
+        assert_eq!(
+            normalize(&o.stderr),
+            normalize(&plain.stderr),
+            "stderr: {ctx}"
+        );
         assert_eq!(
             o.files.keys().collect::<Vec<_>>(),
             plain.files.keys().collect::<Vec<_>>(),

@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_int};
 use super::Start;
 
 /// Version of [`Hooks`]; a layer accepts only tables of its own version.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// The lifecycle operations of one copy of the engine, callable from
 /// another copy's layer. Every entry catches panics.
@@ -59,6 +59,12 @@ pub struct Hooks {
     /// Writes the name of a routine whose identity `io_event` returned
     /// into `buf` and returns its length.
     pub routine_name: extern "C" fn(id: usize, buf: *mut u8, cap: usize) -> usize,
+    /// A program's `sigaction(sig, act, old)` (`act`, `old` null or valid):
+    /// 1 when answered from the program's view of a signal Dr.Hook catches
+    /// ([`crate::signals::program_action`]), 0 when the caller makes the
+    /// real call. Async-signal-safe.
+    pub signal_action:
+        extern "C" fn(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int,
 }
 
 // SAFETY: the table is immutable; `version` points to a static string.
@@ -161,6 +167,17 @@ extern "C" fn h_current_path(buf: *mut u8, cap: usize) -> usize {
     })
 }
 
+extern "C" fn h_signal_action(
+    sig: c_int,
+    act: *const libc::sigaction,
+    old: *mut libc::sigaction,
+) -> c_int {
+    // SAFETY: the table's contract: null or valid pointers. (No panic
+    // guard: nothing here panics, and the entry must stay
+    // async-signal-safe.)
+    unsafe { crate::crash::signals::program_action(sig, act, old) }
+}
+
 /// This copy of the engine's table.
 pub static HOOKS: Hooks = Hooks {
     abi: ABI_VERSION,
@@ -179,6 +196,7 @@ pub static HOOKS: Hooks = Hooks {
     current_routine: h_current_routine,
     current_path: h_current_path,
     routine_name: h_routine_name,
+    signal_action: h_signal_action,
 };
 
 #[cfg(all(

@@ -234,6 +234,9 @@ macro_rules! __interpose_lifecycle {
                 unsafe { l::mpi::mpi_finalize(real) }
             }
 
+            // Signal dispositions (preloaded only).
+            $crate::__interpose_signals!($p, $mode);
+
             // MPI, Fortran bindings, in the name manglings compilers use.
             $crate::__fortran_mpi!($p, $mode, "mpi_init_", "mpi_init_thread_", "mpi_finalize_", f1);
             $crate::__fortran_mpi!($p, $mode, "mpi_init__", "mpi_init_thread__", "mpi_finalize__", f2);
@@ -296,4 +299,45 @@ macro_rules! __fortran_mpi {
             }
         }
     };
+}
+
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __interpose_signals {
+    ($p:literal, preload) => {
+        #[unsafe(export_name = concat!($p, "sigaction"))]
+        pub unsafe extern "C" fn sigaction(
+            sig: c_int,
+            act: *const libc::sigaction,
+            old: *mut libc::sigaction,
+        ) -> c_int {
+            // SAFETY: libc's contract.
+            unsafe { l::signals::sigaction(sig, act, old) }
+        }
+
+        #[unsafe(export_name = concat!($p, "signal"))]
+        pub unsafe extern "C" fn signal(sig: c_int, h: l::signals::Handler) -> l::signals::Handler {
+            // SAFETY: libc's contract.
+            unsafe { l::signals::signal(&$crate::real::slots::SIGNAL, sig, h) }
+        }
+
+        #[unsafe(export_name = concat!($p, "bsd_signal"))]
+        pub unsafe extern "C" fn bsd_signal(
+            sig: c_int,
+            h: l::signals::Handler,
+        ) -> l::signals::Handler {
+            // SAFETY: libc's contract.
+            unsafe { l::signals::signal(&$crate::real::slots::BSD_SIGNAL, sig, h) }
+        }
+
+        #[unsafe(export_name = concat!($p, "sysv_signal"))]
+        pub unsafe extern "C" fn sysv_signal(
+            sig: c_int,
+            h: l::signals::Handler,
+        ) -> l::signals::Handler {
+            // SAFETY: libc's contract.
+            unsafe { l::signals::sysv_signal(sig, h) }
+        }
+    };
+    ($p:literal, wrap) => {};
 }

@@ -20,6 +20,8 @@
 //! * [`threads`] — `pthread_create`, `pthread_exit`.
 //! * [`dlopen`] — `dlopen`, `dlclose`.
 //! * [`mpi`] — `MPI_Init*`, `MPI_Finalize` (C and Fortran), rank and size.
+//! * [`signals`] — `sigaction`, `signal`: the program's view of the
+//!   signals Dr.Hook catches (preloaded only).
 //! * `process` — the events, once each.
 //! * `exports` — the exported symbols ([`crate::interpose!`]).
 
@@ -30,5 +32,6 @@ mod exports;
 pub mod fork;
 pub mod mpi;
 pub(crate) mod process;
+pub mod signals;
 pub mod start;
 pub mod threads;

@@ -152,6 +152,14 @@ reals! {
     MPI_INIT_THREAD = c"MPI_Init_thread";
     /// `MPI_Finalize`.
     MPI_FINALIZE = c"MPI_Finalize";
+    /// `sigaction`.
+    SIGACTION = c"sigaction";
+    /// `signal`.
+    SIGNAL = c"signal";
+    /// `bsd_signal`.
+    BSD_SIGNAL = c"bsd_signal";
+    /// `sysv_signal`.
+    SYSV_SIGNAL = c"sysv_signal";
 }
 
 /// A wrapped function whose real one cannot be found: nothing sensible

@@ -7,10 +7,11 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use super::chaining::{chain, restore_defaults, terminate};
+use super::chaining::{Outcome, call_first, chain, restore_defaults, terminate};
 use super::names::signal_name;
 use super::report::report;
-use super::{COREDUMP, HANDLING, HARAKIRI, LOCKFILE, NSIGS};
+use super::view::{self, own_sigaction};
+use super::{COREDUMP, HANDLING, HARAKIRI, LOCKFILE, NOPROP, NSIGS};
 use crate::sys::linebuf::{LineBuf, prefix};
 use crate::tree::thread;
 
@@ -74,6 +75,22 @@ extern "C" fn on_harakiri(_sig: i32, _info: *mut libc::siginfo_t, _uc: *mut libc
 
 pub(super) extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
     let first = IN_HANDLER.with(|c| c.get());
+    // The program's own handler first (unless it is a runtime's that ends
+    // the process itself, or DR_HOOK_OPT=noprop): a signal it handles and
+    // survives leaves no trace of Dr.Hook; Dr.Hook reports only a signal
+    // that ends the process.
+    let mut called = false;
+    if first == 0
+        && !NOPROP.load(Ordering::Relaxed)
+        && !view::handler_ends_process(sig)
+        && let Some(act) = view::get(sig)
+        && view::is_handler(act)
+    {
+        if call_first(sig, info, uc, act) == Outcome::Continued {
+            return;
+        }
+        called = true;
+    }
     if first != 0 {
         let mut l = LineBuf::new();
         msg(&mut l, "signal_drhook", |l| {
@@ -130,17 +147,20 @@ pub(super) extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mu
         }
     }
     restore_defaults();
-    chain(sig, info, uc, nsigs);
+    if !called {
+        chain(sig, info, uc, nsigs);
+    }
     terminate(sig);
 }
 
 fn arm_harakiri() {
-    // SAFETY: installing a handler and arming the alarm are async-signal-safe.
+    // SAFETY: a zeroed sigaction is a valid starting point.
+    let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+    act.sa_sigaction = on_harakiri as *const () as usize;
+    act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+    own_sigaction(libc::SIGALRM, &act, std::ptr::null_mut());
+    // SAFETY: unblocking and arming the alarm are async-signal-safe.
     unsafe {
-        let mut act: libc::sigaction = std::mem::zeroed();
-        act.sa_sigaction = on_harakiri as *const () as usize;
-        act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-        libc::sigaction(libc::SIGALRM, &act, std::ptr::null_mut());
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGALRM);

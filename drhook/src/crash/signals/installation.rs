@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use super::handler::on_signal;
 use super::names::{SYNCHRONOUS, signal_name, signals_to_catch};
+use super::view::{self, own_default, own_sigaction};
 use super::{
     CAUGHT, COREDUMP, HARAKIRI, INSTALL_LOCK, INSTALLED, LOCKFILE, NATIVE_BACKTRACE, NOPROP, NSIG,
-    PREV, PROFILE_ON_CRASH, PROGRAM, PROGRAM_LEN, TRAP_BITS,
+    PROFILE_ON_CRASH, PROGRAM, PROGRAM_LEN, TRAP_BITS,
 };
 use crate::config::Config;
 use crate::tree::thread;
@@ -107,16 +108,12 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
             && sig != 32
             && sig != 33
         {
-            // SAFETY: querying and setting dispositions with valid structs.
-            unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-                    && old.sa_sigaction != libc::SIG_IGN
-                {
-                    let mut dfl: libc::sigaction = std::mem::zeroed();
-                    dfl.sa_sigaction = libc::SIG_DFL;
-                    libc::sigaction(sig, &dfl, std::ptr::null_mut());
-                }
+            // SAFETY: a zeroed sigaction, filled by the query.
+            let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+            if own_sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction != libc::SIG_IGN
+            {
+                own_default(sig);
             }
         }
     }
@@ -136,31 +133,34 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
     let mut names = String::new();
     let mut ignored = String::new();
     for &sig in &set {
-        // A signal the program ignores (inherited `SIG_IGN`: `trap '' INT`,
-        // a background job, a supervisor) stays ignored: a handler there
-        // would turn a signal the program survives into its end.
-        // SAFETY: querying a disposition into a valid struct.
-        let was_ignored = unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(sig, std::ptr::null(), &mut old) == 0
-                && old.sa_sigaction == libc::SIG_IGN
-        };
-        if was_ignored {
+        // The program's disposition before Dr.Hook's handler: a signal it
+        // ignores (inherited `SIG_IGN`: `trap '' INT`, a background job, a
+        // supervisor) stays ignored, since a handler there would turn a
+        // signal the program survives into its end; otherwise it becomes
+        // the program's view of the signal (`view`), whose handler
+        // Dr.Hook's calls.
+        // SAFETY: a zeroed sigaction, filled by the query.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        if own_sigaction(sig, std::ptr::null(), &mut old) != 0 {
+            continue;
+        }
+        if old.sa_sigaction == libc::SIG_IGN {
             ignored.push_str(&format!(" {}({sig})", signal_name(sig)));
+            continue;
+        }
+        if !view::record(sig, &old) {
             continue;
         }
         // SAFETY: zeroed sigaction is a valid starting point.
         let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
         act.sa_sigaction = on_signal as *const () as usize;
-        act.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
+        // Interrupted system calls restart as the program's handler asked.
+        act.sa_flags = libc::SA_SIGINFO
+            | libc::SA_ONSTACK
+            | libc::SA_NODEFER
+            | (old.sa_flags & libc::SA_RESTART);
         act.sa_mask = mask;
-        // SAFETY: PREV[sig] is only read by the handler of `sig`, which is
-        // installed by this very call.
-        let ok = unsafe {
-            let slot = (*PREV.0.get())[sig as usize].as_mut_ptr();
-            libc::sigaction(sig, &act, slot) == 0
-        };
-        if ok {
+        if own_sigaction(sig, &act, std::ptr::null_mut()) == 0 {
             CAUGHT[sig as usize].store(true, Ordering::Release);
             names.push_str(&format!(" {}({sig})", signal_name(sig)));
         }
@@ -196,7 +196,7 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
             if cfg.options.noprop {
                 "Previously installed handlers are not called (DR_HOOK_OPT=noprop)"
             } else {
-                "Previously installed handlers are called after the traceback"
+                "The program's own handlers are called first; a traceback only for a signal that ends the process"
             }
         );
         match TRAP_BITS.load(Ordering::Relaxed) {

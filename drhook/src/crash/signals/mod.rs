@@ -2,6 +2,14 @@
 //! calling tree, a native backtrace, and write the profile.
 //!
 //! What the handler does, in order (compat §3.4, improved):
+//! 0. the program's own handler of the signal first, as the kernel would
+//!    have called it without Dr.Hook (`chaining::call_first`; unless
+//!    `DR_HOOK_OPT=noprop`, or it is a runtime's handler that ends the
+//!    process itself, `view`): if it returns and the program can go on (a
+//!    handled SIGTERM, a repaired fault), that is all; if it restored the
+//!    default action and raised the signal again, or left a fault to
+//!    repeat, the steps below follow — the program's view of its
+//!    dispositions is kept by `view`;
 //! 1. a second fatal signal on the same thread ends the process at once;
 //!    a signal on another thread while one is being handled waits for it
 //!    (and is killed after the harakiri timeout);
@@ -18,9 +26,11 @@
 //!    the crashed code cannot hang the program): the native backtrace of the
 //!    signalled thread with module+offset and symbol names, and, except for
 //!    SIGXCPU, the profile at its normal path;
-//! 6. restores the default actions, calls the previously installed handler
-//!    (unless `DR_HOOK_OPT=noprop`), and re-raises the signal with its
-//!    default action, so the exit status is that of the signal.
+//! 6. restores the default actions, calls the program's handler if step 0
+//!    did not (a runtime that ends the process itself, e.g. gfortran's
+//!    backtrace handler: its report comes after Dr.Hook's; not with
+//!    `DR_HOOK_OPT=noprop`), and re-raises the signal with its default
+//!    action, so the exit status is that of the signal.
 //!
 //! Steps 1–4 and 6 are async-signal-safe: no allocation, no locks, no
 //! stdio — preallocated buffers, values cached at start-up, and `write(2)`.
@@ -34,7 +44,8 @@
 //! `handler.rs` (the handler itself: steps 1–3, the harakiri alarm, the
 //! lock file), `report.rs` (step 4: the signal, its cause, every thread's
 //! calling tree), `helper.rs` (step 5: the forked helper process) and
-//! `chaining.rs` (step 6). This file holds the state they share, set at
+//! `chaining.rs` (steps 0 and 6), `view.rs` (the program's view of its
+//! dispositions). This file holds the state they share, set at
 //! installation.
 
 mod chaining;
@@ -43,24 +54,19 @@ mod helper;
 mod installation;
 mod names;
 mod report;
+mod view;
 
-use std::cell::UnsafeCell;
-use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32};
 
 pub use installation::init_this_thread;
 pub(crate) use installation::{install, on_new_thread};
 pub use names::{DEFAULT_SIGNALS, catchable_fatal, signal_name, signals_to_catch};
+pub use view::program_action;
 
 const NSIG: usize = 65;
 
 // --- state (all set before the handlers are installed) ----------------------
 
-struct PrevTable(UnsafeCell<[MaybeUninit<libc::sigaction>; NSIG]>);
-// SAFETY: entries are written only while installing (under INSTALL_LOCK,
-// before the handler for that signal exists) and read by the handler.
-unsafe impl Sync for PrevTable {}
-static PREV: PrevTable = PrevTable(UnsafeCell::new([const { MaybeUninit::uninit() }; NSIG]));
 static CAUGHT: [AtomicBool; NSIG] = [const { AtomicBool::new(false) }; NSIG];
 static INSTALL_LOCK: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
 /// Set (after the handlers) once `install` has installed them.
@@ -71,7 +77,7 @@ static LOCKFILE: AtomicBool = AtomicBool::new(false);
 static COREDUMP: AtomicBool = AtomicBool::new(false);
 static PROFILE_ON_CRASH: AtomicBool = AtomicBool::new(false);
 static NATIVE_BACKTRACE: AtomicBool = AtomicBool::new(true);
-/// FE_* bits to enable on every instrumented thread (0 = none; -1 = disable all).
+/// FE_* bits to enable on every instrumented thread (0 = none).
 static TRAP_BITS: AtomicI32 = AtomicI32::new(0);
 static HANDLING: AtomicI32 = AtomicI32::new(0);
 static NSIGS: AtomicU32 = AtomicU32::new(0);
