@@ -55,6 +55,16 @@ enum Command {
     Run(cmd::run::Args),
 }
 
+/// `drhook run` gives the program the `SIGPIPE` disposition and the closed
+/// descriptors 0-2 this process started with, which Rust's runtime changes
+/// before `main`: a constructor records them first.
+#[used]
+// SAFETY: `.init_array` holds pointers to functions the C runtime calls
+// before `main` (with argc, argv and envp, which a function taking nothing
+// ignores); this one only reads the process's state into atomics.
+#[unsafe(link_section = ".init_array")]
+static RECORD_INHERITED_STATE: extern "C" fn() = cmd::run::exec::record_inherited_state;
+
 fn main() -> ExitCode {
     let Cli { global, command } = Cli::parse();
     let g = &global;

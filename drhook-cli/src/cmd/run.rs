@@ -13,9 +13,15 @@
 //! The library is found, in this order: `--preload`, `$DRHOOK_PRELOAD_LIB`,
 //! next to this executable (`target/release/`), in `../lib/` from it (an
 //! installation: `bin/drhook`, `lib/libdrhook_preload.so`).
+//!
+//! The program starts with the process state `drhook run` was given (signal
+//! dispositions, signal mask, descriptors, the environment byte for byte)
+//! plus the variables it sets ([`exec`]).
 
-use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
+pub mod exec;
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use super::Global;
@@ -35,19 +41,19 @@ pub const EXIT_NOT_RUNNABLE: u8 = 126;
 pub struct Args {
     /// DR_HOOK_OPT (default: prof when the variable is not set).
     #[arg(long, value_name = "OPTIONS")]
-    pub opt: Option<String>,
+    pub opt: Option<OsString>,
     /// DR_HOOK_PROFILE: profile file template (%d: the MPI task number).
     #[arg(long, value_name = "TEMPLATE")]
-    pub profile: Option<String>,
+    pub profile: Option<OsString>,
     /// DRHOOK_FOLLOW: which child processes write a profile: all, none, or
     /// a regular expression on the command name.
     #[arg(long, value_name = "all|none|REGEX")]
-    pub follow: Option<String>,
+    pub follow: Option<OsString>,
     /// DRHOOK_PROFILE_PREFIX: every process writes
     /// PREFIX followed by COMMAND.PID.PROFILE (e.g. out/make.4242.drhook.prof.1);
     /// a prefix ending in / is a directory.
     #[arg(long, value_name = "PREFIX")]
-    pub prefix: Option<String>,
+    pub prefix: Option<OsString>,
     /// DRHOOK_PROFILE_ON_FAILURE=0: no profile for a process that exits with
     /// a non-zero status, aborts or dies of a signal.
     #[arg(long)]
@@ -56,10 +62,10 @@ pub struct Args {
     /// POSIX extended regular expression is a line of drhook.iotrace.*
     /// (adds io to the options when they lack it).
     #[arg(long, value_name = "REGEX")]
-    pub io_trace: Option<String>,
+    pub io_trace: Option<OsString>,
     /// Any DR_HOOK* or DRHOOK_* variable, NAME=VALUE (repeatable).
     #[arg(short = 'e', long = "env", value_name = "NAME=VALUE")]
-    pub env: Vec<String>,
+    pub env: Vec<OsString>,
     /// Library wrappers made by `drhook wrap` to preload too, by name
     /// (`netcdf,fftw3`; default $DR_HOOK_WRAP), looked up in
     /// $DRHOOK_WRAP_PATH then through pkg-config; they join the preload
@@ -70,7 +76,8 @@ pub struct Args {
     /// executable or in ../lib from it).
     #[arg(long, value_name = "FILE")]
     pub preload: Option<PathBuf>,
-    /// Print the environment changes and the command instead of running it.
+    /// Print the environment changes and the command instead of running it
+    /// (bytes that are not UTF-8 as \xNN).
     #[arg(long)]
     pub dry_run: bool,
     /// The program and its arguments (after --).
@@ -113,22 +120,34 @@ pub fn find_preload(explicit: Option<&Path>) -> Result<PathBuf> {
     )))
 }
 
-/// `LD_PRELOAD` with `lib` appended to `current` (unless it is there).
-pub fn preload_value(current: Option<&str>, lib: &Path) -> String {
-    let lib = lib.display().to_string();
-    match current.map(str::trim).filter(|c| !c.is_empty()) {
-        None => lib,
-        Some(c) if c.split([':', ' ']).any(|e| e == lib) => c.to_string(),
-        Some(c) => format!("{c}:{lib}"),
-    }
+/// `LD_PRELOAD` with `lib` appended to `current` (unless it is there), byte
+/// for byte.
+pub fn preload_value(current: Option<&OsStr>, lib: &Path) -> OsString {
+    let lib = lib.as_os_str().as_bytes();
+    let current = current
+        .map(|c| c.as_bytes().trim_ascii())
+        .filter(|c| !c.is_empty());
+    OsString::from_vec(match current {
+        None => lib.to_vec(),
+        Some(c) if c.split(|&b| b == b':' || b == b' ').any(|e| e == lib) => c.to_vec(),
+        Some(c) => [c, b":", lib].concat(),
+    })
 }
 
-/// The variables to set, in order (later ones win).
+/// `a` then `b` (bytes).
+fn concat(a: &OsStr, b: &str) -> OsString {
+    let mut v = a.as_bytes().to_vec();
+    v.extend_from_slice(b.as_bytes());
+    OsString::from_vec(v)
+}
+
+/// The variables to set, in order (later ones win). `current` reads the
+/// environment (as bytes: a value that is not UTF-8 is a value).
 pub fn variables(
     a: &Args,
-    current: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<(String, String)>> {
-    let mut v: Vec<(String, String)> = Vec::new();
+    current: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<Vec<(String, OsString)>> {
+    let mut v: Vec<(String, OsString)> = Vec::new();
     if current("DR_HOOK").is_none() {
         v.push(("DR_HOOK".into(), "1".into()));
     }
@@ -141,7 +160,7 @@ pub fn variables(
     if current("DR_HOOK_TRAPFPE").is_none() {
         v.push(("DR_HOOK_TRAPFPE".into(), "0".into()));
     }
-    let mut set = |k: &str, val: &Option<String>| {
+    let mut set = |k: &str, val: &Option<OsString>| {
         if let Some(x) = val {
             v.push((k.to_string(), x.clone()));
         }
@@ -154,15 +173,24 @@ pub fn variables(
         v.push(("DRHOOK_PROFILE_ON_FAILURE".into(), "0".into()));
     }
     for e in &a.env {
-        let Some((k, val)) = e.split_once('=') else {
-            return Err(Error::msg(format!("--env {e:?}: expected NAME=VALUE")));
-        };
-        if !(k.starts_with("DR_HOOK") || k.starts_with("DRHOOK_")) {
+        let bytes = e.as_bytes();
+        let Some(eq) = bytes.iter().position(|&b| b == b'=') else {
             return Err(Error::msg(format!(
-                "--env {k}: only DR_HOOK* and DRHOOK_* variables (set others in the environment)"
+                "--env {:?}: expected NAME=VALUE",
+                e.to_string_lossy()
             )));
-        }
-        v.push((k.to_string(), val.to_string()));
+        };
+        let val = OsStr::from_bytes(&bytes[eq + 1..]);
+        let k = std::str::from_utf8(&bytes[..eq])
+            .ok()
+            .filter(|k| k.starts_with("DR_HOOK") || k.starts_with("DRHOOK_"))
+            .ok_or_else(|| {
+                Error::msg(format!(
+                    "--env {}: only DR_HOOK* and DRHOOK_* variables (set others in the environment)",
+                    String::from_utf8_lossy(&bytes[..eq])
+                ))
+            })?;
+        v.push((k.to_string(), val.to_owned()));
     }
     if let Some(re) = &a.io_trace {
         v.push(("DRHOOK_IO_TRACE".into(), re.clone()));
@@ -175,13 +203,14 @@ pub fn variables(
             .or_else(|| current("DR_HOOK_OPT"))
             .unwrap_or_default();
         let has_io = opt
-            .split([',', ' ', '\t', '/'])
-            .any(|t| t.eq_ignore_ascii_case("io") || t.eq_ignore_ascii_case("ioprof"));
+            .as_bytes()
+            .split(|b| b",/ \t".contains(b))
+            .any(|t| t.eq_ignore_ascii_case(b"io") || t.eq_ignore_ascii_case(b"ioprof"));
         if !has_io {
             let with_io = if opt.is_empty() {
-                "io".to_string()
+                "io".into()
             } else {
-                format!("{opt},io")
+                concat(&opt, ",io")
             };
             v.push(("DR_HOOK_OPT".into(), with_io));
         }
@@ -189,43 +218,57 @@ pub fn variables(
     Ok(v)
 }
 
+/// `s` for a line of `--dry-run`: UTF-8 as it is, other bytes as `\xNN`.
+fn escaped(s: &OsStr) -> String {
+    let mut out = String::new();
+    for chunk in s.as_bytes().utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
 /// Runs `drhook run`: returns only if the program could not be run.
 pub fn run(a: &Args, _g: &Global) -> Result<u8> {
     let lib = find_preload(a.preload.as_deref())?;
-    let vars = variables(a, &|k| std::env::var(k).ok())?;
-    let mut preload = preload_value(std::env::var("LD_PRELOAD").ok().as_deref(), &lib);
-    let wrap = a
-        .wrap
-        .clone()
-        .or_else(|| std::env::var("DR_HOOK_WRAP").ok())
-        .filter(|w| !w.trim().is_empty());
+    let vars = variables(a, &|k| std::env::var_os(k))?;
+    let mut preload = preload_value(std::env::var_os("LD_PRELOAD").as_deref(), &lib);
+    let wrap = match &a.wrap {
+        Some(w) => Some(w.clone()),
+        None => std::env::var_os("DR_HOOK_WRAP")
+            .map(|w| {
+                w.into_string().map_err(|w| {
+                    Error::msg(format!(
+                        "DR_HOOK_WRAP={:?}: wrapper names are not UTF-8",
+                        w.to_string_lossy()
+                    ))
+                })
+            })
+            .transpose()?,
+    }
+    .filter(|w| !w.trim().is_empty());
     if let Some(names) = wrap {
-        let dirs =
-            crate::wrap::locate::wrap_path(std::env::var("DRHOOK_WRAP_PATH").ok().as_deref());
+        let dirs = crate::wrap::locate::wrap_path(std::env::var_os("DRHOOK_WRAP_PATH").as_deref());
         let libs = crate::wrap::locate::find_wrappers(&names, &dirs).map_err(Error::msg)?;
         preload = crate::wrap::locate::ld_preload(Some(&preload), &libs);
     }
     let (program, args) = a.command.split_first().expect("clap: required");
     if a.dry_run {
-        println!("LD_PRELOAD={preload}");
+        println!("LD_PRELOAD={}", escaped(&preload));
         for (k, v) in &vars {
-            println!("{k}={v}");
+            println!("{k}={}", escaped(v));
         }
-        let words: Vec<String> = a
-            .command
-            .iter()
-            .map(|w| w.to_string_lossy().into_owned())
-            .collect();
+        let words: Vec<String> = a.command.iter().map(|w| escaped(w)).collect();
         println!("{}", words.join(" "));
         return Ok(super::EXIT_OK);
     }
-    let mut cmd = std::process::Command::new(program);
-    cmd.args(args).env("LD_PRELOAD", &preload);
-    for (k, v) in &vars {
-        cmd.env(k, v);
-    }
+    let mut set = vec![("LD_PRELOAD".to_string(), preload)];
+    set.extend(vars);
+    let env = exec::environment(std::env::vars_os(), &set);
     // Only returns on failure.
-    let err = cmd.exec();
+    let err = exec::exec(program, args, &env);
     let code = match err.kind() {
         std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
         _ => EXIT_NOT_RUNNABLE,
@@ -254,17 +297,35 @@ mod tests {
             .a
     }
 
+    fn os(s: &[u8]) -> OsString {
+        OsString::from_vec(s.to_vec())
+    }
+
+    /// A reader of the environment `vars`.
+    fn env<'a>(vars: &'a [(&'a str, &'a [u8])]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| os(v))
+    }
+
     #[test]
     fn preload_is_appended_once() {
         let lib = Path::new("/x/libdrhook_preload.so");
         assert_eq!(preload_value(None, lib), "/x/libdrhook_preload.so");
         assert_eq!(
-            preload_value(Some("libfoo.so"), lib),
+            preload_value(Some(OsStr::new("libfoo.so")), lib),
             "libfoo.so:/x/libdrhook_preload.so"
         );
         assert_eq!(
-            preload_value(Some("libfoo.so /x/libdrhook_preload.so"), lib),
+            preload_value(Some(OsStr::new("libfoo.so /x/libdrhook_preload.so")), lib),
             "libfoo.so /x/libdrhook_preload.so"
+        );
+        // Bytes that are not UTF-8 are kept, in the value and in the path.
+        assert_eq!(
+            preload_value(Some(&os(b"/x/odd\xffdir/lib.so")), lib),
+            os(b"/x/odd\xffdir/lib.so:/x/libdrhook_preload.so")
+        );
+        assert_eq!(
+            preload_value(None, Path::new(OsStr::from_bytes(b"/y\xfe/p.so"))),
+            os(b"/y\xfe/p.so")
         );
     }
 
@@ -276,9 +337,9 @@ mod tests {
         assert_eq!(
             variables(&a, &none).unwrap(),
             vec![
-                ("DR_HOOK".to_string(), "1".to_string()),
-                ("DR_HOOK_OPT".to_string(), "prof".to_string()),
-                ("DR_HOOK_TRAPFPE".to_string(), "0".to_string())
+                ("DR_HOOK".to_string(), "1".into()),
+                ("DR_HOOK_OPT".to_string(), "prof".into()),
+                ("DR_HOOK_TRAPFPE".to_string(), "0".into())
             ]
         );
         let a = args(&[
@@ -293,10 +354,7 @@ mod tests {
             "DR_HOOK_SILENT=1",
             "prog",
         ]);
-        let v = variables(&a, &|k| {
-            (k == "DR_HOOK" || k == "DR_HOOK_TRAPFPE").then(|| "1".to_string())
-        })
-        .unwrap();
+        let v = variables(&a, &env(&[("DR_HOOK", b"1"), ("DR_HOOK_TRAPFPE", b"1")])).unwrap();
         assert_eq!(
             v,
             [
@@ -306,14 +364,14 @@ mod tests {
                 ("DRHOOK_PROFILE_ON_FAILURE", "0"),
                 ("DR_HOOK_SILENT", "1"),
             ]
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
         );
         // The user's own DR_HOOK_OPT is kept.
-        let v = variables(&args(&["prog"]), &|k| {
-            (k == "DR_HOOK_OPT").then(|| "cpuprof".to_string())
-        })
-        .unwrap();
+        let v = variables(&args(&["prog"]), &env(&[("DR_HOOK_OPT", b"cpuprof")])).unwrap();
         assert!(!v.iter().any(|(k, _)| k == "DR_HOOK_OPT"));
+        // Also when it is not UTF-8 (std::env::var would say it is unset).
+        let v = variables(&args(&["prog"]), &env(&[("DR_HOOK_OPT", b"prof,\xff")])).unwrap();
+        assert!(!v.iter().any(|(k, _)| k == "DR_HOOK_OPT"), "{v:?}");
         // --io-trace: the pattern, and io among the options.
         let v = variables(&args(&["--io-trace", "out|in", "prog"]), &none).unwrap();
         assert!(
@@ -331,14 +389,38 @@ mod tests {
             1,
             "{v:?}"
         );
-        let v = variables(&args(&["--io-trace", ".", "prog"]), &|k| {
-            (k == "DR_HOOK_OPT").then(|| "cpuprof".to_string())
-        })
+        let v = variables(
+            &args(&["--io-trace", ".", "prog"]),
+            &env(&[("DR_HOOK_OPT", b"cpuprof")]),
+        )
         .unwrap();
         assert_eq!(
             v.last().unwrap(),
             &("DR_HOOK_OPT".into(), "cpuprof,io".into())
         );
+        let v = variables(
+            &args(&["--io-trace", ".", "prog"]),
+            &env(&[("DR_HOOK_OPT", b"cpuprof,\xff")]),
+        )
+        .unwrap();
+        assert_eq!(
+            v.last().unwrap(),
+            &("DR_HOOK_OPT".into(), os(b"cpuprof,\xff,io"))
+        );
+        // A value that is not UTF-8 is passed on as it is.
+        let a = T::try_parse_from([
+            os(b"run"),
+            os(b"-e"),
+            os(b"DR_HOOK_OPT=prof,\xff"),
+            os(b"p"),
+        ])
+        .unwrap()
+        .a;
+        assert_eq!(
+            variables(&a, &none).unwrap().last(),
+            Some(&("DR_HOOK_OPT".into(), os(b"prof,\xff")))
+        );
+        assert_eq!(escaped(&os(b"prof,\xff\\")), "prof,\\xff\\");
         // Only Dr.Hook's variables through --env.
         assert!(variables(&args(&["-e", "PATH=/x", "prog"]), &none).is_err());
         assert!(variables(&args(&["-e", "DR_HOOK_OPT", "prog"]), &none).is_err());

@@ -7,6 +7,8 @@
 //! drhook-wrap-<name>`, which `make install` sets up). A path (containing
 //! `/`) is taken as it is.
 
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -63,30 +65,29 @@ pub fn find_wrappers(value: &str, path_dirs: &[PathBuf]) -> Result<Vec<PathBuf>,
 }
 
 /// `LD_PRELOAD` with `libs` appended to an existing value (the engine's
-/// preload library, when there is one, stays first).
-pub fn ld_preload(existing: Option<&str>, libs: &[PathBuf]) -> String {
-    let mut parts: Vec<String> = existing
-        .unwrap_or("")
-        .split([':', ' '])
+/// preload library, when there is one, stays first), byte for byte.
+pub fn ld_preload(existing: Option<&OsStr>, libs: &[PathBuf]) -> OsString {
+    let mut parts: Vec<&[u8]> = existing
+        .map_or(&b""[..], OsStr::as_bytes)
+        .split(|&b| b == b':' || b == b' ')
         .filter(|s| !s.is_empty())
-        .map(String::from)
         .collect();
     for l in libs {
-        let s = l.display().to_string();
+        let s = l.as_os_str().as_bytes();
         if !parts.contains(&s) {
             parts.push(s);
         }
     }
-    parts.join(":")
+    OsString::from_vec(parts.join(&b':'))
 }
 
 /// The directories of a `DRHOOK_WRAP_PATH` value.
-pub fn wrap_path(value: Option<&str>) -> Vec<PathBuf> {
+pub fn wrap_path(value: Option<&OsStr>) -> Vec<PathBuf> {
     value
-        .unwrap_or("")
-        .split(':')
+        .map_or(&b""[..], OsStr::as_bytes)
+        .split(|&b| b == b':')
         .filter(|s| !s.is_empty())
-        .map(|s| Path::new(s).to_path_buf())
+        .map(|s| Path::new(OsStr::from_bytes(s)).to_path_buf())
         .collect()
 }
 
@@ -103,7 +104,11 @@ mod tests {
         std::fs::create_dir_all(&b).unwrap();
         std::fs::write(a.join("lib/libdrhook-wrap-netcdf.so"), "").unwrap();
         std::fs::write(b.join("libdrhook-wrap-zlib.so"), "").unwrap();
-        let path = wrap_path(Some(&format!("{}:{}", a.display(), b.display())));
+        let path = wrap_path(Some(OsStr::new(&format!(
+            "{}:{}",
+            a.display(),
+            b.display()
+        ))));
         let got = find_wrappers("netcdf,zlib", &path).unwrap();
         assert_eq!(
             got,
@@ -118,8 +123,16 @@ mod tests {
             "{e}"
         );
         assert_eq!(
-            ld_preload(Some("/x/libdrhook-preload.so"), &got[..1]),
-            format!("/x/libdrhook-preload.so:{}", got[0].display())
+            ld_preload(Some(OsStr::new("/x/libdrhook-preload.so")), &got[..1]),
+            OsString::from(format!("/x/libdrhook-preload.so:{}", got[0].display()))
+        );
+        // Bytes that are not UTF-8 are kept.
+        assert_eq!(
+            ld_preload(
+                Some(OsStr::from_bytes(b"/x\xff/a.so /x/p.so")),
+                &[PathBuf::from(OsStr::from_bytes(b"/w\xfe/w.so"))]
+            ),
+            OsStr::from_bytes(b"/x\xff/a.so:/x/p.so:/w\xfe/w.so")
         );
     }
 }

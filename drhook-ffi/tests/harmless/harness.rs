@@ -1,7 +1,9 @@
 //! Running a program plainly and under `drhook run`, and comparing what
 //! it did: [`Outcome`] is what a run left (stdout, stderr without Dr.Hook's
 //! lines, status, the program's files), [`same_everywhere`] runs the three
-//! configurations in fresh directories and asserts they agree.
+//! configurations in fresh directories and asserts they agree;
+//! [`same_in_shell`] does the same with `drhook run` inside a shell script
+//! (where the shell, not the test, gives the process its state).
 
 #![allow(dead_code, reason = "each area of the suite uses part of it")]
 
@@ -125,12 +127,17 @@ pub fn command(config: Option<&str>, argv: &[&str]) -> Command {
 
 /// Runs `argv` in `dir` under `config` with `env` added.
 pub fn run(dir: &Path, config: Option<&str>, argv: &[&str], env: &[(&str, &str)]) -> Outcome {
-    let (before, _) = files_of(dir);
     let mut cmd = command(config, argv);
-    cmd.current_dir(dir)
-        .stdin(Stdio::null())
-        .envs(env.iter().copied());
-    let out = cmd.output().unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    cmd.envs(env.iter().copied());
+    run_command(dir, config, cmd)
+}
+
+/// Runs `cmd` (made by [`command`]) in `dir`, stdin `/dev/null`, and
+/// says what it did; `config` names the configuration.
+pub fn run_command(dir: &Path, config: Option<&str>, mut cmd: Command) -> Outcome {
+    let (before, _) = files_of(dir);
+    cmd.current_dir(dir).stdin(Stdio::null());
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     let (mut files, drhook_files) = files_of(dir);
     files.retain(|name, bytes| before.get(name) != Some(bytes));
     let stderr_all = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -176,10 +183,47 @@ pub fn same_everywhere_but(
         outs.push(run(d.path(), config, argv, env));
         dirs.push(d);
     }
+    assert_same(&format!("{argv:?}"), &outs);
+    (outs, dirs)
+}
+
+/// `script` run by `sh -c` under every configuration of [`CONFIGS`], with
+/// `{run}` in it replaced by nothing (plainly) or by `drhook run --opt
+/// <opts> --`, each in a fresh directory prepared by `setup`; `prepare`
+/// adds to the command (its environment, a `pre_exec`). Asserts as
+/// [`same_everywhere`] does and returns the same.
+pub fn same_in_shell(
+    setup: impl Fn(&Path),
+    script: &str,
+    prepare: impl Fn(&mut Command),
+) -> (Vec<Outcome>, Vec<tempfile::TempDir>) {
+    common::ensure_attach_built();
+    let mut outs = Vec::new();
+    let mut dirs = Vec::new();
+    for config in CONFIGS {
+        let d = common::tempdir();
+        setup(d.path());
+        let run = match config {
+            None => String::new(),
+            Some(opts) => format!("'{}' run --opt {opts} --", common::drhook_exe().display()),
+        };
+        let script = script.replace("{run}", &run);
+        let mut cmd = command(None, &["sh", "-c", &script]);
+        prepare(&mut cmd);
+        outs.push(run_command(d.path(), config, cmd));
+        dirs.push(d);
+    }
+    assert_same(&format!("sh -c {script:?}"), &outs);
+    (outs, dirs)
+}
+
+/// Asserts that every outcome after the first (plain) has its status,
+/// stdout, program's stderr and files; `what` names the command.
+pub fn assert_same(what: &str, outs: &[Outcome]) {
     let plain = &outs[0];
     for o in &outs[1..] {
         let ctx = format!(
-            "{argv:?} under {} differs from plain\nplain: {} stdout {:?} stderr {:?}\n{}: {} stdout {:?} stderr (whole) {:?}",
+            "{what} under {} differs from plain\nplain: {} stdout {:?} stderr {:?}\n{}: {} stdout {:?} stderr (whole) {:?}",
             o.config,
             plain.how(),
             plain.stdout,
@@ -205,7 +249,6 @@ pub fn same_everywhere_but(
             assert!(o.files[name] == *bytes, "file {name}: {ctx}");
         }
     }
-    (outs, dirs)
 }
 
 /// Compiles `tests/progs/harmless/<name>.c` into `dir` (extra gcc

@@ -12,4 +12,5 @@
 mod common;
 mod harness;
 
+mod launcher;
 mod signals;
