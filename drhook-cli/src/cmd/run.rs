@@ -16,11 +16,15 @@
 //!
 //! The program starts with the process state `drhook run` was given (signal
 //! dispositions, signal mask, descriptors, the environment byte for byte)
-//! plus the variables it sets ([`exec`]).
+//! plus the variables it sets ([`exec`]); when the preload library will not
+//! reach it (a static or set-user-ID program, `env -i`), a line on stderr
+//! says so before the exec ([`inspect`]).
 
 pub mod exec;
+pub mod inspect;
 
 use std::ffi::{OsStr, OsString};
+use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
@@ -255,6 +259,11 @@ pub fn run(a: &Args, _g: &Global) -> Result<u8> {
         preload = crate::wrap::locate::ld_preload(Some(&preload), &libs);
     }
     let (program, args) = a.command.split_first().expect("clap: required");
+    // Said once, before the exec: the program runs all the same (and a
+    // stderr that cannot be written to does not stop it).
+    if let Some(why) = inspect::preload_dropped(&a.command, std::env::var_os("PATH").as_deref()) {
+        let _ = writeln!(std::io::stderr(), "drhook run: {why}");
+    }
     if a.dry_run {
         println!("LD_PRELOAD={}", escaped(&preload));
         for (k, v) in &vars {

@@ -1,14 +1,20 @@
-//! The launcher (issue 22, item 6): `drhook run` starts the program with
-//! exactly the process state it was given — signal dispositions and mask,
-//! descriptors, the environment byte for byte — plus its variables.
+//! The launcher (issue 22, items 6 and 7): `drhook run` starts the program
+//! with exactly the process state it was given — signal dispositions and
+//! mask, descriptors, the environment byte for byte — plus its variables;
+//! and where the preload library cannot follow the program (a static or
+//! set-user-ID program, `env -i`, `env -u LD_PRELOAD`) it says so once,
+//! and runs it all the same.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::Command;
 
 use super::common;
-use super::harness::{CONFIGS, Outcome, assert_same, c_prog, command, run_command, same_in_shell};
+use super::harness::{
+    CONFIGS, Outcome, assert_same, c_prog, command, run_command, same_everywhere, same_in_shell,
+};
 
 /// Blocks SIGUSR1 in the command's process before it starts (the caller's
 /// signal mask, which the program must inherit through `drhook run`).
@@ -176,4 +182,126 @@ fn values_that_are_not_utf8_are_passed_byte_for_byte() {
         assert_eq!(o.stderr, "", "{}: {:?}", o.config, o.stderr_all);
     }
     assert!(outs[1].has_profile(), "{:?}", outs[1].drhook_files);
+}
+
+/// Whether `gcc -static` links (the static C library is installed); says
+/// the test is skipped if not, or fails under `DRHOOK_REQUIRE_FORTRAN=1`.
+fn static_libc(dir: &Path) -> bool {
+    let src = common::prog("harmless").join("hello.c");
+    let ok = Command::new("gcc")
+        .args(["-static", "-o", "probe_static"])
+        .arg(&src)
+        .current_dir(dir)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let required = std::env::var("DRHOOK_REQUIRE_FORTRAN").as_deref() == Ok("1");
+        assert!(!required, "gcc -static fails and DRHOOK_REQUIRE_FORTRAN=1");
+        eprintln!(
+            "SKIPPED: gcc -static fails (no static C library? set DRHOOK_REQUIRE_FORTRAN=1 to fail instead)"
+        );
+    }
+    ok
+}
+
+/// The program's output and status are the same everywhere (asserted by
+/// the runner), and under `drhook run` one line of `drhook run` says
+/// `what`; plainly there is none.
+fn said_once(outs: &[Outcome], what: &str) {
+    assert_eq!(outs[0].how(), "exit 5");
+    assert_eq!(outs[0].stdout, "hello on stdout\n");
+    assert_eq!(outs[0].stderr, "hello on stderr\n");
+    assert!(!outs[0].stderr_all.contains("drhook"));
+    for o in &outs[1..] {
+        let lines: Vec<&str> = o
+            .stderr_all
+            .lines()
+            .filter(|l| l.starts_with("drhook run:"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{}: {:?}", o.config, o.stderr_all);
+        assert!(lines[0].contains(what), "{}: {:?}", o.config, lines[0]);
+    }
+}
+
+/// Item 7: a static program cannot be entered by the preload library:
+/// `drhook run` says so once, before the exec, and the program's output
+/// and status are unchanged. Likewise `env -i` and `env -u LD_PRELOAD` as
+/// the program, and (as root) a set-user-ID program owned by another user.
+#[test]
+fn programs_the_preload_cannot_follow_are_named_once() {
+    if !common::have_gcc() {
+        return;
+    }
+    let probe = common::tempdir();
+    if static_libc(probe.path()) {
+        let (outs, _d) = same_everywhere(
+            |d| {
+                c_prog(d, "hello", &["-static"]);
+            },
+            &["./hello"],
+            &[],
+        );
+        said_once(&outs, "./hello is statically linked");
+        for o in &outs[1..] {
+            assert!(!o.has_profile(), "{}: {:?}", o.config, o.drhook_files);
+        }
+        // Linked with the wrap list, a static program is followed: nothing
+        // to say, and it writes its profile.
+        let (outs, _d) = same_everywhere(
+            |d| {
+                let out = Command::new("gcc")
+                    .current_dir(d)
+                    .args(["-static", "-o", "hello"])
+                    .arg(common::prog("harmless").join("hello.c"))
+                    .arg(format!(
+                        "-Wl,@{}",
+                        common::crate_dir().join("share/drhook-wrap.list").display()
+                    ))
+                    .arg(common::built("libdrhook_wrap.a"))
+                    .args(["-lpthread", "-ldl", "-lm"])
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{out:?}");
+            },
+            &["./hello"],
+            &[],
+        );
+        for o in &outs[1..] {
+            assert!(!o.stderr_all.contains("drhook run:"), "{}", o.stderr_all);
+            assert!(o.has_profile(), "{}: {:?}", o.config, o.drhook_files);
+        }
+    }
+    for (argv, what) in [
+        (&["env", "-i", "./hello"][..], "env -i "),
+        (
+            &["env", "-u", "LD_PRELOAD", "./hello"],
+            "env -u LD_PRELOAD ",
+        ),
+    ] {
+        let (outs, _d) = same_everywhere(
+            |d| {
+                c_prog(d, "hello", &[]);
+            },
+            argv,
+            &[],
+        );
+        said_once(&outs, what);
+    }
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        eprintln!("SKIPPED: the set-user-ID case needs root (to give the program another owner)");
+        return;
+    }
+    let (outs, _d) = same_everywhere(
+        |d| {
+            c_prog(d, "hello", &[]);
+            let exe = d.join("hello");
+            std::os::unix::fs::chown(&exe, Some(65534), Some(65534)).unwrap();
+            std::fs::set_permissions(&exe, std::os::unix::fs::PermissionsExt::from_mode(0o4755))
+                .unwrap();
+        },
+        &["./hello"],
+        &[],
+    );
+    said_once(&outs, "./hello is set-user-ID");
 }
