@@ -183,7 +183,7 @@ pub fn same_everywhere_but(
         outs.push(run(d.path(), config, argv, env));
         dirs.push(d);
     }
-    assert_same(&format!("{argv:?}"), &outs);
+    assert_same_but(&format!("{argv:?}"), &outs, normalize);
     (outs, dirs)
 }
 
@@ -220,6 +220,11 @@ pub fn same_in_shell(
 /// Asserts that every outcome after the first (plain) has its status,
 /// stdout, program's stderr and files; `what` names the command.
 pub fn assert_same(what: &str, outs: &[Outcome]) {
+    assert_same_but(what, outs, |s| s.to_string())
+}
+
+/// [`assert_same`], with the program's stderr passed through `normalize`.
+pub fn assert_same_but(what: &str, outs: &[Outcome], normalize: impl Fn(&str) -> String) {
     let plain = &outs[0];
     for o in &outs[1..] {
         let ctx = format!(
