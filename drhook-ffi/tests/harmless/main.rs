@@ -12,5 +12,6 @@
 mod common;
 mod harness;
 
+mod cost;
 mod launcher;
 mod signals;

@@ -71,6 +71,10 @@ pub const DRHOOK_FOLLOW: &str = "DRHOOK_FOLLOW";
 /// non-zero exit status, `abort` or a fatal signal (default `1`: every
 /// ending writes the profile).
 pub const DRHOOK_PROFILE_ON_FAILURE: &str = "DRHOOK_PROFILE_ON_FAILURE";
+/// Project extension: `1` makes every file Dr.Hook writes durable before
+/// it is renamed into place (`fsync`; default `0`: rename into place
+/// without it, so that a process's end costs no disk flush).
+pub const DRHOOK_FSYNC: &str = "DRHOOK_FSYNC";
 /// Project extension: every process of the run writes
 /// `<prefix><command>.<pid>.<profile file name>`; a prefix ending in `/` is
 /// a directory (created when missing).

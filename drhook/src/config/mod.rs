@@ -218,6 +218,8 @@ pub struct Config {
     pub profile_on_failure: bool,
     /// `DRHOOK_PROFILE_PREFIX`: prefix of every process's profile file.
     pub profile_prefix: Option<String>,
+    /// `DRHOOK_FSYNC`: files are made durable (`fsync`) before the rename.
+    pub fsync: bool,
     /// `DRHOOK_PROCESS_TREE`: what the parent process passed down.
     pub tree: Option<TreeMarker>,
     /// Problems found; printed once at start-up (unless silent).
@@ -491,6 +493,12 @@ impl Config {
             1,
             &mut warnings,
         ) != 0;
+        let fsync = parse_int(
+            env::DRHOOK_FSYNC,
+            get(env::DRHOOK_FSYNC).as_deref(),
+            0,
+            &mut warnings,
+        ) != 0;
         let profile_prefix = get(env::DRHOOK_PROFILE_PREFIX)
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty());
@@ -509,6 +517,7 @@ impl Config {
             follow,
             profile_on_failure,
             profile_prefix,
+            fsync,
             tree,
             stackcheck,
             heapcheck,

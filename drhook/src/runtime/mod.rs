@@ -236,6 +236,7 @@ fn build(config: Config) -> Engine {
                 );
             }
         }
+        crate::profile::write::set_fsync(engine.config.fsync);
         // Whether this task writes is decided at the end (MPI may still
         // tell the rank); whether a profile is asked for at all, now.
         if engine.config.options.profile.is_some()
