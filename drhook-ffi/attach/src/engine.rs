@@ -160,13 +160,20 @@ pub(crate) fn thread_end(word: u64) {
     }
 }
 
+/// `main` returned: its root region ends (the profile is written when
+/// the process ends, after the exit handlers).
+pub(crate) fn main_returned(status: c_int) {
+    if on() {
+        unrecorded(|| (hooks().main_return)(status));
+    }
+}
+
 /// The process ends.
 pub(crate) fn process_end(how: Ending) {
     if !on() {
         return;
     }
     unrecorded(|| match how {
-        Ending::Return(status) => (hooks().main_return)(status),
         Ending::Exec => {}
         other => {
             (hooks().process_end)(other.is_failure() as c_int);

@@ -13,5 +13,6 @@ mod common;
 mod harness;
 
 mod cost;
+mod exits;
 mod launcher;
 mod signals;

@@ -72,6 +72,10 @@ pub fn process_begin(start: Start) -> bool {
     if !on || BEGUN.swap(true, Ordering::AcqRel) {
         return on;
     }
+    // The layer ends the process (after every exit handler): the engine's
+    // own at-exit writer, registered later than the layer's, would write
+    // before them.
+    crate::profile::write::cancel_write_at_exit();
     // Children find their place from this (before main: one thread only).
     let m = setup::marker();
     // SAFETY: called before `main`, when no other thread reads the
@@ -106,13 +110,15 @@ pub fn process_begin(start: Start) -> bool {
 }
 
 /// `main` returned `status`: leaves `main` (and anything left open under
-/// it) and ends the profile (a failure when `status` is not 0).
+/// it). The profile is written when the process ends ([`process_end`]),
+/// after the program's exit handlers: what they run is in it, outside
+/// `main`.
 pub fn main_return(status: c_int) {
+    let _ = status;
     let t = MAIN_TOKEN.swap(0, Ordering::AcqRel);
     if t != 0 {
         engine::exit_lenient(Token::from_bits(t));
     }
-    process_end(status != 0);
 }
 
 /// The process ends (`exit`, `_exit`, `abort`, `MPI_Finalize`, a signal

@@ -28,7 +28,8 @@ pub struct Hooks {
     pub version: *const c_char,
     /// [`super::process_begin`]; returns 1 when Dr.Hook is on.
     pub process_begin: extern "C" fn(cycles: u64, monotonic_ns: u64) -> c_int,
-    /// [`super::main_return`].
+    /// [`super::main_return`]: `main` returned (its region ends; the
+    /// profile is written by `process_end`).
     pub main_return: extern "C" fn(status: c_int),
     /// [`super::process_end`]; returns 1 when a profile was written.
     pub process_end: extern "C" fn(failure: c_int) -> c_int,

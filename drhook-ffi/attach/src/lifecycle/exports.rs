@@ -305,6 +305,11 @@ macro_rules! __fortran_mpi {
 #[doc(hidden)]
 macro_rules! __interpose_signals {
     ($p:literal, preload) => {
+        #[unsafe(export_name = concat!($p, "quick_exit"))]
+        pub extern "C" fn quick_exit(status: c_int) -> ! {
+            l::exit::quick_exit(status)
+        }
+
         #[unsafe(export_name = concat!($p, "sigaction"))]
         pub unsafe extern "C" fn sigaction(
             sig: c_int,

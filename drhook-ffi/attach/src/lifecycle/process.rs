@@ -1,6 +1,14 @@
 //! The process's events, each delivered once: to the engine (built-in
 //! monitor) first at start, last at the end, and to the registered
 //! monitors. The wrappers of the other files of this folder call these.
+//!
+//! The end is last: a process that returns from `main` or calls `exit`
+//! ends in [`at_the_very_end`], an `on_exit` handler registered before
+//! any other (so it runs after every `atexit` handler, C++ static
+//! destructor and library destructor, just before the C library's own
+//! stdio clean-up and `_exit`): their work is in the reports. Other
+//! endings (`_exit`, `abort`, `exec`, `MPI_Finalize`, a fatal signal)
+//! end at once, since nothing of the program runs after them.
 
 use std::ffi::{c_char, c_int};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -11,6 +19,11 @@ use crate::sys::tls;
 
 /// 0 before `main`, 1 running, 2 ended.
 static STATE: AtomicU8 = AtomicU8::new(0);
+/// The end's work is done (the reports written): an `_exit` on another
+/// thread waits for it rather than cut it short.
+static DONE: AtomicU8 = AtomicU8::new(0);
+/// `main` returned this status (bit 32 set), or 0.
+static RETURNED: AtomicU64 = AtomicU64::new(0);
 static START_CYCLES: AtomicU64 = AtomicU64::new(0);
 static START_NS: AtomicU64 = AtomicU64::new(0);
 
@@ -102,7 +115,61 @@ fn fini_process_slow(how: Ending) -> bool {
     }
     events::each(Events::PROCESS, |m| m.fini_process(how));
     let _ = std::panic::catch_unwind(|| engine::process_end(how));
+    DONE.store(1, Ordering::Release);
     true
+}
+
+/// Waits (at most `ms` milliseconds) for an end in progress on another
+/// thread to finish its reports: an `_exit` or a second `exit` must not cut
+/// them short.
+pub(crate) fn wait_for_the_end(ms: u64) {
+    if STATE.load(Ordering::Acquire) != 2 {
+        return;
+    }
+    let mut waited = 0;
+    while DONE.load(Ordering::Acquire) == 0 && waited < ms {
+        let ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 1_000_000,
+        };
+        // SAFETY: a valid timespec.
+        unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+        waited += 1;
+    }
+}
+
+/// `main` returned `status`: its root region ends now; the process ends
+/// at the very end ([`at_the_very_end`]), after the exit handlers.
+pub(crate) fn main_returned(status: c_int) {
+    RETURNED.store(1 << 32 | status as u32 as u64, Ordering::Release);
+    let _ = std::panic::catch_unwind(|| engine::main_returned(status));
+}
+
+/// `quick_exit(status)` was called with this status.
+static QUICK: AtomicU64 = AtomicU64::new(0);
+
+/// `quick_exit(status)` is about to run the `at_quick_exit` handlers.
+pub(crate) fn quick_exit_called(status: c_int) {
+    QUICK.store(status as u32 as u64, Ordering::Release);
+}
+
+/// The `at_quick_exit` handler registered before any other: the process
+/// ends after the program's own.
+pub(crate) extern "C" fn at_the_very_end_quick() {
+    fini_process(Ending::Exit(QUICK.load(Ordering::Acquire) as u32 as c_int));
+}
+
+/// The `on_exit` handler registered before any other (see the module
+/// documentation): the process ends after everything the program runs at
+/// its exit.
+pub(crate) extern "C" fn at_the_very_end(status: c_int, _arg: *mut std::ffi::c_void) {
+    let r = RETURNED.load(Ordering::Acquire);
+    let how = if r != 0 {
+        Ending::Return(r as u32 as c_int)
+    } else {
+        Ending::Exit(status)
+    };
+    fini_process(how);
 }
 
 /// An `exec` is about to happen: the process ends (unless it was already

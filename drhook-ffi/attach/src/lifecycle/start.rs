@@ -6,11 +6,12 @@ use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use super::process;
-use crate::events::Ending;
 use crate::real::{real_fn, slots};
 
 unsafe extern "C" {
     static mut environ: *const *const c_char;
+    fn on_exit(f: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
+    fn at_quick_exit(f: extern "C" fn()) -> c_int;
 }
 
 /// The program's `main`.
@@ -32,6 +33,9 @@ unsafe extern "C-unwind" fn main_trampoline(
         // SAFETY: stored by libc_start_main from a `fn()`.
         Some(unsafe { std::mem::transmute::<*mut (), fn()>(tools) })
     };
+    if crate::real::link_mode() {
+        register_the_end();
+    }
     process::init_process(argc, argv as *const *const c_char, tools);
     // The process start may have added to the environment (the marker the
     // children find their place by): main gets the environment as it is
@@ -44,8 +48,20 @@ unsafe extern "C-unwind" fn main_trampoline(
     let main: MainFn = unsafe { std::mem::transmute(MAIN.load(Ordering::Acquire)) };
     // SAFETY: calling the program's main with its own arguments.
     let status = unsafe { main(argc, argv, envp) };
-    process::fini_process(Ending::Return(status));
+    // The process ends after the exit handlers `__libc_start_main` now runs
+    // (`process::at_the_very_end`).
+    process::main_returned(status);
     status
+}
+
+/// Registers the handlers that end the process after the program's own
+/// (`process::at_the_very_end`, `at_the_very_end_quick`).
+fn register_the_end() {
+    // SAFETY: registering plain `extern "C"` functions with the C library.
+    unsafe {
+        on_exit(process::at_the_very_end, std::ptr::null_mut());
+        at_quick_exit(process::at_the_very_end_quick);
+    }
 }
 
 /// The real `__libc_start_main`'s type.
@@ -84,6 +100,14 @@ pub unsafe fn libc_start_main(
 ) -> c_int {
     MAIN.store(main as *mut c_void, Ordering::Release);
     TOOLS.store(tools as *mut (), Ordering::Release);
+    // Before the real `__libc_start_main` registers the loader's clean-up
+    // and runs the program's constructors: these handlers run last. Not in
+    // a static program (linked with `--wrap`), whose C library is not set
+    // up yet here: there they are registered just before `main` (and run
+    // before the destructors that the start-up registered).
+    if !crate::real::link_mode() {
+        register_the_end();
+    }
     // SAFETY: libc's own arguments, with main replaced.
     unsafe {
         real(

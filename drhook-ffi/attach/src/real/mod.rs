@@ -152,6 +152,8 @@ reals! {
     MPI_INIT_THREAD = c"MPI_Init_thread";
     /// `MPI_Finalize`.
     MPI_FINALIZE = c"MPI_Finalize";
+    /// `quick_exit`.
+    QUICK_EXIT = c"quick_exit";
     /// `sigaction`.
     SIGACTION = c"sigaction";
     /// `signal`.

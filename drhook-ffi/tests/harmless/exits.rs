@@ -1,0 +1,92 @@
+//! Exit paths (issue 22, items 10 and 11): the reports are written once,
+//! last — after the program's `atexit` handlers and destructors — and on
+//! every way a process ends.
+
+use super::harness::{Outcome, c_prog, same_everywhere};
+
+/// The I/O report's entry for the file `name` (its JSON object as text),
+/// if the report of `o`'s first process lists it.
+fn io_entry(o: &Outcome, name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(o.dir.join("drhook.io.1")).ok()?;
+    let needle = format!("/{name}\"");
+    text.split("\n    {")
+        .find(|e| e.contains(&needle))
+        .map(str::to_string)
+}
+
+fn measured(outs: &[Outcome]) -> &Outcome {
+    outs.iter().find(|o| o.config == "prof,memprof,io").unwrap()
+}
+
+/// Item 10: what the program does in its `atexit` handlers and destructors
+/// is in the reports (a 1 MiB results file written by an `atexit` handler
+/// was missing from the I/O report), whether `main` returns or calls
+/// `exit`.
+#[test]
+fn work_at_exit_is_in_the_reports() {
+    for mode in ["atexit", "exit_atexit"] {
+        let (outs, _d) = same_everywhere(
+            |d| {
+                c_prog(d, "exits", &["-pthread"]);
+            },
+            &["./exits", mode],
+            &[],
+        );
+        if !super::common::have_gcc() {
+            return;
+        }
+        assert_eq!(outs[0].stdout, "main done\n");
+        assert_eq!(outs[0].files["results.bin"].len(), 1 << 20);
+        let o = measured(&outs);
+        assert!(o.has_profile(), "{mode}: {:?}", o.drhook_files);
+        let e = io_entry(o, "results.bin")
+            .unwrap_or_else(|| panic!("{mode}: results.bin not in the I/O report"));
+        assert!(e.contains("\"write_bytes\": 1048576"), "{mode}: {e}");
+        assert!(
+            io_entry(o, "dtor.txt").is_some(),
+            "{mode}: the destructor's file"
+        );
+    }
+}
+
+/// Item 11: two threads calling `exit` at the same moment (the profile was
+/// lost in 20 of 20 runs), `quick_exit`, and `main` calling `pthread_exit`
+/// (the I/O report was lost) all end with the reports written.
+#[test]
+fn every_way_to_end_writes_the_reports() {
+    for (mode, file) in [
+        ("two_exits", None),
+        ("quick", Some("quick.txt")),
+        ("pthread_exit", Some("thread.txt")),
+    ] {
+        let runs = if mode == "two_exits" { 10 } else { 1 };
+        for _ in 0..runs {
+            let (outs, _d) = same_everywhere(
+                |d| {
+                    c_prog(d, "exits", &["-pthread"]);
+                },
+                &["./exits", mode],
+                &[],
+            );
+            if !super::common::have_gcc() {
+                return;
+            }
+            assert_eq!(outs[0].how(), "exit 0", "{mode}");
+            for o in &outs[1..] {
+                assert!(o.has_profile(), "{mode} {}: {:?}", o.config, o.drhook_files);
+            }
+            let o = measured(&outs);
+            assert!(
+                o.drhook_files.iter().any(|f| f == "drhook.io.1"),
+                "{mode}: {:?}",
+                o.drhook_files
+            );
+            if let Some(f) = file {
+                assert!(
+                    io_entry(o, f).is_some(),
+                    "{mode}: {f} not in the I/O report"
+                );
+            }
+        }
+    }
+}
