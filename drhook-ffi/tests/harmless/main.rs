@@ -13,6 +13,7 @@ mod common;
 mod harness;
 
 mod cost;
+mod descriptors;
 mod exits;
 mod launcher;
 mod signals;

@@ -3,11 +3,9 @@
 //! `aio_error`, `aio_suspend`; the queue depth.
 
 use std::ffi::c_int;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::clock::ticks;
-use super::guard;
 use super::paths::{file_index, file_of};
 use super::record::{other_event, pass_or_time, timed};
 use super::recording;
@@ -16,8 +14,18 @@ use super::table::{FILES, ROUTINES, add, bin, c};
 use crate::engine::hooks;
 use crate::sys::{errno, set_errno};
 
-/// Requests in flight: (aiocb address, issue ticks, write).
-static AIO: Mutex<Vec<(usize, u64, bool)>> = Mutex::new(Vec::new());
+/// Requests in flight, at most this many timed (more are counted, not
+/// timed).
+const IN_FLIGHT: usize = 1024;
+/// Requests in flight: the control block's address (0: a free slot), and
+/// its issue ticks shifted left once with the write bit. No lock (a `fork`
+/// child must never find one held): a slot is claimed and released by a
+/// compare-and-swap of its address.
+static AIO_CB: [AtomicUsize; IN_FLIGHT] = [const { AtomicUsize::new(0) }; IN_FLIGHT];
+static AIO_ISSUE: [AtomicU64; IN_FLIGHT] = [const { AtomicU64::new(0) }; IN_FLIGHT];
+/// Slots ever used (the scans stop there) and requests in flight.
+static AIO_SLOTS_USED: AtomicUsize = AtomicUsize::new(0);
+static AIO_QUEUE: AtomicU64 = AtomicU64::new(0);
 /// Requests, bytes, completion ticks, maximum queue depth.
 pub(super) static AIO_STATS: [AtomicU64; 6] = [const { AtomicU64::new(0) }; 6];
 pub(super) const AIO_READS: usize = 0;
@@ -26,6 +34,60 @@ pub(super) const AIO_BYTES: usize = 2;
 pub(super) const AIO_T: usize = 3;
 pub(super) const AIO_DEPTH: usize = 4;
 pub(super) const AIO_DONE: usize = 5;
+
+/// Request `cb` issued at `t0` (a control block issued again replaces its
+/// entry).
+fn issued(cb: usize, t0: u64, write: bool) {
+    let stamp = t0 << 1 | write as u64;
+    let used = AIO_SLOTS_USED.load(Ordering::Acquire);
+    for k in 0..used {
+        if AIO_CB[k].load(Ordering::Acquire) == cb {
+            AIO_ISSUE[k].store(stamp, Ordering::Release);
+            return;
+        }
+    }
+    let mut k = 0;
+    loop {
+        if k == AIO_SLOTS_USED.load(Ordering::Acquire) {
+            // No free slot below: one more (none left: not timed).
+            let Ok(n) = AIO_SLOTS_USED.fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                (u < IN_FLIGHT).then_some(u + 1)
+            }) else {
+                return;
+            };
+            k = n;
+        }
+        if AIO_CB[k]
+            .compare_exchange(0, cb, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            AIO_ISSUE[k].store(stamp, Ordering::Release);
+            let depth = AIO_QUEUE.fetch_add(1, Ordering::AcqRel) + 1;
+            AIO_STATS[AIO_DEPTH].fetch_max(depth, Ordering::Relaxed);
+            return;
+        }
+        k += 1;
+    }
+}
+
+/// Request `cb` completed: its issue ticks and whether it wrote (None:
+/// not in flight).
+fn completed(cb: usize) -> Option<(u64, bool)> {
+    let used = AIO_SLOTS_USED.load(Ordering::Acquire);
+    for k in 0..used {
+        if AIO_CB[k].load(Ordering::Acquire) == cb {
+            let stamp = AIO_ISSUE[k].load(Ordering::Acquire);
+            if AIO_CB[k]
+                .compare_exchange(cb, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                AIO_QUEUE.fetch_sub(1, Ordering::AcqRel);
+                return Some((stamp >> 1, stamp & 1 != 0));
+            }
+        }
+    }
+    None
+}
 
 /// `aio_read`, `aio_write`.
 ///
@@ -42,15 +104,7 @@ pub unsafe fn aio_submit<S: Source>(
     let r = unsafe { f(cb) };
     if r == 0 && recording() && !cb.is_null() {
         let e = errno();
-        guard(|| {
-            let mut q = AIO.lock().unwrap_or_else(|p| p.into_inner());
-            q.retain(|x| x.0 != cb as usize);
-            q.push((cb as usize, t0, write));
-            let depth = q.len() as u64;
-            if depth > AIO_STATS[AIO_DEPTH].load(Ordering::Relaxed) {
-                AIO_STATS[AIO_DEPTH].store(depth, Ordering::Relaxed);
-            }
-        });
+        issued(cb as usize, t0, write);
         AIO_STATS[if write { AIO_WRITES } else { AIO_READS }].fetch_add(1, Ordering::Relaxed);
         // SAFETY: the program's control block.
         let (fd, n) = unsafe { ((*cb).aio_fildes, (*cb).aio_nbytes) };
@@ -74,13 +128,7 @@ pub unsafe fn aio_return<S: Source>(cb: *mut libc::aiocb) -> isize {
     if recording() && !cb.is_null() {
         let e = errno();
         let t1 = ticks();
-        let found = guard(|| {
-            let mut q = AIO.lock().unwrap_or_else(|p| p.into_inner());
-            let i = q.iter().position(|x| x.0 == cb as usize)?;
-            Some(q.swap_remove(i))
-        })
-        .flatten();
-        if let Some((_, t0, write)) = found {
+        if let Some((t0, write)) = completed(cb as usize) {
             let bytes = r.max(0) as u64;
             AIO_STATS[AIO_BYTES].fetch_add(bytes, Ordering::Relaxed);
             AIO_STATS[AIO_T].fetch_add(t1.wrapping_sub(t0), Ordering::Relaxed);

@@ -18,10 +18,11 @@
 //!
 //! Whether calls are recorded is decided once, at the first interposed
 //! call, from `DR_HOOK` and `DR_HOOK_OPT` (the `io` token); otherwise each
-//! wrapper is one load, a branch and the real call. Recording is lock-free
-//! on the data path: a fixed table of descriptors (the file each refers
-//! to) and a fixed table of files, both of atomics; a lock is taken only
-//! when a file is opened (its path interned) and at the end. `errno` is
+//! wrapper is one load, a branch and the real call. Recording is lock-free:
+//! a fixed table of descriptors (the file each refers to) and a fixed table
+//! of files, both of atomics; paths are interned without a lock too, and so
+//! are the AIO requests in flight and the ancestry, so that a `fork` on
+//! another thread never leaves a child a lock it cannot take. `errno` is
 //! the real call's.
 //!
 //! Not seen: the C library's own calls to `read`/`write`/`close` from

@@ -3,17 +3,73 @@
 //! the children in `DRHOOK_IO_ANCESTRY`) and the paths of its report and
 //! trace (`<stem>.<task>` for the first process of a run,
 //! `<stem>.<task>.<command>.<pid>` for the others).
+//!
+//! No lock (a `fork` child must never find one held): the ancestry is set
+//! once per process image (before `main`, or in a `fork` child's first
+//! moments) by publishing a new, never freed value; the environment is
+//! read and written with the C library's functions, not `std::env` (whose
+//! lock another thread may hold at a `fork`).
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
-/// The ancestry of this process (`pid-command` of each ancestor under the
-/// same run, outermost first) and its own entry.
-pub(super) static ANCESTRY: Mutex<(String, String)> = Mutex::new((String::new(), String::new()));
+use crate::sys::env::env_value;
+
+/// The ancestry of this process: `pid-command` of each ancestor under the
+/// same run, outermost first, separated by `/` (`before`), and its own
+/// entry (`me`).
+pub(super) struct Ancestry {
+    pub(super) before: String,
+    pub(super) me: String,
+}
+
+static NONE: Ancestry = Ancestry {
+    before: String::new(),
+    me: String::new(),
+};
+static ANCESTRY: AtomicPtr<Ancestry> = AtomicPtr::new(std::ptr::null_mut());
+
+/// This process's ancestry (empty before `init_process`).
+pub(super) fn ancestry() -> &'static Ancestry {
+    let p = ANCESTRY.load(Ordering::Acquire);
+    // SAFETY: published values are leaked boxes, never freed.
+    if p.is_null() { &NONE } else { unsafe { &*p } }
+}
+
+/// Sets this process's ancestry (the one before stays allocated: a reader
+/// may hold it).
+pub(super) fn set_ancestry(before: String, me: String) {
+    let p = Box::into_raw(Box::new(Ancestry { before, me }));
+    ANCESTRY.store(p, Ordering::Release);
+}
 
 pub(super) const ANCESTRY_VAR: &str = "DRHOOK_IO_ANCESTRY";
 
+/// The value of environment variable `name` (empty when unset), read
+/// without a lock.
+pub(super) fn env(name: &str) -> String {
+    env_value(name.as_bytes())
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .unwrap_or_default()
+}
+
+/// Sets environment variable `name` with the C library's `setenv`
+/// (`std::env::set_var` would also take Rust's environment lock).
+///
+/// # Safety
+/// No other thread reads or writes the environment meanwhile (before
+/// `main`, or in a `fork` child's first moments).
+pub(super) unsafe fn set_env(name: &str, value: &str) {
+    let (Ok(k), Ok(v)) = (std::ffi::CString::new(name), std::ffi::CString::new(value)) else {
+        return;
+    };
+    // SAFETY: NUL-terminated strings; the caller's contract.
+    unsafe { libc::setenv(k.as_ptr(), v.as_ptr(), 1) };
+}
+
 pub(super) fn task() -> u32 {
-    let (t, _) = drhook::task::Task::from_lookup(&|k| std::env::var(k).ok());
+    let (t, _) = drhook::task::Task::from_lookup(&|k| {
+        env_value(k.as_bytes()).map(|v| String::from_utf8_lossy(v).into_owned())
+    });
     t.myproc
 }
 
@@ -21,17 +77,12 @@ pub(super) fn task() -> u32 {
 /// a run; `<stem>.<task>.<command>.<pid>` for the processes it started),
 /// in `DRHOOK_IO_DIR` or the working directory.
 pub(super) fn output_path(stem: &str) -> std::path::PathBuf {
-    let child = !ANCESTRY
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .0
-        .is_empty();
-    output_path_as(stem, child)
+    output_path_as(stem, !ancestry().before.is_empty())
 }
 
 /// [`output_path`] with the plain name (`child` false) or a child's.
 pub(super) fn output_path_as(stem: &str, child: bool) -> std::path::PathBuf {
-    let (_, me) = ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let me = &ancestry().me;
     let command = me.split_once('-').map(|x| x.1).unwrap_or_default();
     let task = task();
     let file = if !child {
@@ -39,7 +90,7 @@ pub(super) fn output_path_as(stem: &str, child: bool) -> std::path::PathBuf {
     } else {
         format!("{stem}.{task}.{command}.{}", std::process::id())
     };
-    let dir = std::env::var("DRHOOK_IO_DIR").unwrap_or_default();
+    let dir = env("DRHOOK_IO_DIR");
     if dir.is_empty() {
         std::path::PathBuf::from(&file)
     } else {
@@ -50,10 +101,10 @@ pub(super) fn output_path_as(stem: &str, child: bool) -> std::path::PathBuf {
 /// This process's ancestry, `pid-command` of each ancestor then of itself,
 /// separated by `/`.
 pub(super) fn ancestry_text() -> String {
-    let (before, me) = ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    if before.is_empty() {
-        me
+    let a = ancestry();
+    if a.before.is_empty() {
+        a.me.clone()
     } else {
-        format!("{before}/{me}")
+        format!("{}/{}", a.before, a.me)
     }
 }

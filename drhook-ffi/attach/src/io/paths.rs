@@ -1,55 +1,123 @@
 //! The files of the profile: paths interned (absolute, once per file, the
-//! opening routine recorded) under the one lock of the data path, and the
-//! descriptors the program did not open through us classified at their
-//! first use (a regular file by its path, else by kind: pipes, sockets,
-//! devices, the standard streams).
+//! opening routine recorded) in a lock-free table, and the descriptors the
+//! program did not open through us classified at their first use (a
+//! regular file by its path, else by kind: pipes, sockets, devices, the
+//! standard streams).
+//!
+//! No lock: an open runs inside the program's own locks and may be
+//! interrupted by a `fork` on another thread at any point, so a lock here
+//! would be inherited held by a child (which hung in `exit` or `exec`), or
+//! taken in the wrong order by a `pthread_atfork` handler. An entry is
+//! made whole (path, opener, whether it is traced) before its index is
+//! published by one compare-and-swap into an open-addressing table of
+//! indices by path; entries are never changed or freed.
 
-use std::collections::HashMap;
 use std::ffi::{CStr, c_int};
-use std::sync::Mutex;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
 use super::table::{FD_FILE, FILES, FileStats, MAX_FD, MAX_FILES, OTHER_FILES};
 use super::{guard, trace};
 use crate::engine::hooks;
 
-pub(super) struct Names {
-    pub(super) paths: Vec<Vec<u8>>,
-    pub(super) openers: Vec<String>,
-    by_path: HashMap<Vec<u8>, u32>,
+/// One file of the table: its path and the routine (`NAME@thread`) that
+/// opened it first. Made once, never changed or freed.
+pub(super) struct Entry {
+    pub(super) path: &'static [u8],
+    pub(super) opener: &'static str,
 }
 
-pub(super) static NAMES: Mutex<Option<Names>> = Mutex::new(None);
+static OTHER: Entry = Entry {
+    path: b"<other files>",
+    opener: "",
+};
+
+/// The entries by index (null: index 0, "other files", or not made yet).
+static ENTRIES: [AtomicPtr<Entry>; MAX_FILES] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_FILES];
+/// The next index to hand out (0 is no file, 1 "other files").
+static NEXT: AtomicU32 = AtomicU32::new(OTHER_FILES + 1);
+/// Indices by path's hash (0: empty), open addressing, at most half full.
+const SLOTS: usize = 2 * MAX_FILES;
+static BY_PATH: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
+
+/// Entry `i` (None: no such file).
+pub(super) fn entry(i: u32) -> Option<&'static Entry> {
+    if i == OTHER_FILES {
+        return Some(&OTHER);
+    }
+    let p = ENTRIES.get(i as usize)?.load(Ordering::Acquire);
+    // SAFETY: published entries are leaked boxes, never freed.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// The indices entries may have (1 up to the last handed out).
+pub(super) fn indices() -> std::ops::Range<u32> {
+    OTHER_FILES..NEXT.load(Ordering::Acquire).min(MAX_FILES as u32)
+}
+
+fn hash(path: &[u8]) -> usize {
+    // FNV-1a: short keys, no state to seed.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in path {
+        h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (h ^ (h >> 29)) as usize
+}
+
+/// A new entry for `path`, made whole before anyone can find it (None:
+/// the table is full).
+fn make(path: &[u8]) -> Option<u32> {
+    let i = NEXT
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            ((n as usize) < MAX_FILES).then_some(n + 1)
+        })
+        .ok()?;
+    let e = Box::new(Entry {
+        path: Box::leak(path.to_vec().into_boxed_slice()),
+        opener: Box::leak(current_routine().into_boxed_str()),
+    });
+    trace::classify(i, path);
+    ENTRIES[i as usize].store(Box::into_raw(e), Ordering::Release);
+    Some(i)
+}
 
 /// The file entry for `path` (interned; the opener recorded the first
 /// time).
 pub(super) fn intern(path: &[u8]) -> u32 {
-    let mut g = NAMES.lock().unwrap_or_else(|p| p.into_inner());
-    let n = g.get_or_insert_with(|| Names {
-        paths: vec![Vec::new(), b"<other files>".to_vec()],
-        openers: vec![String::new(), String::new()],
-        by_path: HashMap::new(),
-    });
-    if let Some(&i) = n.by_path.get(path) {
-        return i;
+    let mut at = hash(path) % SLOTS;
+    // The entry this call made, once it had to make one.
+    let mut made: Option<u32> = None;
+    // At most half the slots are ever used: the probe ends.
+    loop {
+        let mut i = BY_PATH[at].load(Ordering::Acquire);
+        if i == 0 {
+            let new = match made {
+                Some(n) => n,
+                None => match make(path) {
+                    Some(n) => {
+                        made = Some(n);
+                        n
+                    }
+                    None => return OTHER_FILES,
+                },
+            };
+            match BY_PATH[at].compare_exchange(0, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return new,
+                // Another thread took the slot: its entry may be this path
+                // (then the one made here stays unused, never counted).
+                Err(other) => i = other,
+            }
+        }
+        if entry(i).is_some_and(|e| e.path == path) {
+            return i;
+        }
+        at = (at + 1) % SLOTS;
     }
-    if n.paths.len() >= MAX_FILES {
-        return OTHER_FILES;
-    }
-    let i = n.paths.len() as u32;
-    n.paths.push(path.to_vec());
-    n.openers.push(current_routine());
-    n.by_path.insert(path.to_vec(), i);
-    trace::classify(i, path);
-    i
 }
 
 /// The path of entry `i` (for the trace of its opens).
-pub(super) fn path_of(i: u32) -> Vec<u8> {
-    let g = NAMES.lock().unwrap_or_else(|p| p.into_inner());
-    g.as_ref()
-        .and_then(|n| n.paths.get(i as usize).cloned())
-        .unwrap_or_default()
+pub(super) fn path_of(i: u32) -> &'static [u8] {
+    entry(i).map_or(&[], |e| e.path)
 }
 
 fn current_routine() -> String {

@@ -148,7 +148,7 @@ pub(super) fn opened(fd: c_int, path: Option<&CStr>, dirfd: c_int, flags: c_int,
         FD_END[fd as usize].store(pos, Ordering::Relaxed);
     }
     if trace::traced(i) {
-        let _ = guard(|| trace::open(fd, &path_of(i), flags, t0, t1));
+        let _ = guard(|| trace::open(fd, path_of(i), flags, t0, t1));
     }
     let f = &FILES[i as usize];
     add(f, c::OPENS, 1);

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::aio::{AIO_BYTES, AIO_DEPTH, AIO_DONE, AIO_READS, AIO_STATS, AIO_T, AIO_WRITES};
 use super::clock::{self, START_TICKS, ns_per_tick, ticks};
-use super::naming::{ANCESTRY, ANCESTRY_VAR, output_path_as, task};
-use super::paths::NAMES;
+use super::naming::{ANCESTRY_VAR, ancestry, env, output_path_as, set_ancestry, set_env, task};
+use super::paths::{entry, indices};
 use super::table::{FILES, PATH_META, ROUTINE_SLOTS, ROUTINES, RoutineBytes, c};
 use super::{enabled, guard, trace};
 use crate::engine::hooks;
@@ -26,7 +26,7 @@ impl Monitor for IoMonitor {
 
     fn init_process(&self, p: &Process<'_>) {
         let _ = guard(|| {
-            let mut before = std::env::var(ANCESTRY_VAR).unwrap_or_default();
+            let mut before = env(ANCESTRY_VAR);
             // After an `exec` the program continues the same process: it
             // takes that process's place (and report name); the image
             // before the `exec` wrote its report under a child's name.
@@ -46,8 +46,8 @@ impl Monitor for IoMonitor {
             };
             // SAFETY: before `main` (one thread) or in a fork child's
             // first moments (one thread).
-            unsafe { std::env::set_var(ANCESTRY_VAR, &next) };
-            *ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()) = (before, me);
+            unsafe { set_env(ANCESTRY_VAR, &next) };
+            set_ancestry(before, me);
         });
     }
 
@@ -91,7 +91,18 @@ pub(crate) fn register_if_enabled() {
         if register(&M).is_err() {
             diag("drhook io: no room for the I/O monitor; no I/O report");
         }
+        // SAFETY: a plain `extern "C"` function, registered once.
+        if unsafe { libc::pthread_atfork(None, None, Some(forked_child)) } != 0 {
+            diag("drhook io: pthread_atfork failed; a fork child may not trace");
+        }
     }
+}
+
+/// In every `fork` child (the I/O layer holds no lock a child could
+/// inherit held: its tables are lock-free; only the trace has state a
+/// thread may have left half made).
+extern "C" fn forked_child() {
+    trace::after_any_fork();
 }
 
 fn json_str(out: &mut String, b: &[u8]) {
@@ -151,7 +162,7 @@ fn write_report(how: Ending) {
     let npt = ns_per_tick();
     let secs = |t: u64| t as f64 * npt * 1e-9;
     let start = START_TICKS.load(Ordering::Relaxed);
-    let (before, me) = ANCESTRY.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let (before, me) = (&ancestry().before, &ancestry().me);
     let pid = std::process::id();
     let command = me
         .split_once('-')
@@ -198,69 +209,68 @@ fn write_report(how: Ending) {
         a(AIO_DEPTH)
     );
     o.push_str("  \"files\": [");
-    let names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
     let mut first = true;
-    if let Some(n) = names.as_ref() {
-        for (i, path) in n.paths.iter().enumerate().skip(1) {
-            let f = &FILES[i];
-            let v = |k: usize| f.0[k].load(Ordering::Relaxed);
-            let used = (0..c::N).any(|k| v(k) != 0);
-            if !used {
-                continue;
-            }
-            o.push_str(if first { "\n    {" } else { ",\n    {" });
-            first = false;
-            o.push_str("\"path\": ");
-            json_str(&mut o, path);
-            o.push_str(", \"opened_by\": ");
-            json_str(&mut o, n.openers[i].as_bytes());
-            routines_json(&mut o, &ROUTINES[i]);
-            for (k, name) in c::NAMES.iter().enumerate() {
-                let x = v(k);
-                match k {
-                    c::READ_T | c::WRITE_T | c::META_T | c::OPEN_T | c::CLOSE_T => {
-                        let _ = write!(o, ", \"{name}\": {:.9}", secs(x));
-                    }
-                    c::FIRST_T | c::LAST_T => {
-                        let _ = write!(
-                            o,
-                            ", \"{name}\": {:.6}",
-                            if x == 0 {
-                                0.0
-                            } else {
-                                secs(x.saturating_sub(start))
-                            }
-                        );
-                    }
-                    c::MIN_READ1 | c::MIN_WRITE1 | c::BUFSIZE1 | c::BUFMODE => {
-                        if x == 0 {
-                            let _ = write!(o, ", \"{name}\": null");
-                        } else if k == c::BUFMODE {
-                            let m = match x as c_int - 1 {
-                                libc::_IOFBF => "full",
-                                libc::_IOLBF => "line",
-                                libc::_IONBF => "none",
-                                _ => "?",
-                            };
-                            let _ = write!(o, ", \"{name}\": \"{m}\"");
-                        } else {
-                            let _ = write!(o, ", \"{name}\": {}", x - 1);
-                        }
-                    }
-                    _ => {
-                        let _ = write!(o, ", \"{name}\": {x}");
-                    }
-                }
-            }
-            for (label, at) in [("read_hist", c::HIST_READ), ("write_hist", c::HIST_WRITE)] {
-                let _ = write!(o, ", \"{label}\": [");
-                for b in 0..10 {
-                    let _ = write!(o, "{}{}", if b > 0 { ", " } else { "" }, v(at + b));
-                }
-                o.push(']');
-            }
-            o.push('}');
+    for i in indices() {
+        let Some(e) = entry(i) else { continue };
+        let i = i as usize;
+        let f = &FILES[i];
+        let v = |k: usize| f.0[k].load(Ordering::Relaxed);
+        let used = (0..c::N).any(|k| v(k) != 0);
+        if !used {
+            continue;
         }
+        o.push_str(if first { "\n    {" } else { ",\n    {" });
+        first = false;
+        o.push_str("\"path\": ");
+        json_str(&mut o, e.path);
+        o.push_str(", \"opened_by\": ");
+        json_str(&mut o, e.opener.as_bytes());
+        routines_json(&mut o, &ROUTINES[i]);
+        for (k, name) in c::NAMES.iter().enumerate() {
+            let x = v(k);
+            match k {
+                c::READ_T | c::WRITE_T | c::META_T | c::OPEN_T | c::CLOSE_T => {
+                    let _ = write!(o, ", \"{name}\": {:.9}", secs(x));
+                }
+                c::FIRST_T | c::LAST_T => {
+                    let _ = write!(
+                        o,
+                        ", \"{name}\": {:.6}",
+                        if x == 0 {
+                            0.0
+                        } else {
+                            secs(x.saturating_sub(start))
+                        }
+                    );
+                }
+                c::MIN_READ1 | c::MIN_WRITE1 | c::BUFSIZE1 | c::BUFMODE => {
+                    if x == 0 {
+                        let _ = write!(o, ", \"{name}\": null");
+                    } else if k == c::BUFMODE {
+                        let m = match x as c_int - 1 {
+                            libc::_IOFBF => "full",
+                            libc::_IOLBF => "line",
+                            libc::_IONBF => "none",
+                            _ => "?",
+                        };
+                        let _ = write!(o, ", \"{name}\": \"{m}\"");
+                    } else {
+                        let _ = write!(o, ", \"{name}\": {}", x - 1);
+                    }
+                }
+                _ => {
+                    let _ = write!(o, ", \"{name}\": {x}");
+                }
+            }
+        }
+        for (label, at) in [("read_hist", c::HIST_READ), ("write_hist", c::HIST_WRITE)] {
+            let _ = write!(o, ", \"{label}\": [");
+            for b in 0..10 {
+                let _ = write!(o, "{}{}", if b > 0 { ", " } else { "" }, v(at + b));
+            }
+            o.push(']');
+        }
+        o.push('}');
     }
     o.push_str("\n  ]\n}\n");
     // The image before an `exec` is a child's part of the process: the

@@ -9,8 +9,8 @@
 //! traceback.
 //!
 //! Cost: whether a file is traced is decided once, when its path is first
-//! seen (`regexec` under the table's lock); an operation on a file that is
-//! not traced pays one load. A traced operation walks the native stack
+//! seen (`regexec`, before its entry is published); an operation on a file
+//! that is not traced pays one load. A traced operation walks the native stack
 //! (`backtrace`, no allocation), formats its line into a stack buffer and
 //! writes it with one system call (made directly: no interposer sees it),
 //! so a line is on disk even if the process is killed. The I/O wrappers
@@ -18,7 +18,7 @@
 
 use std::ffi::{CStr, c_int};
 use std::io::Write as _;
-use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU8, Ordering};
 
 /// The variable naming the paths to trace.
 pub const VAR: &str = "DRHOOK_IO_TRACE";
@@ -28,16 +28,15 @@ pub const ECIOPROF_VAR: &str = "ECIOPROF_LLTRACE_PATHS";
 const UNDECIDED: u8 = 0;
 const OFF: u8 = 1;
 const ON: u8 = 2;
+const DECIDING: u8 = 3;
 
 /// Whether a pattern is in force.
 static STATE: AtomicU8 = AtomicU8::new(UNDECIDED);
 
-struct Pattern(std::cell::UnsafeCell<libc::regex_t>);
-// SAFETY: compiled once (under `STATE`'s decision, with the names table's
-// lock held), then only read by `regexec`, which is thread-safe.
-unsafe impl Sync for Pattern {}
-// SAFETY: all-zero bytes are a valid (unused) `regex_t`.
-static PATTERN: Pattern = Pattern(std::cell::UnsafeCell::new(unsafe { std::mem::zeroed() }));
+/// The compiled pattern (a leaked box, never freed: a `fork` child
+/// compiles its own, since the C library's `regexec` takes a lock inside
+/// the pattern that another thread of the parent may have held).
+static PATTERN: AtomicPtr<libc::regex_t> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Per file entry of the I/O table: traced or not.
 static TRACED: [AtomicU8; super::table::MAX_FILES] =
@@ -52,77 +51,85 @@ const OUT_OPENING: u8 = 1;
 const OUT_OPEN: u8 = 2;
 const OUT_FAILED: u8 = 3;
 
-/// Decides (once) whether a pattern is set and compiles it; a pattern that
-/// does not compile is reported and traces nothing.
-fn pattern_on() -> bool {
-    match STATE.load(Ordering::Acquire) {
-        ON => return true,
-        OFF => return false,
-        _ => {}
-    }
-    let value = [VAR, ECIOPROF_VAR].into_iter().find_map(|k| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(|v| (k, v))
-    });
-    let on = match value {
-        None => false,
-        Some((var, v)) => {
-            let bytes = v.into_encoded_bytes();
-            match std::ffi::CString::new(bytes) {
-                Err(_) => {
-                    crate::sys::diag(&format!("drhook io: {var} holds a NUL byte; no I/O trace"));
-                    false
-                }
-                Ok(c) => {
-                    // SAFETY: compiled once, before any reader (the caller
-                    // holds the names table's lock; STATE is published after).
-                    let r = unsafe {
-                        libc::regcomp(
-                            PATTERN.0.get(),
-                            c.as_ptr(),
-                            libc::REG_EXTENDED | libc::REG_NOSUB,
-                        )
-                    };
-                    if r != 0 {
-                        let mut msg = [0u8; 160];
-                        // SAFETY: a buffer of the given size.
-                        let n = unsafe {
-                            libc::regerror(r, PATTERN.0.get(), msg.as_mut_ptr().cast(), msg.len())
-                        };
-                        let text =
-                            String::from_utf8_lossy(&msg[..n.saturating_sub(1).min(msg.len())]);
-                        crate::sys::diag(&format!(
-                            "drhook io: {var}={:?} is not a regular expression ({text}); no I/O trace",
-                            c.to_string_lossy()
-                        ));
-                    }
-                    r == 0
+/// The compiled pattern, decided once (per process) whether a pattern is
+/// set; a pattern that does not compile is reported and traces nothing.
+/// Threads that find it being compiled wait (a `fork` child never does:
+/// [`after_any_fork`]).
+fn pattern() -> Option<*mut libc::regex_t> {
+    loop {
+        match STATE.load(Ordering::Acquire) {
+            ON => return Some(PATTERN.load(Ordering::Acquire)),
+            OFF => return None,
+            DECIDING => std::hint::spin_loop(),
+            _ => {
+                if STATE
+                    .compare_exchange(UNDECIDED, DECIDING, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    let p = compile();
+                    PATTERN.store(p, Ordering::Release);
+                    STATE.store(if p.is_null() { OFF } else { ON }, Ordering::Release);
                 }
             }
         }
+    }
+}
+
+/// The pattern of `DRHOOK_IO_TRACE` (or `ECIOPROF_LLTRACE_PATHS`)
+/// compiled (null: none, or it does not compile, which is said).
+fn compile() -> *mut libc::regex_t {
+    let value = [VAR, ECIOPROF_VAR].into_iter().find_map(|k| {
+        crate::sys::env::env_value(k.as_bytes())
+            .filter(|v| !v.is_empty())
+            .map(|v| (k, v))
+    });
+    let Some((var, v)) = value else {
+        return std::ptr::null_mut();
     };
-    STATE.store(if on { ON } else { OFF }, Ordering::Release);
-    on
+    let Ok(c) = std::ffi::CString::new(v) else {
+        crate::sys::diag(&format!("drhook io: {var} holds a NUL byte; no I/O trace"));
+        return std::ptr::null_mut();
+    };
+    // SAFETY: all-zero bytes are a valid (unused) `regex_t`.
+    let re: *mut libc::regex_t = Box::into_raw(Box::new(unsafe { std::mem::zeroed() }));
+    // SAFETY: a pattern of our own, compiled before it is published.
+    let r = unsafe { libc::regcomp(re, c.as_ptr(), libc::REG_EXTENDED | libc::REG_NOSUB) };
+    if r == 0 {
+        return re;
+    }
+    let mut msg = [0u8; 160];
+    // SAFETY: a buffer of the given size.
+    let n = unsafe { libc::regerror(r, re, msg.as_mut_ptr().cast(), msg.len()) };
+    let text = String::from_utf8_lossy(&msg[..n.saturating_sub(1).min(msg.len())]);
+    crate::sys::diag(&format!(
+        "drhook io: {var}={:?} is not a regular expression ({text}); no I/O trace",
+        c.to_string_lossy()
+    ));
+    // SAFETY: ours, never published (a failed regcomp leaves nothing to
+    // free).
+    drop(unsafe { Box::from_raw(re) });
+    std::ptr::null_mut()
 }
 
 /// A new entry `i` of the I/O table for `path` (called once per entry,
-/// with the table's lock held).
+/// before the entry is published).
 pub(crate) fn classify(i: u32, path: &[u8]) {
     let Some(t) = TRACED.get(i as usize) else {
         return;
     };
-    if !pattern_on() || path.first() == Some(&b'<') {
-        t.store(OFF, Ordering::Relaxed);
-        return;
-    }
+    let pattern = match pattern() {
+        Some(p) if path.first() != Some(&b'<') => p,
+        _ => {
+            t.store(OFF, Ordering::Relaxed);
+            return;
+        }
+    };
     let Ok(c) = std::ffi::CString::new(path) else {
         t.store(OFF, Ordering::Relaxed);
         return;
     };
-    // SAFETY: a compiled pattern (pattern_on), a NUL-terminated string.
-    let hit =
-        unsafe { libc::regexec(PATTERN.0.get(), c.as_ptr(), 0, std::ptr::null_mut(), 0) } == 0;
+    // SAFETY: a compiled pattern, a NUL-terminated string.
+    let hit = unsafe { libc::regexec(pattern, c.as_ptr(), 0, std::ptr::null_mut(), 0) } == 0;
     t.store(if hit { ON } else { OFF }, Ordering::Relaxed);
 }
 
@@ -132,6 +139,21 @@ pub(crate) fn traced(i: u32) -> bool {
     TRACED
         .get(i as usize)
         .is_some_and(|t| t.load(Ordering::Relaxed) == ON)
+}
+
+/// In every `fork` child, from a `pthread_atfork` handler (so also after
+/// the forks the lifecycle does not see: `daemon`, the C library's own):
+/// what a thread of the parent may have left half done. The pattern is
+/// compiled again at the child's next new file (the C library's `regexec`
+/// takes a lock inside the pattern, which that thread may have held); a
+/// trace file being opened is given up (no thread will finish opening it;
+/// a child the lifecycle sees then opens its own, [`after_fork_child`]).
+pub(crate) fn after_any_fork() {
+    if matches!(STATE.load(Ordering::Acquire), ON | DECIDING) {
+        STATE.store(UNDECIDED, Ordering::Release);
+    }
+    let _ =
+        OUT_STATE.compare_exchange(OUT_OPENING, OUT_FAILED, Ordering::AcqRel, Ordering::Acquire);
 }
 
 /// In a `fork` child: its trace is a file of its own, opened at its first
