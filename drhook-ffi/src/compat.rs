@@ -7,7 +7,7 @@
 
 use std::cell::RefCell;
 use std::ffi::{CString, c_char, c_int, c_longlong, c_void};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::boundary::guard;
 use crate::names;
@@ -196,9 +196,17 @@ pub unsafe extern "C" fn c_drhook_memcounter_(
 /// the reference).
 #[unsafe(no_mangle)]
 pub extern "C" fn util_walltime_() -> f64 {
-    static FIRST: OnceLock<f64> = OnceLock::new();
+    // The first call's time (bits of an f64; 0: none yet), set by one
+    // compare-and-swap (no `OnceLock`: a `fork` child must never find it
+    // being set by a thread it does not have).
+    static FIRST: AtomicU64 = AtomicU64::new(0);
     let now = clock_secs(libc::CLOCK_BOOTTIME);
-    now - *FIRST.get_or_init(|| now)
+    let first = match FIRST.compare_exchange(0, now.to_bits(), Ordering::AcqRel, Ordering::Acquire)
+    {
+        Ok(_) => now,
+        Err(bits) => f64::from_bits(bits),
+    };
+    now - first
 }
 
 fn clock_secs(id: libc::clockid_t) -> f64 {

@@ -7,8 +7,7 @@
 //! and printed as `hpm ERROR - ...` by the `hpm` crate.
 
 use std::ffi::{c_char, c_int};
-use std::sync::Once;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use hpm::libhpm;
 
@@ -30,12 +29,15 @@ fn error_count_var() -> &'static AtomicI32 {
 }
 
 fn install_error_hook() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
+    // No `Once` (a `fork` child must never find one half run): setting the
+    // hook again does nothing.
+    static DONE: AtomicBool = AtomicBool::new(false);
+    if !DONE.load(Ordering::Acquire) {
         libhpm::set_error_hook(|total, _| {
             error_count_var().store(total.min(i32::MAX as u64) as i32, Ordering::Relaxed);
         });
-    });
+        DONE.store(true, Ordering::Release);
+    }
 }
 
 /// Runs a libhpm call behind the panic boundary, with the error hook in

@@ -135,6 +135,44 @@ static WITH_FILES: Tables<4> = Tables {
 /// Serialises inserts and growth; readers never take it.
 static INSERT: Mutex<()> = Mutex::new(());
 
+/// The three locks of the name tables (inserts, the content map, the
+/// writable names' entries), held by the forking thread across every
+/// `fork`: the engine's `pthread_atfork` handlers take them before the
+/// site tables' (which an insert takes while holding them), so that a
+/// child never inherits one held by a thread it does not have.
+type ForkLocks = (
+    std::sync::MutexGuard<'static, ()>,
+    std::sync::MutexGuard<'static, Option<ContentMap>>,
+    writable::ForkLock,
+);
+struct ForkHeld(std::cell::UnsafeCell<Option<ForkLocks>>);
+// SAFETY: used only by the thread inside `fork` (glibc runs the handlers
+// on it, serialised).
+unsafe impl Sync for ForkHeld {}
+static FORK_HELD: ForkHeld = ForkHeld(std::cell::UnsafeCell::new(None));
+
+fn hold_for_fork() {
+    let i = INSERT.lock().unwrap_or_else(|p| p.into_inner());
+    let c = BY_CONTENT.lock().unwrap_or_else(|p| p.into_inner());
+    let w = writable::lock_for_fork();
+    // SAFETY: only the forking thread uses it.
+    unsafe { *FORK_HELD.0.get() = Some((i, c, w)) };
+}
+
+fn release_for_fork() {
+    // SAFETY: only the forking thread uses it.
+    drop(unsafe { (*FORK_HELD.0.get()).take() });
+}
+
+/// Has the tables' locks held across every `fork` (before any is taken).
+fn hold_across_fork() {
+    static REGISTERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !REGISTERED.load(Ordering::Acquire) {
+        drhook::hold_across_fork(hold_for_fork, release_for_fork);
+        REGISTERED.store(true, Ordering::Release);
+    }
+}
+
 /// The one-word key of a name alone: its address (user-space addresses
 /// have 48 bits) with its length in the top 16 bits. `None` for names that
 /// do not fit (they are looked up by content).
@@ -309,6 +347,7 @@ pub unsafe fn resolve(
     file: *const u8,
     file_len: usize,
 ) -> &'static Site {
+    hold_across_fork();
     // SAFETY: caller contract.
     let (name_b, file_b) = unsafe { (bytes(name, name_len), bytes(file, file_len)) };
     let cacheable = !name_b.is_empty()
@@ -391,6 +430,15 @@ pub mod writable {
         hasher: foldhash::fast::RandomState,
     }
     static ENTRIES: Mutex<Option<Interned>> = Mutex::new(None);
+
+    /// The entries' lock, held across a `fork` (see `hold_for_fork`).
+    pub(super) struct ForkLock(
+        #[allow(dead_code)] std::sync::MutexGuard<'static, Option<Interned>>,
+    );
+
+    pub(super) fn lock_for_fork() -> ForkLock {
+        ForkLock(ENTRIES.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 
     /// The first and last 8 bytes of `n` bytes at `p` (all of them, packed,
     /// when fewer than 8).
@@ -533,8 +581,9 @@ fn content_hash(h: &foldhash::fast::RandomState, name: &[u8], file: &[u8]) -> u6
 /// The site of a name (and file) by its text, with the table's copy of
 /// the name's and the file's bytes (never freed: entries are never removed
 /// and their boxed bytes do not move when the table grows).
+static BY_CONTENT: Mutex<Option<ContentMap>> = Mutex::new(None);
+
 fn by_content(name: &[u8], file: &[u8]) -> (&'static Site, &'static [u8]) {
-    static BY_CONTENT: Mutex<Option<ContentMap>> = Mutex::new(None);
     let mut g = BY_CONTENT.lock().unwrap_or_else(|p| p.into_inner());
     let map = g.get_or_insert_with(|| ContentMap {
         table: hashbrown::HashTable::new(),
@@ -667,6 +716,58 @@ pub fn is_read_only(b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Forks while another thread holds a lock (`hold`, for 300 ms) and
+    /// asserts that the child can take it (`take`, within 5 s).
+    fn assert_child_can_take(what: &str, hold: fn() -> Box<dyn std::any::Any>, take: fn()) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let g = hold();
+            tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(g);
+        });
+        rx.recv().unwrap();
+        // SAFETY: the child only takes a lock and leaves with `_exit`.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: plain calls in the child.
+            unsafe { libc::alarm(5) };
+            take();
+            // SAFETY: as above.
+            unsafe { libc::_exit(0) };
+        }
+        let mut status = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        t.join().unwrap();
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "{what}: a fork child could not take the lock a thread held (status {status:#x})"
+        );
+    }
+
+    #[test]
+    fn a_fork_child_can_take_the_name_tables_locks_a_thread_held() {
+        // The first resolution has the locks held across forks.
+        // SAFETY: a literal.
+        let _ = unsafe { resolve(b"NAMES:FORK".as_ptr(), 10, std::ptr::null(), 0) };
+        assert_child_can_take(
+            "the inserts'",
+            || Box::new(INSERT.lock().unwrap_or_else(|p| p.into_inner())),
+            || drop(INSERT.lock().unwrap_or_else(|p| p.into_inner())),
+        );
+        assert_child_can_take(
+            "the content map's",
+            || Box::new(BY_CONTENT.lock().unwrap_or_else(|p| p.into_inner())),
+            || drop(BY_CONTENT.lock().unwrap_or_else(|p| p.into_inner())),
+        );
+        assert_child_can_take(
+            "the writable names'",
+            || Box::new(writable::lock_for_fork()),
+            || drop(writable::lock_for_fork()),
+        );
+    }
 
     static LIT: &[u8] = b"NAMES:LITERAL   ";
 

@@ -104,7 +104,7 @@ pub use front::instrumented::Instrumented;
 pub use front::layer::{DrHookLayer, DrHookLayerBuilder};
 pub use front::settings::{AlreadyInitialized, Settings};
 pub use profile::write::ProfileError;
-pub use runtime::{init_signals, write_final_profile, write_profile};
+pub use runtime::{hold_across_fork, init_signals, write_final_profile, write_profile};
 pub use tree::site::{Site, registered_sites, site_for_name, site_for_span};
 
 /// Whether Dr.Hook is on (reads the environment on first use).

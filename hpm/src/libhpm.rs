@@ -7,10 +7,10 @@
 //! `hpm_error_count` — and print one `hpm ERROR - ...` line on stderr (the
 //! first [`MAX_PRINTED_ERRORS`] of them).
 
-use std::io::Write;
+use std::cell::UnsafeCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::backend::Scope;
 use crate::backend::clock::MonotonicClock;
@@ -25,7 +25,7 @@ use crate::output::aggregate::Aggregator;
 use crate::output::ascii::RenderOptions;
 use crate::report::{LocalDateTime, Report, Tool, host_name};
 use crate::sections::error::HpmError;
-use crate::sections::session::Session;
+use crate::sections::session::{Session, SessionForkLock};
 
 /// How many error messages are printed; later errors are only counted.
 pub const MAX_PRINTED_ERRORS: u64 = 100;
@@ -46,7 +46,10 @@ struct Global {
 static CURRENT: AtomicPtr<Global> = AtomicPtr::new(std::ptr::null_mut());
 static INIT_LOCK: Mutex<()> = Mutex::new(());
 static ERRORS: AtomicU64 = AtomicU64::new(0);
-static ERROR_HOOK: OnceLock<ErrorHook> = OnceLock::new();
+/// The error hook (an `ErrorHook`; null: none), set by one
+/// compare-and-swap (no `OnceLock`: a `fork` child must never find it
+/// being set by a thread it does not have).
+static ERROR_HOOK: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Called after each counted error with the new total, e.g. by a C layer to
 /// keep its `int hpm_error_count` variable current.
@@ -55,7 +58,64 @@ pub type ErrorHook = fn(total: u64, error: &HpmError);
 /// Installs the error hook (once per process); returns false if one was
 /// already installed.
 pub fn set_error_hook(hook: ErrorHook) -> bool {
-    ERROR_HOOK.set(hook).is_ok()
+    ERROR_HOOK
+        .compare_exchange(
+            std::ptr::null_mut(),
+            hook as *mut (),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_ok()
+}
+
+/// The locks held by the forking thread across a `fork` (`pthread_atfork`,
+/// registered at the first `hpmInit`), so that a child never inherits one
+/// held by a thread it does not have: the session's start and end, then
+/// the current session's sections and notices (taken, one at a time, under
+/// the first).
+struct ForkHeld(UnsafeCell<Option<(MutexGuard<'static, ()>, Option<SessionForkLock<'static>>)>>);
+// SAFETY: used only by the thread inside `fork` (glibc runs the handlers
+// on it, serialised).
+unsafe impl Sync for ForkHeld {}
+static FORK_HELD: ForkHeld = ForkHeld(UnsafeCell::new(None));
+
+extern "C" fn fork_prepare() {
+    let _ = catch_unwind(|| {
+        let init = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let session = current().map(|g| g.session.lock_for_fork());
+        // SAFETY: only the forking thread uses it.
+        unsafe { *FORK_HELD.0.get() = Some((init, session)) };
+    });
+}
+
+extern "C" fn fork_release() {
+    // SAFETY: only the forking thread uses it.
+    let _ = catch_unwind(|| drop(unsafe { (*FORK_HELD.0.get()).take() }));
+}
+
+fn register_fork_handlers() {
+    static DONE: AtomicBool = AtomicBool::new(false);
+    if !DONE.swap(true, Ordering::AcqRel) {
+        // SAFETY: plain `extern "C"` functions.
+        unsafe { libc::pthread_atfork(Some(fork_prepare), Some(fork_release), Some(fork_release)) };
+    }
+}
+
+/// Writes `text` to stderr with one `write` per piece (not through
+/// `std::io::stderr`, whose lock another thread may hold at a `fork`).
+fn to_stderr(text: &str) {
+    let mut b = text.as_bytes();
+    while !b.is_empty() {
+        // SAFETY: a valid buffer.
+        let n = unsafe { libc::write(2, b.as_ptr().cast(), b.len()) };
+        if n <= 0 {
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        b = &b[n as usize..];
+    }
 }
 
 fn current() -> Option<&'static Global> {
@@ -73,23 +133,23 @@ pub fn error_count() -> u64 {
 /// Counts and prints an error.
 pub fn report_error(e: &HpmError) {
     let n = ERRORS.fetch_add(1, Ordering::Relaxed) + 1;
-    if let Some(hook) = ERROR_HOOK.get() {
+    let hook = ERROR_HOOK.load(Ordering::Acquire);
+    if !hook.is_null() {
+        // SAFETY: only `ErrorHook` values are stored in ERROR_HOOK.
+        let hook = unsafe { std::mem::transmute::<*mut (), ErrorHook>(hook) };
         hook(n, e);
     }
     if n <= MAX_PRINTED_ERRORS {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "hpm ERROR - {e}");
+        let mut text = format!("hpm ERROR - {e}\n");
         if n == MAX_PRINTED_ERRORS {
-            let _ = writeln!(
-                err,
-                "hpm ERROR - further errors are counted but not printed"
-            );
+            text.push_str("hpm ERROR - further errors are counted but not printed\n");
         }
+        to_stderr(&text);
     }
 }
 
 fn notice(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "hpm: notice: {text}");
+    to_stderr(&format!("hpm: notice: {text}\n"));
 }
 
 fn guard(f: impl FnOnce() -> Result<(), HpmError>) {
@@ -120,6 +180,7 @@ fn with_session(f: impl FnOnce(&Session) -> Result<(), HpmError>) {
 /// the guide and only reported.
 pub fn init(task_id: i32, prog_name: &str) {
     guard(|| {
+        register_fork_handlers();
         let _lock = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         if current().is_some() {
             return Err(HpmError::AlreadyInitialized);
@@ -260,4 +321,41 @@ pub fn terminate(task_id: i32) {
         }
         Ok(())
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fork while another thread holds the session lock (`hpmInit`,
+    /// `hpmTerminate`) leaves the child a lock it can take.
+    #[test]
+    fn a_fork_child_can_take_the_init_lock_a_thread_held() {
+        register_fork_handlers();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let g = INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            tx.send(()).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(g);
+        });
+        rx.recv().unwrap();
+        // SAFETY: the child only takes a lock and leaves with `_exit`.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: plain calls in the child.
+            unsafe { libc::alarm(5) };
+            drop(INIT_LOCK.lock().unwrap_or_else(|e| e.into_inner()));
+            // SAFETY: as above.
+            unsafe { libc::_exit(0) };
+        }
+        let mut status = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        t.join().unwrap();
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child could not take the lock (status {status:#x})"
+        );
+    }
 }

@@ -53,6 +53,15 @@ struct Point {
 
 static POINTS: Mutex<Vec<Point>> = Mutex::new(Vec::new());
 
+/// The watch points' lock, held across a `fork` (the engine's
+/// `pthread_atfork` handlers) so that a child never inherits it held.
+pub(crate) struct ForkLock(#[allow(dead_code)] std::sync::MutexGuard<'static, Vec<Point>>);
+
+/// Takes the watch points' lock for a `fork` (see [`ForkLock`]).
+pub(crate) fn lock_for_fork() -> ForkLock {
+    ForkLock(POINTS.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
 /// Called when the first watch point becomes active (`runtime` turns the
 /// stampers on).
 static ON_FIRST: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();

@@ -53,7 +53,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 use tracing_core::span::{Attributes, Id};
 use tracing_core::{Metadata, Subscriber};
@@ -63,6 +63,7 @@ use tracing_subscriber::registry::LookupSpan;
 use super::settings::Settings;
 use super::span_table;
 use crate::engine;
+use crate::runtime::ForkHeld;
 use crate::setup::MODE;
 use crate::tree::bits;
 use crate::tree::site::{Site, site_for_span};
@@ -155,6 +156,29 @@ static CACHE: [CacheSlot; 1 << CACHE_LOG2] = [const {
 /// Also serialises the filling of `CACHE`.
 static CACHE_OVERFLOW: Mutex<Option<HashMap<usize, &'static Site>>> = Mutex::new(None);
 
+/// `CACHE_OVERFLOW` locked. It is held across every `fork` (the engine's
+/// handlers), from before its first use, taken before the site tables'
+/// (it is held while a site is interned).
+fn cache_overflow() -> std::sync::MutexGuard<'static, Option<HashMap<usize, &'static Site>>> {
+    static REGISTERED: AtomicBool = AtomicBool::new(false);
+    if !REGISTERED.load(Ordering::Acquire) {
+        crate::runtime::hold_across_fork(hold_for_fork, release_for_fork);
+        REGISTERED.store(true, Ordering::Release);
+    }
+    CACHE_OVERFLOW.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+static HELD: ForkHeld<std::sync::MutexGuard<'static, Option<HashMap<usize, &'static Site>>>> =
+    ForkHeld::new();
+
+fn hold_for_fork() {
+    HELD.hold(CACHE_OVERFLOW.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
+fn release_for_fork() {
+    HELD.release();
+}
+
 #[inline(always)]
 fn cache_slot(key: usize) -> &'static CacheSlot {
     &CACHE[(key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) as usize >> (64 - CACHE_LOG2)]
@@ -180,7 +204,7 @@ fn site_of_slow(
     slot: &CacheSlot,
     with_target: bool,
 ) -> &'static Site {
-    let mut overflow = CACHE_OVERFLOW.lock().unwrap_or_else(|e| e.into_inner());
+    let mut overflow = cache_overflow();
     let current = slot.key.load(Ordering::Acquire);
     if current == key {
         // SAFETY: as in `site_of`.
@@ -297,5 +321,20 @@ where
     fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
         // (Nothing to remove when Dr.Hook is off: no span was registered.)
         span_table::remove(id.into_u64());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fork_child_can_take_the_cache_lock_a_thread_held() {
+        drop(cache_overflow());
+        crate::runtime::assert_child_can_take(
+            "the tracing layer's cache",
+            || Box::new(cache_overflow()),
+            || drop(cache_overflow()),
+        );
     }
 }

@@ -19,8 +19,9 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
+use crate::runtime::ForkHeld;
 use crate::tree::site::Site;
 use crate::tree::spans::SpanState;
 
@@ -66,7 +67,24 @@ fn bucket(id: u64) -> &'static Bucket {
 }
 
 fn overflow() -> std::sync::MutexGuard<'static, Option<Overflow>> {
+    // Held across every `fork` (the engine's handlers), from before its
+    // first use.
+    static REGISTERED: AtomicBool = AtomicBool::new(false);
+    if !REGISTERED.load(Ordering::Acquire) {
+        crate::runtime::hold_across_fork(hold_for_fork, release_for_fork);
+        REGISTERED.store(true, Ordering::Release);
+    }
     OVERFLOW.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+static HELD: ForkHeld<std::sync::MutexGuard<'static, Option<Overflow>>> = ForkHeld::new();
+
+fn hold_for_fork() {
+    HELD.hold(OVERFLOW.lock().unwrap_or_else(|e| e.into_inner()));
+}
+
+fn release_for_fork() {
+    HELD.release();
 }
 
 impl Slot {
@@ -190,6 +208,16 @@ fn remove_other(b: &'static Bucket, id: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fork_child_can_take_the_overflow_lock_a_thread_held() {
+        drop(overflow());
+        crate::runtime::assert_child_can_take(
+            "the span table's overflow",
+            || Box::new(overflow()),
+            || drop(overflow()),
+        );
+    }
 
     static S: Site = Site::new("span_table::test", file!(), line!());
 

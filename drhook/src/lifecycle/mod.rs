@@ -22,8 +22,7 @@ mod threads;
 
 use std::ffi::c_int;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 use crate::engine::{self, Token};
 use crate::setup;
@@ -201,7 +200,9 @@ pub fn mpi_init(rank: u32, size: u32) {
 /// Before an `exec`: whether this process was its task's main process,
 /// and the profile written for the `exec` (removed again if it fails: the
 /// process goes on and writes it at its real end, under its own name).
-static EXEC_STATE: Mutex<Option<(bool, Option<PathBuf>)>> = Mutex::new(None);
+/// (No lock: a `fork` child must never find one held; one pointer,
+/// swapped.)
+static EXEC_STATE: AtomicPtr<(bool, Option<PathBuf>)> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Just before an `exec` that may succeed: the program this process is
 /// becoming takes over its role (its main process's profile name), so the
@@ -224,8 +225,13 @@ pub fn exec_begin() -> Option<String> {
     } else {
         crate::profile::write::end_profile(false)
     };
-    if let Ok(mut s) = EXEC_STATE.lock() {
-        *s = Some((was_main, written));
+    let old = EXEC_STATE.swap(
+        Box::into_raw(Box::new((was_main, written))),
+        Ordering::AcqRel,
+    );
+    if !old.is_null() {
+        // SAFETY: a box of ours, taken out of the slot by the swap.
+        drop(unsafe { Box::from_raw(old) });
     }
     Some(format!("DRHOOK_PROCESS_TREE={}", m.format()))
 }
@@ -234,9 +240,12 @@ pub fn exec_begin() -> Option<String> {
 /// process keeps its role, its profile stays open, and a profile written
 /// for the `exec` under another name is removed.
 pub fn exec_failed() {
-    let Some((was_main, written)) = EXEC_STATE.lock().ok().and_then(|mut s| s.take()) else {
+    let p = EXEC_STATE.swap(std::ptr::null_mut(), Ordering::AcqRel);
+    if p.is_null() {
         return;
-    };
+    }
+    // SAFETY: a box of ours, taken out of the slot by the swap.
+    let (was_main, written) = *unsafe { Box::from_raw(p) };
     crate::profile::write::reopen();
     setup::set_main(was_main);
     if was_main && let Some(p) = written {

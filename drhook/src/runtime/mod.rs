@@ -6,9 +6,14 @@
 
 mod fork;
 
+#[cfg(feature = "tracing")]
+pub(crate) use fork::ForkHeld;
+#[cfg(test)]
+pub(crate) use fork::assert_child_can_take;
+pub use fork::hold_across_fork;
 pub(crate) use fork::is_fresh_child;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::config::process::{command_name, decide};
 use crate::config::{ClockChoice, Config, env};
@@ -40,6 +45,7 @@ pub(crate) fn engine() -> Option<&'static Engine> {
 #[inline(never)]
 fn init() -> u32 {
     let e = ENGINE.get_or_init(|| {
+        let _starting = fork::starting();
         // Off, no other variable is read: every process the preload
         // library enters starts the engine, most of them with Dr.Hook off.
         if crate::config::parse_switch(env::process_env(env::DR_HOOK).as_deref()) {
@@ -58,6 +64,7 @@ fn init() -> u32 {
 pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> bool {
     let mut ours = false;
     let e = ENGINE.get_or_init(|| {
+        let _starting = fork::starting();
         ours = true;
         build(Config::from_os_lookup(lookup))
     });
@@ -260,7 +267,6 @@ fn build(config: Config) -> Engine {
             );
         }
         crate::crash::signals::install(&engine.config, first);
-        fork::register();
     }
     engine
 }
@@ -273,9 +279,31 @@ pub(crate) fn config() -> &'static Config {
     if c.enabled {
         return c;
     }
-    // Off, the engine read only DR_HOOK; the rest when asked for.
-    static FULL: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
-    FULL.get_or_init(|| Config::from_os_lookup(&env::process_env_os))
+    // Off, the engine read only DR_HOOK; the rest when asked for, published
+    // by one compare-and-swap (no `OnceLock`: a `fork` child must never find
+    // it being initialised by a thread it does not have).
+    static FULL: AtomicPtr<Config> = AtomicPtr::new(std::ptr::null_mut());
+    let p = FULL.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: published configurations are leaked, never freed.
+        return unsafe { &*p };
+    }
+    let new = Box::into_raw(Box::new(Config::from_os_lookup(&env::process_env_os)));
+    match FULL.compare_exchange(
+        std::ptr::null_mut(),
+        new,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        // SAFETY: leaked, never freed.
+        Ok(_) => unsafe { &*new },
+        Err(first) => {
+            // SAFETY: ours, never published.
+            drop(unsafe { Box::from_raw(new) });
+            // SAFETY: leaked, never freed.
+            unsafe { &*first }
+        }
+    }
 }
 
 fn announce(e: &Engine) {

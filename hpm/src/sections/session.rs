@@ -106,6 +106,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A session's locks held across a `fork` ([`Session::lock_for_fork`]).
+pub struct SessionForkLock<'a> {
+    _slots: Vec<MutexGuard<'a, Option<Box<SectionState>>>>,
+    _notices: MutexGuard<'a, Vec<String>>,
+}
+
 /// Result of [`Session::terminate`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionResult {
@@ -142,6 +148,17 @@ impl Session {
             started_ns,
             terminated: AtomicBool::new(false),
             notices: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Every lock of the session (its sections', then its notices'), for
+    /// the forking thread to hold across a `fork` so that a child never
+    /// inherits one held; none is held while another is taken, so the
+    /// order is free.
+    pub fn lock_for_fork(&self) -> SessionForkLock<'_> {
+        SessionForkLock {
+            _slots: self.slots.iter().map(|s| lock(&s.state)).collect(),
+            _notices: lock(&self.notices),
         }
     }
 

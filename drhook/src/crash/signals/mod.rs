@@ -69,6 +69,14 @@ const NSIG: usize = 65;
 
 static CAUGHT: [AtomicBool; NSIG] = [const { AtomicBool::new(false) }; NSIG];
 static INSTALL_LOCK: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+/// The installation's lock, held across a `fork` (the engine's
+/// `pthread_atfork` handlers) so that a child never inherits it held.
+pub(crate) struct ForkLock(#[allow(dead_code)] std::sync::MutexGuard<'static, bool>);
+
+/// Takes the installation's lock for a `fork` (see [`ForkLock`]).
+pub(crate) fn lock_for_fork() -> ForkLock {
+    ForkLock(INSTALL_LOCK.lock().unwrap_or_else(|p| p.into_inner()))
+}
 /// Set (after the handlers) once `install` has installed them.
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 static NOPROP: AtomicBool = AtomicBool::new(false);
