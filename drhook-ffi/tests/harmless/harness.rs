@@ -104,11 +104,20 @@ fn files_of(dir: &Path) -> (BTreeMap<String, Vec<u8>>, Vec<String>) {
 /// The command line of `argv` under `config` (`drhook run --opt <opts> --`
 /// in front when measured).
 pub fn command(config: Option<&str>, argv: &[&str]) -> Command {
-    let mut cmd = match config {
+    match config {
+        None => command_with(None, argv),
+        Some(opts) => command_with(Some(&["--opt", opts]), argv),
+    }
+}
+
+/// The command line of `argv`, plainly (`None`) or under `drhook run
+/// <run_args> --`.
+pub fn command_with(run_args: Option<&[&str]>, argv: &[&str]) -> Command {
+    let mut cmd = match run_args {
         None => Command::new(argv[0]),
-        Some(opts) => {
+        Some(args) => {
             let mut c = Command::new(common::drhook_exe());
-            c.args(["run", "--opt", opts, "--", argv[0]]);
+            c.arg("run").args(args).args(["--", argv[0]]);
             c
         }
     };
@@ -127,9 +136,29 @@ pub fn command(config: Option<&str>, argv: &[&str]) -> Command {
 
 /// Runs `argv` in `dir` under `config` with `env` added.
 pub fn run(dir: &Path, config: Option<&str>, argv: &[&str], env: &[(&str, &str)]) -> Outcome {
-    let mut cmd = command(config, argv);
+    match config {
+        None => run_with(dir, None, argv, env),
+        Some(opts) => Outcome {
+            config: opts.to_string(),
+            ..run_with(dir, Some(&["--opt", opts]), argv, env)
+        },
+    }
+}
+
+/// Runs `argv` in `dir` plainly (`None`) or under `drhook run <run_args>`
+/// with `env` added; the outcome's configuration is the arguments.
+pub fn run_with(
+    dir: &Path,
+    run_args: Option<&[&str]>,
+    argv: &[&str],
+    env: &[(&str, &str)],
+) -> Outcome {
+    let mut cmd = command_with(run_args, argv);
     cmd.envs(env.iter().copied());
-    run_command(dir, config, cmd)
+    Outcome {
+        config: run_args.map_or_else(|| "plain".to_string(), |a| a.join(" ")),
+        ..run_command(dir, None, cmd)
+    }
 }
 
 /// Runs `cmd` (made by [`command`]) in `dir`, stdin `/dev/null`, and

@@ -10,7 +10,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Raw, Software};
@@ -156,10 +156,7 @@ impl PerfBackend {
                 members.push(Member::Plain(counter));
             }
         }
-        // SAFETY: the raw fd belongs to `group`, which is alive for this whole
-        // statement; `try_clone_to_owned` dup()s it, so `reader` owns its own fd.
-        let reader = unsafe { BorrowedFd::borrow_raw(group.as_counter().as_raw_fd()) }
-            .try_clone_to_owned()
+        let reader = dup_high(group.as_counter().as_raw_fd())
             .map(File::from)
             .map_err(|e| OpenError::from_io("", &e))?;
         let mut g = PerfGroup {
@@ -175,6 +172,69 @@ impl PerfBackend {
         }
         Ok(Box::new(g))
     }
+}
+
+/// A duplicate of `fd` (the group's leader) for the reads, placed high and
+/// close-on-exec, as the preload library places its own descriptors: at
+/// or above the soft `RLIMIT_NOFILE` (raised for the instant of the
+/// `fcntl`, then put back) when the hard limit allows and the soft one is
+/// at most 4096, else just below min(soft limit, 4096). It never takes a
+/// number the program could get (or, in the second case, only one it
+/// reaches last), so a program that closes its descriptors and opens files
+/// again (`close_range`, a close loop) does not get its number, and a
+/// `read(2)` of the counters never reads the program's file. A system call
+/// directly: the preload library's `fcntl` wrapper does not see it. (The
+/// events' own descriptors belong to `perf-event2`'s counters, which take
+/// no other number; the reads do not use them.)
+fn dup_high(fd: RawFd) -> io::Result<OwnedFd> {
+    const CEILING: libc::rlim_t = 4096;
+    const ROOM: libc::rlim_t = 1024;
+    let dup = |min: libc::rlim_t| {
+        // SAFETY: fcntl on a live descriptor; the system call directly.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_fcntl,
+                fd,
+                libc::F_DUPFD_CLOEXEC,
+                min as libc::c_int,
+            )
+        };
+        r as RawFd
+    };
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a valid pointer.
+    let mut new = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+        -1
+    } else {
+        dup(0)
+    };
+    let (soft, hard) = (lim.rlim_cur, lim.rlim_max);
+    if new < 0 && soft <= CEILING && (hard == libc::RLIM_INFINITY || hard >= soft + ROOM) {
+        let raised = libc::rlimit {
+            rlim_cur: soft + ROOM,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: valid pointers; the limit is put back at once.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            new = dup(soft);
+            // SAFETY: as above.
+            unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+        }
+    }
+    if new < 0 {
+        new = dup(soft.min(CEILING).saturating_sub(64).max(3));
+    }
+    if new < 0 {
+        new = dup(0);
+    }
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor of ours.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
 }
 
 fn word(buf: &[u8], i: usize) -> u64 {

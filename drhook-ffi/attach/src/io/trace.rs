@@ -9,16 +9,29 @@
 //! traceback.
 //!
 //! Cost: whether a file is traced is decided once, when its path is first
-//! seen (`regexec`, before its entry is published); an operation on a file
-//! that is not traced pays one load. A traced operation walks the native stack
-//! (`backtrace`, no allocation), formats its line into a stack buffer and
-//! writes it with one system call (made directly: no interposer sees it),
+//! seen (`regexec`, before its entry is published); an operation on a
+//! file that is not traced pays one load. A traced operation walks the
+//! native stack (`backtrace`, no allocation), formats its line into a
+//! stack buffer, checks the trace's descriptor (one `fstat`) and writes
+//! the line with one system call (made directly: no interposer sees it),
 //! so a line is on disk even if the process is killed. The I/O wrappers
 //! call it under their guard bit: nothing it does is recorded.
+//!
+//! The program's descriptors are the program's: the trace's is placed high
+//! (`sys::fd::place_high`: out of the numbers the program gets, not
+//! counted against its limit where the hard limit allows), close-on-exec,
+//! and written only while it still refers to the trace file (its device
+//! and inode, checked before each operation's lines). A program that
+//! closes its descriptors (`closefrom`, `close_range`, a close loop) gets
+//! the trace reopened in append mode, with a `#reopened` line; if it
+//! cannot be, the trace stops there with one message. (Between the check
+//! and the write the program could still close the descriptor and open a
+//! file that gets its number: the number is high, and the window one
+//! system call.)
 
 use std::ffi::{CStr, c_int};
 use std::io::Write as _;
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU8, AtomicU64, Ordering};
 
 /// The variable naming the paths to trace.
 pub const VAR: &str = "DRHOOK_IO_TRACE";
@@ -42,14 +55,22 @@ static PATTERN: AtomicPtr<libc::regex_t> = AtomicPtr::new(std::ptr::null_mut());
 static TRACED: [AtomicU8; super::table::MAX_FILES] =
     [const { AtomicU8::new(0) }; super::table::MAX_FILES];
 
-/// The trace file's descriptor (-1: not open); `OPENING` guards its
-/// creation.
+/// The trace file's descriptor (-1: not open), placed high
+/// (`sys::fd::place_high`); `OPENING` guards its creation and its
+/// reopening.
 static OUT: AtomicI32 = AtomicI32::new(-1);
 static OUT_STATE: AtomicU8 = AtomicU8::new(0);
 const OUT_NONE: u8 = 0;
 const OUT_OPENING: u8 = 1;
 const OUT_OPEN: u8 = 2;
 const OUT_FAILED: u8 = 3;
+/// The trace file's identity (device, inode): the descriptor is written
+/// only while it still refers to it.
+static OUT_DEV: AtomicU64 = AtomicU64::new(0);
+static OUT_INO: AtomicU64 = AtomicU64::new(0);
+/// The trace file's absolute path (a leaked C string; null: none yet), to
+/// reopen it.
+static OUT_PATH: AtomicPtr<std::ffi::c_char> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The compiled pattern, decided once (per process) whether a pattern is
 /// set; a pattern that does not compile is reported and traces nothing.
@@ -160,7 +181,7 @@ pub(crate) fn after_any_fork() {
 /// traced operation (the parent's descriptor is closed here).
 pub(crate) fn after_fork_child() {
     let fd = OUT.swap(-1, Ordering::AcqRel);
-    if fd >= 0 {
+    if fd >= 0 && is_ours(fd) {
         // SAFETY: our own descriptor, inherited by the child.
         unsafe { libc::syscall(libc::SYS_close, fd) };
     }
@@ -186,28 +207,88 @@ pub(crate) fn before_exec() {
     }
 }
 
-fn raw_write(fd: c_int, b: &[u8]) {
+/// Writes all of `b` to `fd` with the system call directly (no
+/// interposer, ours included, sees the trace's own writes; SIGXFSZ and
+/// SIGPIPE held); the error number of a failure.
+fn raw_write(fd: c_int, b: &[u8]) -> Result<(), c_int> {
     let _held = drhook::__private::OwnWrites::hold();
     let mut off = 0;
     while off < b.len() {
-        // SAFETY: a valid buffer; the system call directly, so that no
-        // interposer (ours included) sees the trace's own writes.
+        // SAFETY: a valid buffer.
         let n = unsafe { libc::syscall(libc::SYS_write, fd, b[off..].as_ptr(), b.len() - off) };
         if n <= 0 {
-            if n < 0 && std::io::Error::last_os_error().raw_os_error().unwrap_or(0) == libc::EINTR {
+            let e = crate::sys::errno();
+            if n < 0 && e == libc::EINTR {
                 continue;
             }
-            return;
+            return Err(e);
         }
         off += n as usize;
     }
+    Ok(())
 }
 
-/// The trace file, created at the first traced operation with its header.
+/// Whether descriptor `fd` still refers to the trace file (the program
+/// may have closed it — `closefrom`, `close_range`, a close loop — and
+/// its number may now be one of the program's files).
+fn is_ours(fd: c_int) -> bool {
+    crate::sys::fd::identity(fd)
+        == Some((
+            OUT_DEV.load(Ordering::Acquire),
+            OUT_INO.load(Ordering::Acquire),
+        ))
+}
+
+/// Keeps `fd` as the trace's descriptor: placed high, its file's identity
+/// recorded.
+fn keep(fd: c_int) -> c_int {
+    let fd = crate::sys::fd::place_high(fd);
+    let (dev, ino) = crate::sys::fd::identity(fd).unwrap_or((0, 0));
+    OUT_DEV.store(dev, Ordering::Release);
+    OUT_INO.store(ino, Ordering::Release);
+    fd
+}
+
+/// Writes `b` (whole lines) to the trace: created at the first traced
+/// operation; its descriptor checked before each write (one `fstat`) and
+/// the file reopened in append mode when the program closed it.
+fn emit(b: &[u8]) {
+    // A write that finds the descriptor closed since the check: once more,
+    // the check then reopens.
+    for _ in 0..2 {
+        let Some(fd) = out() else { return };
+        match raw_write(fd, b) {
+            Err(libc::EBADF) => continue,
+            _ => return,
+        }
+    }
+}
+
+/// The trace's descriptor, checked: the trace file created at the first
+/// traced operation, reopened when the program closed its descriptor (None:
+/// no trace).
 fn out() -> Option<c_int> {
     loop {
         match OUT_STATE.load(Ordering::Acquire) {
-            OUT_OPEN => return Some(OUT.load(Ordering::Acquire)),
+            OUT_OPEN => {
+                let fd = OUT.load(Ordering::Acquire);
+                if is_ours(fd) {
+                    return Some(fd);
+                }
+                if OUT_STATE
+                    .compare_exchange(OUT_OPEN, OUT_OPENING, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    // Another thread may have reopened it meanwhile.
+                    let now = OUT.load(Ordering::Acquire);
+                    let fd = if is_ours(now) { now } else { reopen() };
+                    OUT.store(fd, Ordering::Release);
+                    OUT_STATE.store(
+                        if fd >= 0 { OUT_OPEN } else { OUT_FAILED },
+                        Ordering::Release,
+                    );
+                }
+            }
             OUT_FAILED => return None,
             OUT_OPENING => std::hint::spin_loop(),
             _ => {
@@ -227,9 +308,52 @@ fn out() -> Option<c_int> {
     }
 }
 
+/// Opens the trace file again in append mode, after the program closed
+/// its descriptor (the number is left alone: it may be the program's now);
+/// -1, said once, if it cannot: the trace stops there.
+fn reopen() -> c_int {
+    let path = OUT_PATH.load(Ordering::Acquire);
+    let fd = if path.is_null() {
+        -1
+    } else {
+        // SAFETY: a leaked C string; the system call directly (not ours).
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_openat,
+                libc::AT_FDCWD,
+                path,
+                libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
+                0o644,
+            )
+        };
+        r as c_int
+    };
+    let shown = if path.is_null() {
+        String::new()
+    } else {
+        // SAFETY: as above.
+        unsafe { CStr::from_ptr(path) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    if fd < 0 {
+        crate::sys::diag(&format!(
+            "drhook io: the program closed the I/O trace's descriptor and '{shown}' cannot be \
+             opened again ({}); the I/O trace stops here",
+            std::io::Error::from_raw_os_error(crate::sys::errno())
+        ));
+        return -1;
+    }
+    let fd = keep(fd);
+    let _ = raw_write(fd, b"#reopened!the program closed the trace's descriptor\n");
+    fd
+}
+
 fn create() -> c_int {
     let path = super::naming::output_path("drhook.iotrace");
-    let Ok(c) = std::ffi::CString::new(path.clone().into_os_string().into_encoded_bytes()) else {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let Ok(c) = std::ffi::CString::new(cwd.join(&path).into_os_string().into_encoded_bytes())
+    else {
         return -1;
     };
     // SAFETY: a NUL-terminated path; the system call directly (not ours).
@@ -246,19 +370,20 @@ fn create() -> c_int {
         crate::sys::diag(&format!(
             "drhook io: cannot create the I/O trace '{}' ({}); no I/O trace",
             path.display(),
-            std::io::Error::from_raw_os_error(
-                std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-            )
+            std::io::Error::from_raw_os_error(crate::sys::errno())
         ));
         return -1;
     }
+    let fd = keep(fd);
+    // The path of this process's trace (one per process image: a `fork`
+    // child makes its own; the one before stays allocated).
+    OUT_PATH.store(c.into_raw(), Ordering::Release);
     let realtime = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
     let since_start =
         super::clock::mono_ns().saturating_sub(super::clock::start_ns()) as f64 * 1e-9;
-    let cwd = std::env::current_dir().unwrap_or_default();
     let header = format!(
         "#drhook-iotrace!1\n#program!{}\n#pid!{}!ppid!{}\n#ancestry!{}\n#cwd!{}\n#timebase!{:.6}\n\
          #fields!t_us!dur_us!op!fd!bytes!offset!calling-tree!caller\n\
@@ -270,7 +395,7 @@ fn create() -> c_int {
         cwd.display(),
         realtime - since_start,
     );
-    raw_write(fd, header.as_bytes());
+    let _ = raw_write(fd, header.as_bytes());
     fd
 }
 
@@ -278,7 +403,9 @@ fn create() -> c_int {
 /// `bytes` moved (-1: failed), at `offset` (None: the descriptor's), over
 /// the ticks `t0..t1`.
 pub(crate) fn op(op: u8, fd: c_int, bytes: isize, offset: Option<u64>, t0: u64, t1: u64) {
-    let Some(out) = out() else { return };
+    if OUT_STATE.load(Ordering::Acquire) == OUT_FAILED {
+        return;
+    }
     let mut buf = [0u8; 2048];
     let mut w = std::io::Cursor::new(&mut buf[..]);
     line_start(&mut w, op, fd, t0, t1);
@@ -287,19 +414,21 @@ pub(crate) fn op(op: u8, fd: c_int, bytes: isize, offset: Option<u64>, t0: u64, 
         Some(o) => write!(w, "{o}!"),
         None => write!(w, "-!"),
     };
-    line_end(&mut w, out);
+    line_end(&mut w);
 }
 
 /// A traced open: the path (in the bytes field), the flags (in the
 /// offset field), then the native traceback of the open.
 pub(crate) fn open(fd: c_int, path: &[u8], flags: c_int, t0: u64, t1: u64) {
-    let Some(out) = out() else { return };
+    if OUT_STATE.load(Ordering::Acquire) == OUT_FAILED {
+        return;
+    }
     let mut buf = [0u8; 4096];
     let mut w = std::io::Cursor::new(&mut buf[..]);
     line_start(&mut w, b'o', fd, t0, t1);
     escaped(&mut w, path);
     let _ = write!(w, "!{flags:#o}!");
-    line_end(&mut w, out);
+    line_end(&mut w);
     let mut w = std::io::Cursor::new(&mut buf[..]);
     let _ = w.write_all(b"#trcbk_open!");
     escaped(&mut w, path);
@@ -311,7 +440,7 @@ pub(crate) fn open(fd: c_int, path: &[u8], flags: c_int, t0: u64, t1: u64) {
         n += 1;
         n < 32
     });
-    finish_line(&mut w, out);
+    finish_line(&mut w);
 }
 
 fn line_start(w: &mut std::io::Cursor<&mut [u8]>, op: u8, fd: c_int, t0: u64, t1: u64) {
@@ -324,7 +453,7 @@ fn line_start(w: &mut std::io::Cursor<&mut [u8]>, op: u8, fd: c_int, t0: u64, t1
     let _ = write!(w, "{t_us:.3}!{:.3}!{}!{fd}!", dur_ns / 1e3, op as char);
 }
 
-fn line_end(w: &mut std::io::Cursor<&mut [u8]>, out: c_int) {
+fn line_end(w: &mut std::io::Cursor<&mut [u8]>) {
     let mut tree = [0u8; 1024];
     let n = (crate::engine::hooks().current_path)(tree.as_mut_ptr(), tree.len()).min(tree.len());
     escaped(w, &tree[..n]);
@@ -334,20 +463,20 @@ fn line_end(w: &mut std::io::Cursor<&mut [u8]>, out: c_int) {
         location(w, ip);
         false
     });
-    finish_line(w, out);
+    finish_line(w);
 }
 
 /// Ends the line in `w` with a newline (in place of its last byte when
 /// the buffer is full: a long line is cut, never run into the next) and
 /// writes it.
-fn finish_line(w: &mut std::io::Cursor<&mut [u8]>, out: c_int) {
+fn finish_line(w: &mut std::io::Cursor<&mut [u8]>) {
     let _ = w.write_all(b"\n");
     let len = (w.position() as usize).min(w.get_ref().len());
     let buf = &mut w.get_mut()[..len];
     if let Some(last) = buf.last_mut() {
         *last = b'\n';
     }
-    raw_write(out, buf);
+    emit(buf);
 }
 
 /// Bytes with `!`, `\` and control bytes as `\xNN` (one field, one line).

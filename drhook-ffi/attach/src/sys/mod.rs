@@ -1,12 +1,14 @@
 //! Layer 1 of the crate: what every other part uses and that uses nothing
 //! of the layer — the per-thread words and their guard bits ([`tls`]),
 //! messages written without allocating (`diag`), `errno`, the clocks
-//! ([`clock`]), the environment read without allocating ([`env`]) and the
+//! ([`clock`]), the environment read without allocating ([`env`]), the
+//! layer's own descriptors kept out of the program's way (`fd`) and the
 //! object a code address belongs to (`object_base`).
 
 pub mod clock;
 pub(crate) mod diag;
 pub(crate) mod env;
+pub(crate) mod fd;
 pub mod tls;
 
 pub(crate) use diag::{diag, diag_name};
