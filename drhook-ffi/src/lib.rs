@@ -42,5 +42,11 @@ pub mod switch;
 // libdrhook itself exports none (see drhook-attach).
 #[cfg(drhook_attach = "preload")]
 drhook_attach::interpose!(preload);
+
+/// The preload and wrap libraries keep Dr.Hook's own data out of the
+/// program's `malloc` heap (`drhook_attach::sys::heap`).
+#[cfg(any(drhook_attach = "preload", drhook_attach = "wrap"))]
+#[global_allocator]
+static DRHOOK_HEAP: drhook_attach::sys::heap::Heap = drhook_attach::sys::heap::Heap;
 #[cfg(drhook_attach = "wrap")]
 drhook_attach::interpose!(wrap);

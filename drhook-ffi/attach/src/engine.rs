@@ -222,3 +222,16 @@ pub(crate) fn signal_action(
     }
     (hooks().signal_action)(sig, act, old)
 }
+
+/// Runs `f` as the layer's own work: its allocations and I/O are not the
+/// program's (the monitors' events: the environment set for the children,
+/// the I/O report).
+pub(crate) fn own_work<R>(f: impl FnOnce() -> R) -> R {
+    if !on() {
+        return unrecorded(f);
+    }
+    (hooks().own_work)(1);
+    let r = unrecorded(f);
+    (hooks().own_work)(0);
+    r
+}

@@ -15,5 +15,6 @@ mod harness;
 mod cost;
 mod descriptors;
 mod exits;
+mod heap;
 mod launcher;
 mod signals;

@@ -253,4 +253,21 @@ pub fn exec_failed() {
     }
 }
 
+/// The layer's own work on the calling thread begins (`true`) or ends:
+/// what it allocates and reads or writes in between (the environment it
+/// sets for the children, the I/O report) is not the program's routines'.
+pub fn own_work(begin: bool) {
+    let td = crate::tree::thread::current();
+    if td.is_null() {
+        return;
+    }
+    // SAFETY: registered trees are never freed.
+    let td = unsafe { &*td };
+    if begin {
+        td.begin_internal_work();
+    } else {
+        td.end_internal_work();
+    }
+}
+
 pub use register::{ABI_VERSION, HOOKS, Hooks};

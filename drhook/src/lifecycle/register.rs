@@ -66,6 +66,9 @@ pub struct Hooks {
     /// real call. Async-signal-safe.
     pub signal_action:
         extern "C" fn(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int,
+    /// [`super::own_work`]: the layer's own work begins (1) or ends (0) on
+    /// the calling thread.
+    pub own_work: extern "C" fn(begin: c_int),
 }
 
 // SAFETY: the table is immutable; `version` points to a static string.
@@ -179,6 +182,10 @@ extern "C" fn h_signal_action(
     unsafe { crate::crash::signals::program_action(sig, act, old) }
 }
 
+extern "C" fn h_own_work(begin: c_int) {
+    guard((), || super::own_work(begin != 0))
+}
+
 /// This copy of the engine's table.
 pub static HOOKS: Hooks = Hooks {
     abi: ABI_VERSION,
@@ -198,6 +205,7 @@ pub static HOOKS: Hooks = Hooks {
     current_path: h_current_path,
     routine_name: h_routine_name,
     signal_action: h_signal_action,
+    own_work: h_own_work,
 };
 
 #[cfg(all(

@@ -17,6 +17,12 @@ use crate::engine;
 use crate::events::{self, Ending, Events, ForkSide, Process};
 use crate::sys::tls;
 
+/// Delivers an event to the monitors that want it, as the layer's own
+/// work (see `engine::own_work`).
+fn tell(ev: Events, f: impl Fn(&dyn crate::events::Monitor)) {
+    engine::own_work(|| events::each(ev, f));
+}
+
 /// 0 before `main`, 1 running, 2 ended.
 static STATE: AtomicU8 = AtomicU8::new(0);
 /// The end's work is done (the reports written): an `_exit` on another
@@ -93,7 +99,7 @@ pub(crate) fn init_process(argc: c_int, argv: *const *const c_char, tools: Optio
             pid: unsafe { libc::getpid() } as u32,
             forked: false,
         };
-        events::each(Events::PROCESS, |m| m.init_process(&p));
+        tell(Events::PROCESS, |m| m.init_process(&p));
     }
 }
 
@@ -113,7 +119,7 @@ fn fini_process_slow(how: Ending) -> bool {
     if STATE.swap(2, Ordering::AcqRel) == 2 {
         return false;
     }
-    events::each(Events::PROCESS, |m| m.fini_process(how));
+    tell(Events::PROCESS, |m| m.fini_process(how));
     let _ = std::panic::catch_unwind(|| engine::process_end(how));
     DONE.store(1, Ordering::Release);
     true
@@ -179,7 +185,7 @@ pub(crate) fn pre_exec(buf: &mut [u8]) -> Option<&std::ffi::CStr> {
     if STATE.swap(2, Ordering::AcqRel) == 2 {
         return None;
     }
-    events::each(Events::PROCESS | Events::EXEC, |m| {
+    tell(Events::PROCESS | Events::EXEC, |m| {
         m.fini_process(Ending::Exec)
     });
     let n = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::exec_begin(buf)))
@@ -199,12 +205,12 @@ pub(crate) fn exec_failed(errno: c_int) {
         return;
     }
     let _ = std::panic::catch_unwind(engine::exec_failed);
-    events::each(Events::EXEC, |m| m.exec_failed(errno));
+    tell(Events::EXEC, |m| m.exec_failed(errno));
 }
 
 /// Before `fork`, in the parent.
 pub(crate) fn pre_fork() {
-    events::each(Events::FORK, |m| m.pre_fork());
+    tell(Events::FORK, |m| m.pre_fork());
 }
 
 /// After `fork`.
@@ -212,7 +218,7 @@ pub(crate) fn post_fork(pid: libc::pid_t, argv0_command: impl FnOnce() -> String
     if pid == 0 {
         // A new process: it will end on its own.
         STATE.store(1, Ordering::Release);
-        events::each(Events::FORK, |m| m.post_fork(ForkSide::Child));
+        tell(Events::FORK, |m| m.post_fork(ForkSide::Child));
         if events::interest().contains(Events::PROCESS) {
             let cmd = argv0_command();
             let p = Process {
@@ -223,10 +229,10 @@ pub(crate) fn post_fork(pid: libc::pid_t, argv0_command: impl FnOnce() -> String
                 pid: unsafe { libc::getpid() } as u32,
                 forked: true,
             };
-            events::each(Events::PROCESS, |m| m.init_process(&p));
+            tell(Events::PROCESS, |m| m.init_process(&p));
         }
     } else {
-        events::each(Events::FORK, |m| m.post_fork(ForkSide::Parent(pid)));
+        tell(Events::FORK, |m| m.post_fork(ForkSide::Parent(pid)));
     }
 }
 
@@ -245,7 +251,7 @@ pub(crate) fn thread_reserve() -> u32 {
 /// Thread start, on the thread.
 pub(crate) fn thread_begin(start: usize, reserved: u32) {
     let _ = std::panic::catch_unwind(|| engine::thread_begin(start, reserved));
-    events::each(Events::THREADS, |m| m.init_thread(start));
+    tell(Events::THREADS, |m| m.init_thread(start));
 }
 
 /// Thread end, on the thread (once: a thread calling `pthread_exit` and
@@ -256,6 +262,6 @@ pub(crate) fn thread_end() {
         return;
     }
     tls::set(tls::THREAD, w | 2);
-    events::each(Events::THREADS, |m| m.fini_thread());
+    tell(Events::THREADS, |m| m.fini_thread());
     let _ = std::panic::catch_unwind(|| engine::thread_end(w));
 }

@@ -9,6 +9,7 @@ pub mod clock;
 pub(crate) mod diag;
 pub(crate) mod env;
 pub(crate) mod fd;
+pub mod heap;
 pub mod tls;
 
 pub(crate) use diag::{diag, diag_name};

@@ -617,6 +617,18 @@ impl ThreadData {
         InternalWork(&self.internal)
     }
 
+    /// Marks the engine's (or the attach layer's) own work in progress on
+    /// this thread until [`ThreadData::end_internal_work`] (for callers that
+    /// cannot hold the guard of [`ThreadData::internal_work`]).
+    pub(crate) fn begin_internal_work(&self) {
+        std::mem::forget(self.internal_work());
+    }
+
+    /// Ends what [`ThreadData::begin_internal_work`] began.
+    pub(crate) fn end_internal_work(&self) {
+        drop(InternalWork(&self.internal));
+    }
+
     /// Whether the engine's own work is in progress on this thread.
     #[inline]
     pub(crate) fn in_internal_work(&self) -> bool {
