@@ -89,15 +89,22 @@ fn works(cmd: &str) -> bool {
 }
 
 fn require(tool: &str) -> bool {
-    if works(tool) {
+    have(tool, works(tool))
+}
+
+/// `available`, for `what` a test needs (a tool, a library, a compiler
+/// feature); when it is not, prints that the test is skipped, or fails
+/// under `DRHOOK_REQUIRE_FORTRAN=1` (CI installs everything the tests use).
+pub fn have(what: &str, available: bool) -> bool {
+    if available {
         return true;
     }
     let required = std::env::var("DRHOOK_REQUIRE_FORTRAN").as_deref() == Ok("1");
     assert!(
         !required,
-        "{tool} is not available and DRHOOK_REQUIRE_FORTRAN=1"
+        "{what} is not available and DRHOOK_REQUIRE_FORTRAN=1"
     );
-    eprintln!("SKIPPED: {tool} is not available (set DRHOOK_REQUIRE_FORTRAN=1 to fail instead)");
+    eprintln!("SKIPPED: {what} is not available (set DRHOOK_REQUIRE_FORTRAN=1 to fail instead)");
     false
 }
 

@@ -12,6 +12,7 @@
 mod common;
 mod harness;
 
+mod allocator;
 mod cost;
 mod descriptors;
 mod exits;

@@ -8,7 +8,7 @@ use drhook::__private::mem::{HEADER, record_free};
 use super::arena::{early_alloc, early_size, is_early};
 use super::header::{ALIGNED, read, stamp};
 use super::{Source, tracking};
-use crate::sys::{errno, set_errno};
+use crate::sys::set_errno;
 
 /// `malloc`.
 ///
@@ -178,30 +178,55 @@ pub unsafe fn reallocarray<S: Source>(p: *mut c_void, n: usize, size: usize) -> 
     }
 }
 
-/// A block of `size` bytes aligned to `align` (a power of two).
+/// The header's room in front of a block the real function aligns to
+/// `align`: the alignment rounded up to a power of two (glibc rounds a
+/// `memalign` alignment up so), at least [`HEADER`], so that the address
+/// handed out, `room` bytes into the block, keeps the alignment. None for
+/// an alignment no block can have (the real function refuses it).
+fn room(align: usize) -> Option<usize> {
+    align.max(HEADER).checked_next_power_of_two()
+}
+
+/// A tracked block of `size` bytes from `real`, the real aligned
+/// allocation function with its alignment (`room`, from [`room`]), asked
+/// for `size` and the room: the real function decides what is valid, and
+/// its errors and `errno` are the caller's. When `size` and the room do
+/// not fit in a `usize` the real function is asked for `size` itself and
+/// refuses it as it does plainly.
 ///
 /// # Safety
-/// The C contract.
-unsafe fn aligned<S: Source>(align: usize, size: usize) -> *mut c_void {
-    let Some(real) = S::malloc() else {
-        return std::ptr::null_mut();
+/// `real` returns null or a block of the size it is given, aligned to
+/// `room` (or more).
+unsafe fn aligned<S: Source>(
+    room: Option<usize>,
+    size: usize,
+    real: impl FnOnce(usize) -> *mut c_void,
+) -> *mut c_void {
+    let Some((room, total)) = room.and_then(|r| Some((r, size.checked_add(r)?))) else {
+        return refused::<S>(real(size));
     };
-    if align <= 16 {
-        // SAFETY: malloc's blocks are 16-aligned.
-        return unsafe { malloc::<S>(size) };
-    }
-    let Some(total) = size.checked_add(align + HEADER + 8) else {
-        set_enomem();
-        return std::ptr::null_mut();
-    };
-    // SAFETY: the C contract.
-    let base = unsafe { real(total) }.cast::<u8>();
+    let base = real(total).cast::<u8>();
     if base.is_null() {
         return base.cast();
     }
-    let user = (base as usize + HEADER + 8).next_multiple_of(align);
-    // SAFETY: `user - 24 >= base`, `user + size <= base + total`.
-    unsafe { stamp(user as *mut u8, size, base) }
+    // SAFETY: `room` bytes of the block (16, or at least 32 when the
+    // start is recorded before the header) precede `user`, and `size`
+    // bytes follow it.
+    unsafe { stamp(base.add(room), size, base) }
+}
+
+/// The outcome of asking the real function for a size it refuses
+/// plainly: null, or (a C library that gave such a block) the block
+/// returned and ENOMEM, since it has no room for a header.
+fn refused<S: Source>(p: *mut c_void) -> *mut c_void {
+    if !p.is_null() {
+        if let Some(free) = S::free() {
+            // SAFETY: a block of the real allocator.
+            unsafe { free(p) };
+        }
+        set_enomem();
+    }
+    std::ptr::null_mut()
 }
 
 /// `posix_memalign`.
@@ -209,22 +234,25 @@ unsafe fn aligned<S: Source>(align: usize, size: usize) -> *mut c_void {
 /// # Safety
 /// The C contract.
 pub unsafe fn posix_memalign<S: Source>(out: *mut *mut c_void, align: usize, size: usize) -> c_int {
-    if !tracking::<S>() {
-        return match S::posix_memalign() {
-            // SAFETY: the C contract.
-            Some(f) => unsafe { f(out, align, size) },
-            None => libc::ENOMEM,
-        };
-    }
-    if !align.is_power_of_two() || align % size_of::<*mut c_void>() != 0 {
-        return libc::EINVAL;
-    }
-    let saved = errno();
-    // SAFETY: the C contract.
-    let p = unsafe { aligned::<S>(align, size) };
-    if p.is_null() {
-        set_errno(saved);
+    let Some(real) = S::posix_memalign() else {
         return libc::ENOMEM;
+    };
+    if !tracking::<S>() {
+        // SAFETY: the C contract.
+        return unsafe { real(out, align, size) };
+    }
+    let mut rc = 0;
+    // SAFETY: `real` gives a block aligned to `align` (rounded up, as the
+    // C library does) or an error, kept in `rc`.
+    let p = unsafe {
+        aligned::<S>(room(align), size, |n| {
+            let mut p = std::ptr::null_mut();
+            rc = real(&mut p, align, n);
+            if rc == 0 { p } else { std::ptr::null_mut() }
+        })
+    };
+    if p.is_null() {
+        return if rc == 0 { libc::ENOMEM } else { rc };
     }
     // SAFETY: the caller's pointer.
     unsafe { *out = p };
@@ -236,41 +264,31 @@ pub unsafe fn posix_memalign<S: Source>(out: *mut *mut c_void, align: usize, siz
 /// # Safety
 /// The C contract.
 pub unsafe fn aligned_alloc<S: Source>(align: usize, size: usize) -> *mut c_void {
-    if !tracking::<S>() {
-        return match S::aligned_alloc() {
-            // SAFETY: the C contract.
-            Some(f) => unsafe { f(align, size) },
-            None => std::ptr::null_mut(),
-        };
-    }
-    if !align.is_power_of_two() {
-        set_errno(libc::EINVAL);
+    let Some(real) = S::aligned_alloc() else {
         return std::ptr::null_mut();
+    };
+    if !tracking::<S>() {
+        // SAFETY: the C contract.
+        return unsafe { real(align, size) };
     }
-    // SAFETY: the C contract.
-    unsafe { aligned::<S>(align, size) }
+    // SAFETY: as in `posix_memalign`.
+    unsafe { aligned::<S>(room(align), size, |n| real(align, n)) }
 }
 
-/// `memalign` (an alignment that is not a power of two is rounded up, as
-/// glibc does).
+/// `memalign`.
 ///
 /// # Safety
 /// The C contract.
 pub unsafe fn memalign<S: Source>(align: usize, size: usize) -> *mut c_void {
-    if !tracking::<S>() {
-        return match S::memalign() {
-            // SAFETY: the C contract.
-            Some(f) => unsafe { f(align, size) },
-            None => std::ptr::null_mut(),
-        };
-    }
-    let align = align.max(1).checked_next_power_of_two().unwrap_or(0);
-    if align == 0 {
-        set_errno(libc::EINVAL);
+    let Some(real) = S::memalign() else {
         return std::ptr::null_mut();
+    };
+    if !tracking::<S>() {
+        // SAFETY: the C contract.
+        return unsafe { real(align, size) };
     }
-    // SAFETY: the C contract.
-    unsafe { aligned::<S>(align, size) }
+    // SAFETY: as in `posix_memalign`.
+    unsafe { aligned::<S>(room(align), size, |n| real(align, n)) }
 }
 
 fn page() -> usize {
@@ -283,38 +301,32 @@ fn page() -> usize {
 /// # Safety
 /// The C contract.
 pub unsafe fn valloc<S: Source>(size: usize) -> *mut c_void {
+    let Some(real) = S::valloc() else {
+        return std::ptr::null_mut();
+    };
     if !tracking::<S>() {
-        return match S::valloc() {
-            // SAFETY: the C contract.
-            Some(f) => unsafe { f(size) },
-            None => std::ptr::null_mut(),
-        };
+        // SAFETY: the C contract.
+        return unsafe { real(size) };
     }
-    // SAFETY: the C contract.
-    unsafe { aligned::<S>(page(), size) }
+    // SAFETY: page-aligned blocks.
+    unsafe { aligned::<S>(Some(page()), size, |n| real(n)) }
 }
 
-/// `pvalloc`.
+/// `pvalloc` (the real one rounds the size, the header's page included,
+/// up to whole pages).
 ///
 /// # Safety
 /// The C contract.
 pub unsafe fn pvalloc<S: Source>(size: usize) -> *mut c_void {
+    let Some(real) = S::pvalloc() else {
+        return std::ptr::null_mut();
+    };
     if !tracking::<S>() {
-        return match S::pvalloc() {
-            // SAFETY: the C contract.
-            Some(f) => unsafe { f(size) },
-            None => std::ptr::null_mut(),
-        };
-    }
-    let p = page();
-    match size.max(1).checked_next_multiple_of(p) {
         // SAFETY: the C contract.
-        Some(s) => unsafe { aligned::<S>(p, s) },
-        None => {
-            set_enomem();
-            std::ptr::null_mut()
-        }
+        return unsafe { real(size) };
     }
+    // SAFETY: page-aligned blocks.
+    unsafe { aligned::<S>(Some(page()), size, |n| real(n)) }
 }
 
 /// `malloc_usable_size`.
