@@ -3,8 +3,35 @@
 //! own functions take `malloc`'s blocks (jemalloc), and AddressSanitizer
 //! programs.
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
 use super::common;
-use super::harness::{c_prog, same_everywhere};
+use super::harness::{Outcome, c_prog, same_everywhere};
+
+/// `tests/progs/harmless/<name>.c` built in `dir` with `extra` (libraries,
+/// a sanitizer) if gcc can; otherwise `None`, and the test is skipped
+/// (`what` names what is missing) or fails under
+/// `DRHOOK_REQUIRE_FORTRAN=1`.
+fn built_with(dir: &Path, name: &str, extra: &[&str], what: &str) -> Option<PathBuf> {
+    if !common::have_gcc() {
+        return None;
+    }
+    let src = common::prog("harmless").join(format!("{name}.c"));
+    let ok = Command::new("gcc")
+        .args(["-std=gnu11", "-Wall", "-O1", "-g", "-o", name])
+        .arg(&src)
+        .args(extra)
+        .current_dir(dir)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    common::have(what, ok).then(|| dir.join(name))
+}
+
+/// The lines of Dr.Hook's stderr in `o` that contain `text`.
+fn lines_with<'a>(o: &'a Outcome, text: &str) -> Vec<&'a str> {
+    o.stderr_all.lines().filter(|l| l.contains(text)).collect()
+}
 
 /// Item 15a: the running C library decides. Every `posix_memalign`,
 /// `aligned_alloc`, `memalign`, `valloc`, `pvalloc`, `malloc`, `calloc`,
@@ -37,4 +64,55 @@ fn aligned_and_edge_case_allocations_follow_the_c_library() {
     for o in &outs[1..] {
         assert!(o.has_profile(), "{}: {:?}", o.config, o.drhook_files);
     }
+}
+
+/// Item 15b: a program linked with jemalloc calls jemalloc's own functions
+/// (`sallocx`, `rallocx`, `xallocx`, `dallocx`, `sdallocx`) on the blocks
+/// `malloc`, `calloc`, `realloc` and `aligned_alloc` gave: under `drhook
+/// run --opt prof,memprof,io` they see jemalloc's blocks as plainly (they
+/// got addresses 16 bytes into them: every size differed). The preload
+/// says once that malloc is jemalloc's and what the memory profile loses;
+/// the allocations are still counted in `main`'s row, no free and no leak.
+#[test]
+fn jemallocs_own_functions_get_jemallocs_blocks() {
+    let build = common::tempdir();
+    let Some(exe) = built_with(
+        build.path(),
+        "jemalloc",
+        &["-ljemalloc"],
+        "jemalloc (Debian: libjemalloc-dev)",
+    ) else {
+        return;
+    };
+    let (outs, _d) = same_everywhere(
+        |d| {
+            std::fs::copy(&exe, d.join("jemalloc")).unwrap();
+        },
+        &["./jemalloc"],
+        &[],
+    );
+    assert_eq!(outs[0].how(), "exit 0", "{}", outs[0].stderr);
+    assert!(outs[0].stdout.ends_with("done\n"), "{}", outs[0].stdout);
+    assert!(
+        lines_with(&outs[1], "malloc is jemalloc's").is_empty(),
+        "prof: no message"
+    );
+    let mem = &outs[2];
+    let said = lines_with(mem, "malloc is jemalloc's");
+    assert_eq!(said.len(), 1, "one message: {}", mem.stderr_all);
+    assert!(
+        said[0].contains("mallocx")
+            && said[0].contains("counted per routine")
+            && said[0].contains("frees, leaked bytes and heap high-water marks are not"),
+        "{}",
+        said[0]
+    );
+    let text = std::fs::read_to_string(mem.dir.join("drhook.prof.1-mem")).unwrap();
+    let rows = drhook_tests::mem_rows(&text);
+    let main = rows.iter().find(|r| r.name == "main@1").expect(&text);
+    // 11 mallocs (1 B .. 1 MiB), calloc(10, 10), realloc to 5000,
+    // aligned_alloc(256, 512); stdio's buffer besides.
+    assert!(main.allocs >= 14, "{text}");
+    assert!(main.self_alloc >= 1_398_101 + 100 + 5000 + 512, "{text}");
+    assert_eq!((main.frees, main.leaked), (0, 0), "{text}");
 }

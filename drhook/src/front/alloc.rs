@@ -1,7 +1,8 @@
 //! Allocation events for the memory metric (`metrics::mem`): the
 //! `GlobalAlloc` wrapper [`Alloc`] for Rust programs, and the two entry
 //! points every allocator wrapper calls ([`record_alloc`], [`record_free`];
-//! the preload library's `malloc` family uses them too).
+//! the preload library's `malloc` family uses them too, and
+//! [`record_count`] where its blocks cannot carry a header).
 //!
 //! Every tracked block carries a 16-byte [`Header`] just before the
 //! address handed out: its size and the address of the `LIVE` word of the
@@ -79,6 +80,19 @@ pub fn record_alloc(size: usize) -> *const AtomicU64 {
         w[HEAP].store(live, Ordering::Relaxed);
     }
     &w[LIVE]
+}
+
+/// Records an allocation of `size` bytes by the calling thread whose free
+/// will not be seen (an allocator whose blocks cannot carry a header, such
+/// as jemalloc's with its own API on `malloc`'s blocks): the routine's
+/// allocations and their bytes grow, its live bytes and the process heap
+/// level do not (they would only grow). Never allocates, never locks.
+#[inline]
+pub fn record_count(size: usize) {
+    if let Some(w) = current_words() {
+        bump(&w[ALLOC], size as u64);
+        bump(&w[NALLOC], 1);
+    }
 }
 
 /// Records the free of a block of `size` bytes allocated by the routine

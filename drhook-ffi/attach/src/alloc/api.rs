@@ -1,13 +1,16 @@
 //! The bodies of the `malloc` family, generic over the [`Source`] of the
-//! real functions.
+//! real functions. Each has the mode's cases: tracked (a header),
+//! untracked (the real function), counted (the real function, and the
+//! allocation counted when it succeeds), and the early arena while the
+//! mode is being decided.
 
 use std::ffi::{c_int, c_void};
 
-use drhook::__private::mem::{HEADER, record_free};
+use drhook::__private::mem::{HEADER, record_count, record_free};
 
 use super::arena::{early_alloc, early_size, is_early};
 use super::header::{ALIGNED, read, stamp};
-use super::{Source, tracking};
+use super::{COUNT, OFF, Source, TRACK, current, mode, settle};
 use crate::sys::set_errno;
 
 /// `malloc`.
@@ -19,21 +22,54 @@ pub unsafe fn malloc<S: Source>(size: usize) -> *mut c_void {
     let Some(real) = S::malloc() else {
         return early_alloc(size, false);
     };
-    if !tracking::<S>() {
+    let m = current();
+    if m == TRACK {
+        let Some(total) = size.checked_add(HEADER) else {
+            set_enomem();
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the C contract.
+        let base = unsafe { real(total) }.cast::<u8>();
+        if base.is_null() {
+            return base.cast();
+        }
+        // SAFETY: 16 bytes of header at the start of the block.
+        return unsafe { stamp(base.add(HEADER), size, base) };
+    }
+    if m == OFF {
         // SAFETY: the C contract.
         return unsafe { real(size) };
     }
-    let Some(total) = size.checked_add(HEADER) else {
-        set_enomem();
-        return std::ptr::null_mut();
-    };
     // SAFETY: the C contract.
-    let base = unsafe { real(total) }.cast::<u8>();
-    if base.is_null() {
-        return base.cast();
+    unsafe { malloc_otherwise::<S>(m, size) }
+}
+
+/// `malloc` counted, or at the first call, or while the mode is decided.
+///
+/// # Safety
+/// The C contract.
+#[cold]
+#[inline(never)]
+unsafe fn malloc_otherwise<S: Source>(m: u8, size: usize) -> *mut c_void {
+    match settle::<S>(m) {
+        // SAFETY: the C contract.
+        TRACK | OFF => unsafe { malloc::<S>(size) },
+        COUNT => match S::malloc() {
+            // SAFETY: the C contract.
+            Some(real) => counted(unsafe { real(size) }, size),
+            None => std::ptr::null_mut(),
+        },
+        _ => early_alloc(size, false),
     }
-    // SAFETY: 16 bytes of header at the start of the block.
-    unsafe { stamp(base.add(HEADER), size, base) }
+}
+
+/// `p`, an allocation of `size` bytes counted if it succeeded.
+#[inline]
+fn counted(p: *mut c_void, size: usize) -> *mut c_void {
+    if !p.is_null() {
+        record_count(size);
+    }
+    p
 }
 
 /// `calloc`.
@@ -41,15 +77,21 @@ pub unsafe fn malloc<S: Source>(size: usize) -> *mut c_void {
 /// # Safety
 /// The C contract.
 pub unsafe fn calloc<S: Source>(n: usize, size: usize) -> *mut c_void {
-    let Some(real) = S::calloc() else {
-        return match n.checked_mul(size) {
-            Some(b) => early_alloc(b, true),
-            None => std::ptr::null_mut(),
-        };
+    let early = || match n.checked_mul(size) {
+        Some(b) => early_alloc(b, true),
+        None => std::ptr::null_mut(),
     };
-    if !tracking::<S>() {
+    let Some(real) = S::calloc() else {
+        return early();
+    };
+    match mode::<S>() {
+        TRACK => {}
         // SAFETY: the C contract.
-        return unsafe { real(n, size) };
+        OFF => return unsafe { real(n, size) },
+        // SAFETY: the C contract (the product cannot overflow when the
+        // real one succeeds).
+        COUNT => return counted(unsafe { real(n, size) }, n.wrapping_mul(size)),
+        _ => return early(),
     }
     let Some(bytes) = n.checked_mul(size) else {
         set_enomem();
@@ -80,7 +122,8 @@ pub unsafe fn free<S: Source>(p: *mut c_void) {
     let Some(real) = S::free() else {
         return;
     };
-    if tracking::<S>()
+    // Only tracked blocks have a header (none before the decision).
+    if current() == TRACK
         // SAFETY: a block of ours or of the C library.
         && let Some((size, h, base)) = unsafe { read(p) }
     {
@@ -116,9 +159,12 @@ pub unsafe fn realloc<S: Source>(p: *mut c_void, size: usize) -> *mut c_void {
     let Some(real) = S::realloc() else {
         return std::ptr::null_mut();
     };
-    if !tracking::<S>() {
+    match mode::<S>() {
+        TRACK => {}
         // SAFETY: the C contract.
-        return unsafe { real(p, size) };
+        COUNT if size != 0 => return counted(unsafe { real(p, size) }, size),
+        // SAFETY: the C contract (not a block of ours).
+        _ => return unsafe { real(p, size) },
     }
     // SAFETY: a block of ours or of the C library.
     let Some((old, h, base)) = (unsafe { read(p) }) else {
@@ -237,9 +283,19 @@ pub unsafe fn posix_memalign<S: Source>(out: *mut *mut c_void, align: usize, siz
     let Some(real) = S::posix_memalign() else {
         return libc::ENOMEM;
     };
-    if !tracking::<S>() {
+    match mode::<S>() {
+        TRACK => {}
         // SAFETY: the C contract.
-        return unsafe { real(out, align, size) };
+        OFF => return unsafe { real(out, align, size) },
+        COUNT => {
+            // SAFETY: the C contract.
+            let rc = unsafe { real(out, align, size) };
+            if rc == 0 {
+                record_count(size);
+            }
+            return rc;
+        }
+        _ => return libc::ENOMEM,
     }
     let mut rc = 0;
     // SAFETY: `real` gives a block aligned to `align` (rounded up, as the
@@ -267,9 +323,13 @@ pub unsafe fn aligned_alloc<S: Source>(align: usize, size: usize) -> *mut c_void
     let Some(real) = S::aligned_alloc() else {
         return std::ptr::null_mut();
     };
-    if !tracking::<S>() {
+    match mode::<S>() {
+        TRACK => {}
         // SAFETY: the C contract.
-        return unsafe { real(align, size) };
+        OFF => return unsafe { real(align, size) },
+        // SAFETY: the C contract.
+        COUNT => return counted(unsafe { real(align, size) }, size),
+        _ => return std::ptr::null_mut(),
     }
     // SAFETY: as in `posix_memalign`.
     unsafe { aligned::<S>(room(align), size, |n| real(align, n)) }
@@ -283,9 +343,13 @@ pub unsafe fn memalign<S: Source>(align: usize, size: usize) -> *mut c_void {
     let Some(real) = S::memalign() else {
         return std::ptr::null_mut();
     };
-    if !tracking::<S>() {
+    match mode::<S>() {
+        TRACK => {}
         // SAFETY: the C contract.
-        return unsafe { real(align, size) };
+        OFF => return unsafe { real(align, size) },
+        // SAFETY: the C contract.
+        COUNT => return counted(unsafe { real(align, size) }, size),
+        _ => return std::ptr::null_mut(),
     }
     // SAFETY: as in `posix_memalign`.
     unsafe { aligned::<S>(room(align), size, |n| real(align, n)) }
@@ -304,9 +368,13 @@ pub unsafe fn valloc<S: Source>(size: usize) -> *mut c_void {
     let Some(real) = S::valloc() else {
         return std::ptr::null_mut();
     };
-    if !tracking::<S>() {
+    match mode::<S>() {
+        TRACK => {}
         // SAFETY: the C contract.
-        return unsafe { real(size) };
+        OFF => return unsafe { real(size) },
+        // SAFETY: the C contract.
+        COUNT => return counted(unsafe { real(size) }, size),
+        _ => return std::ptr::null_mut(),
     }
     // SAFETY: page-aligned blocks.
     unsafe { aligned::<S>(Some(page()), size, |n| real(n)) }
@@ -321,9 +389,13 @@ pub unsafe fn pvalloc<S: Source>(size: usize) -> *mut c_void {
     let Some(real) = S::pvalloc() else {
         return std::ptr::null_mut();
     };
-    if !tracking::<S>() {
+    match mode::<S>() {
+        TRACK => {}
         // SAFETY: the C contract.
-        return unsafe { real(size) };
+        OFF => return unsafe { real(size) },
+        // SAFETY: the C contract.
+        COUNT => return counted(unsafe { real(size) }, size),
+        _ => return std::ptr::null_mut(),
     }
     // SAFETY: page-aligned blocks.
     unsafe { aligned::<S>(Some(page()), size, |n| real(n)) }
@@ -343,7 +415,7 @@ pub unsafe fn malloc_usable_size<S: Source>(p: *mut c_void) -> usize {
     let Some(real) = S::usable() else {
         return 0;
     };
-    if tracking::<S>()
+    if current() == TRACK
         // SAFETY: a block of ours or of the C library.
         && let Some((_, _, base)) = unsafe { read(p) }
     {

@@ -7,12 +7,20 @@
 //! (libgfortran calls `malloc`) come through them.
 //!
 //! Whether blocks are tracked is decided once, at the first call, from the
-//! environment (`DR_HOOK` on and a memory token in `DR_HOOK_OPT`), and
-//! never changes: a tracked block carries a 16-byte header
+//! environment (`DR_HOOK` on and a memory token in `DR_HOOK_OPT`) and the
+//! allocator, and never changes: a tracked block carries a 16-byte header
 //! (`drhook::__private::mem::Header`: its size with a tag, and the
 //! allocating routine's leak word), so `free` must know that every block
 //! it is given has one. Untracked, each function is one load and a jump to
 //! the real one.
+//!
+//! The header scheme needs the C library's allocator: an allocator with
+//! its own functions on `malloc`'s blocks (jemalloc's `sallocx`,
+//! `dallocx`, ...), or any `malloc` that is not glibc's, would be handed
+//! addresses 16 bytes into its blocks. With such an allocator the blocks
+//! get no header and allocations are only counted (`foreign`: the
+//! detection and its one message); under AddressSanitizer, whose checks
+//! need its own blocks, the functions pass through untracked.
 //!
 //! The real functions are found with `dlsym`, which may itself allocate:
 //! an allocation made while the lookup is in progress (or before it could
@@ -20,22 +28,25 @@
 //! recognises by address and ignores.
 //!
 //! * this file — the real functions' [`Source`] and the decision;
+//! * `foreign` — allocators the header cannot serve;
 //! * `header` — a tracked block's header;
 //! * `arena` — the early arena;
 //! * `api` — the functions' bodies;
 //! * `exports` — the exported symbols (`__interpose_alloc!`).
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{CStr, c_int, c_void};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 mod api;
 mod arena;
 mod exports;
+mod foreign;
 mod header;
 
 pub use api::*;
 
 use crate::sys::env::dr_hook_opt_has;
+use crate::sys::{errno, set_errno, tls};
 
 /// `malloc`, `valloc`, `pvalloc`.
 pub type MallocFn = unsafe extern "C" fn(usize) -> *mut c_void;
@@ -71,6 +82,11 @@ pub trait Source {
     fn valloc() -> Option<MallocFn>;
     /// The real `pvalloc`.
     fn pvalloc() -> Option<MallocFn>;
+    /// The file the real `malloc` is defined in, when that can be told
+    /// (the preload library: `dladdr`; a static program cannot).
+    fn malloc_file() -> Option<&'static CStr> {
+        None
+    }
 }
 
 /// `posix_memalign`.
@@ -105,37 +121,77 @@ impl Source for Preload {
     preload_real!(memalign, c"memalign", MemalignFn);
     preload_real!(valloc, c"valloc", MallocFn);
     preload_real!(pvalloc, c"pvalloc", MallocFn);
+
+    fn malloc_file() -> Option<&'static CStr> {
+        let f = Self::malloc()?;
+        // SAFETY: plain data that dladdr fills in.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: dladdr only reads the address (it takes the loader's
+        // lock and allocates nothing).
+        if unsafe { libc::dladdr(f as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
+            return None;
+        }
+        // SAFETY: the loader's name of a loaded object, which stays
+        // loaded (the real `malloc` is in it).
+        Some(unsafe { CStr::from_ptr(info.dli_fname) })
+    }
 }
 
 // --- the decision -----------------------------------------------------------
 
 const UNDECIDED: u8 = 0;
-const OFF: u8 = 1;
-const TRACK: u8 = 2;
+/// A thread is deciding (its look-ups may allocate): the allocations made
+/// meanwhile come from the early arena.
+const DECIDING: u8 = 1;
+/// Untracked: every function is the real one.
+pub(super) const OFF: u8 = 2;
+/// Tracked: blocks with a header.
+pub(super) const TRACK: u8 = 3;
+/// Counted: no header, allocations counted where their size is known.
+pub(super) const COUNT: u8 = 4;
 
 static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 
-/// Whether blocks are tracked (decided at the first call).
+/// The mode as it is (before the first call: undecided, which is not
+/// [`TRACK`]: no block made before the decision has a header).
 #[inline(always)]
-pub(super) fn tracking<S: Source>() -> bool {
-    match MODE.load(Ordering::Relaxed) {
-        TRACK => true,
-        OFF => false,
-        _ => decide::<S>(),
-    }
+pub(super) fn current() -> u8 {
+    MODE.load(Ordering::Relaxed)
+}
+
+/// The mode, decided at the first call; [`DECIDING`] while a decision is
+/// being made.
+#[inline(always)]
+pub(super) fn mode<S: Source>() -> u8 {
+    settle::<S>(current())
+}
+
+/// `m` ([`current`]), or the decision when there is none yet.
+#[inline(always)]
+pub(super) fn settle<S: Source>(m: u8) -> u8 {
+    if m >= OFF { m } else { decide::<S>() }
 }
 
 #[cold]
 #[inline(never)]
-fn decide<S: Source>() -> bool {
-    let track = wanted_by_environment();
-    let m = if track { TRACK } else { OFF };
+fn decide<S: Source>() -> u8 {
     // The first decision wins (two threads cannot be here before `main`,
     // but a race would otherwise give blocks with and without headers).
-    let track = match MODE.compare_exchange(UNDECIDED, m, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => track,
-        Err(other) => return other == TRACK,
+    if let Err(m) = MODE.compare_exchange(UNDECIDED, DECIDING, Ordering::AcqRel, Ordering::Acquire)
+    {
+        return m;
+    }
+    let saved = errno();
+    let (m, foreign) = if !wanted_by_environment() {
+        (OFF, None)
+    } else {
+        match foreign::detect::<S>() {
+            None => (TRACK, None),
+            Some(f) if f.passes_through() => (OFF, Some(f)),
+            Some(f) => (COUNT, Some(f)),
+        }
     };
+    MODE.store(m, Ordering::Release);
     // Every real function now: a lookup later (`dlsym` allocates and
     // frees) would count in the routine that first calls the function.
     // Calls made by the lookups see the decision already taken.
@@ -148,7 +204,11 @@ fn decide<S: Source>() -> bool {
     );
     let _ = (S::posix_memalign(), S::aligned_alloc(), S::memalign());
     let _ = (S::valloc(), S::pvalloc());
-    track
+    if let Some(f) = foreign {
+        tls::unrecorded(|| f.say());
+    }
+    set_errno(saved);
+    m
 }
 
 /// `DR_HOOK` on and a memory token in `DR_HOOK_OPT` (the engine's own

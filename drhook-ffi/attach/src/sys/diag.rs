@@ -9,13 +9,18 @@ pub(crate) fn diag(msg: &str) {
 
 /// As [`diag`], with a name appended.
 pub(crate) fn diag_name(msg: &str, name: &std::ffi::CStr) {
+    diag_parts(&[msg.as_bytes(), name.to_bytes()]);
+}
+
+/// As [`diag`], the line made of `parts`.
+pub(crate) fn diag_parts(parts: &[&[u8]]) {
     let prefix = b"[drhook-attach] ";
-    let n = name.to_bytes();
     // SAFETY: writes of valid buffers to stderr.
     unsafe {
         libc::write(2, prefix.as_ptr().cast(), prefix.len());
-        libc::write(2, msg.as_ptr().cast(), msg.len());
-        libc::write(2, n.as_ptr().cast(), n.len());
+        for p in parts {
+            libc::write(2, p.as_ptr().cast(), p.len());
+        }
         libc::write(2, b"\n".as_ptr().cast(), 1);
     }
 }

@@ -12,7 +12,7 @@ pub(crate) mod fd;
 pub mod heap;
 pub mod tls;
 
-pub(crate) use diag::{diag, diag_name};
+pub(crate) use diag::{diag, diag_name, diag_parts};
 
 use std::ffi::{c_int, c_void};
 
