@@ -1,8 +1,12 @@
 //! Chunked storage whose elements never move: chunk `k` holds `64 << k`
-//! zero-initialised slots, allocated on first use and never freed, so a
-//! reader on another thread can hold a reference while the owner appends.
+//! zero-initialised slots, allocated on first use and freed only with the
+//! storage, so a reader on another thread can hold a reference while the
+//! owner appends. Registered trees are never freed (their storage lives as
+//! long as the process); a private tree (the overhead calibration's, a
+//! test's) gives its chunks back when it is dropped (LeakSanitizer counted
+//! the calibration tree's nodes as a leak of every process).
 
-use std::alloc::{Layout, alloc_zeroed};
+use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
@@ -74,6 +78,20 @@ impl<T: Zeroable> Segmented<T> {
     }
 }
 
+impl<T: Zeroable> Drop for Segmented<T> {
+    fn drop(&mut self) {
+        for (k, c) in self.chunks.iter_mut().enumerate() {
+            let p = *c.get_mut();
+            if let (false, Ok(layout)) = (p.is_null(), Layout::array::<T>(BASE << k)) {
+                // SAFETY: allocated by `slot` with this layout; `&mut self`
+                // means no reference into it is left. The elements hold
+                // nothing to drop (`Zeroable` plain data).
+                unsafe { dealloc(p.cast(), layout) };
+            }
+        }
+    }
+}
+
 /// Rows of `width` 64-bit words per index, in the same never-moving
 /// chunks as [`Segmented`] (the width is chosen at run time). Width 0
 /// allocates nothing.
@@ -138,6 +156,22 @@ impl Rows {
             .filter(|&k| !self.chunks[k].load(Ordering::Relaxed).is_null())
             .map(|k| (BASE << k) * self.width * 8)
             .sum()
+    }
+}
+
+impl Drop for Rows {
+    fn drop(&mut self) {
+        for (k, c) in self.chunks.iter_mut().enumerate() {
+            let p = *c.get_mut();
+            if let (false, Ok(layout)) = (
+                p.is_null(),
+                Layout::array::<AtomicU64>((BASE << k) * self.width),
+            ) {
+                // SAFETY: allocated by `ensure` with this layout; `&mut
+                // self` means no reference into it is left.
+                unsafe { dealloc(p.cast(), layout) };
+            }
+        }
     }
 }
 
