@@ -18,8 +18,11 @@
 //! dispositions, signal mask, descriptors, the environment byte for byte)
 //! plus the variables it sets ([`exec`]); when the preload library will not
 //! reach it (a static or set-user-ID program, `env -i`), a line on stderr
-//! says so before the exec ([`inspect`]).
+//! says so before the exec ([`inspect`]). An AddressSanitizer program gets
+//! `verify_asan_link_order=0` in `ASAN_OPTIONS`, and a line that says so
+//! ([`asan`]).
 
+pub mod asan;
 pub mod exec;
 pub mod inspect;
 
@@ -263,6 +266,18 @@ pub fn run(a: &Args, _g: &Global) -> Result<u8> {
     // stderr that cannot be written to does not stop it).
     if let Some(why) = inspect::preload_dropped(&a.command, std::env::var_os("PATH").as_deref()) {
         let _ = writeln!(std::io::stderr(), "drhook run: {why}");
+    }
+    let mut vars = vars;
+    if let Some(exe) = inspect::resolve(program, std::env::var_os("PATH").as_deref())
+        && asan::uses_asan(&exe)
+        && let Some(v) = asan::options(std::env::var_os("ASAN_OPTIONS").as_deref())
+    {
+        let _ = writeln!(
+            std::io::stderr(),
+            "drhook run: {}",
+            asan::message(&program.to_string_lossy())
+        );
+        vars.push(("ASAN_OPTIONS".into(), v));
     }
     if a.dry_run {
         println!("LD_PRELOAD={}", escaped(&preload));

@@ -9,18 +9,31 @@ pub(crate) fn diag(msg: &str) {
 
 /// As [`diag`], with a name appended.
 pub(crate) fn diag_name(msg: &str, name: &std::ffi::CStr) {
-    diag_parts(&[msg.as_bytes(), name.to_bytes()]);
-}
-
-/// As [`diag`], the line made of `parts`.
-pub(crate) fn diag_parts(parts: &[&[u8]]) {
     let prefix = b"[drhook-attach] ";
+    let n = name.to_bytes();
     // SAFETY: writes of valid buffers to stderr.
     unsafe {
         libc::write(2, prefix.as_ptr().cast(), prefix.len());
-        for p in parts {
-            libc::write(2, p.as_ptr().cast(), p.len());
-        }
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+        libc::write(2, n.as_ptr().cast(), n.len());
         libc::write(2, b"\n".as_ptr().cast(), 1);
     }
+}
+
+/// As [`diag`], the line made of `parts`, written with the `write`
+/// system call itself rather than the C library's function: usable where
+/// no interposable function may be called (inside the first `malloc`,
+/// which may come while another runtime — AddressSanitizer's — is still
+/// setting up its own wrappers of `write`), and seen by no interposer
+/// (the I/O profile's included).
+pub(crate) fn diag_parts(parts: &[&[u8]]) {
+    let raw = |b: &[u8]| {
+        // SAFETY: a write of a valid buffer to stderr.
+        unsafe { libc::syscall(libc::SYS_write, 2, b.as_ptr(), b.len()) };
+    };
+    raw(b"[drhook-attach] ");
+    for p in parts {
+        raw(p);
+    }
+    raw(b"\n");
 }

@@ -4,13 +4,37 @@
 
 unsafe extern "C" {
     static environ: *const *const u8;
+    /// The dynamic loader's: where the process's initial stack began
+    /// (`argc`, `argv`, NULL, the environment, NULL).
+    static __libc_stack_end: *const usize;
+}
+
+/// The environment: `environ`, or before the C library has set it (a
+/// `preinit_array` function allocating — AddressSanitizer's runtime
+/// starts so — runs before the C library's own initialisation) the
+/// initial environment on the process's stack, after `argc` and `argv`.
+fn environment() -> *const *const u8 {
+    // SAFETY: the C library's variable.
+    let e = unsafe { environ };
+    if !e.is_null() {
+        return e;
+    }
+    // SAFETY: the loader's variable, set before any code of the program
+    // or its libraries runs, pointing at `argc`.
+    let start = unsafe { __libc_stack_end };
+    if start.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: the initial stack's layout (System V ABI): `argc`, then
+    // `argc` pointers and a NULL, then the environment.
+    unsafe { start.add(1 + *start + 1).cast() }
 }
 
 /// The value of `name=` in the environment, read without allocating.
 pub(crate) fn env_value(name: &[u8]) -> Option<&'static [u8]> {
-    // SAFETY: `environ` is the C library's; entries are NUL-terminated.
+    // SAFETY: the environment's entries are NUL-terminated.
     unsafe {
-        let mut p = environ;
+        let mut p = environment();
         if p.is_null() {
             return None;
         }
