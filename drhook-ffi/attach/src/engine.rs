@@ -223,15 +223,16 @@ pub(crate) fn signal_action(
     (hooks().signal_action)(sig, act, old)
 }
 
-/// Runs `f` as the layer's own work: its allocations and I/O are not the
-/// program's (the monitors' events: the environment set for the children,
-/// the I/O report).
+/// Runs `f` as the layer's own work for the engine: its allocations are
+/// not the program's routines' (the monitors' events: the environment the
+/// I/O layer sets for the children). The I/O tool marks its own I/O
+/// itself (a monitor that finds `OWN_WORK` set would skip its work).
 pub(crate) fn own_work<R>(f: impl FnOnce() -> R) -> R {
     if !on() {
-        return unrecorded(f);
+        return f();
     }
     (hooks().own_work)(1);
-    let r = unrecorded(f);
+    let r = f();
     (hooks().own_work)(0);
     r
 }

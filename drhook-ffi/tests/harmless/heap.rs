@@ -15,13 +15,10 @@ fn heap_change(o: &Outcome) -> i64 {
         .unwrap_or_else(|| panic!("{}: {:?} {}", o.config, o.stdout, o.stderr_all))
 }
 
-/// Item 12: eight threads that open files leave the C library's heap in
-/// use as plainly, within the C library's own bookkeeping for our calls
-/// (it grew by 60 KB with `prof` and 99 KB with `io`: the threads' trees
-/// and the I/O layer's tables). What remains (~5 KB here) is the C
-/// library's: the registration of a thread-local destructor (Dr.Hook's
-/// alternate signal stack) takes a small block through `calloc` on the
-/// new thread, which gives the thread an arena of its own.
+/// Item 12: eight threads (one after the other) that open files leave the
+/// C library's heap in use as plainly (it grew by 56 KB with `prof` and
+/// 97 KB with `io`: the threads' trees and the I/O layer's tables). A
+/// kilobyte is allowed for the C library's own bookkeeping of our calls.
 #[test]
 fn dr_hooks_data_is_not_in_the_programs_heap() {
     super::common::ensure_attach_built();
@@ -35,7 +32,7 @@ fn dr_hooks_data_is_not_in_the_programs_heap() {
         assert_eq!(o.how(), "exit 0", "{}", o.stderr_all);
         let measured = heap_change(&o);
         assert!(
-            measured <= plain + 8192,
+            measured <= plain + 1024,
             "{config}: the heap in use grew by {measured} bytes, {plain} plainly"
         );
     }
