@@ -19,3 +19,4 @@ mod exits;
 mod heap;
 mod launcher;
 mod signals;
+mod threads;

@@ -141,11 +141,25 @@ pub fn thread_reserve() -> u32 {
     crate::tree::thread::reserve_tid()
 }
 
+/// Runs `f` on a work stack of the engine's: a stack of its own, taken from
+/// a small pool of spare stacks, with room for the engine's set-up and
+/// tear-down of a thread (its tree, the name of its start routine from
+/// the symbol tables, its signal stack and metrics) whatever the size of
+/// the thread's own stack — as small as the C library allows (16 KiB) —
+/// and for the tools' work at the same moments. The layer calls
+/// [`thread_begin`] and [`thread_end`] (and its monitors) there. In place
+/// when already on a work stack.
+pub fn on_work_stack<R>(f: impl FnOnce() -> R) -> R {
+    crate::sys::workstack::on_work_stack(f)
+}
+
 /// Start of a thread (before its start routine runs, on the new thread):
 /// registers its tree with the number [`thread_reserve`] gave (0: none) and
 /// enters the thread's root region, named after the start routine
 /// (`thread:<symbol>`, or `thread:<library>+0x<offset>` when the routine
 /// has no name). Returns what [`thread_end`] takes (0: Dr.Hook is off).
+/// Called on a work stack ([`on_work_stack`]): the set-up needs far more
+/// stack than the smallest threads have.
 pub fn thread_begin(start_routine: usize, reserved: u32) -> u64 {
     if !crate::runtime::is_enabled() {
         return 0;

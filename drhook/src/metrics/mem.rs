@@ -128,14 +128,20 @@ pub(crate) fn placed(offset: usize) {
     OFFSET.store(offset, Ordering::Release);
 }
 
-/// Per-thread state: the top of the thread's stack.
+/// Per-thread state: the bounds of the thread's own stack. A routine
+/// entered on another stack (the engine's set-up of a thread runs on a
+/// work stack, `sys::workstack`) is measured where it left the thread's
+/// own, or not at all.
 pub(crate) struct MemStamper {
+    /// Lowest address of the stack (0: unknown).
+    stack_lo: usize,
+    /// Highest address (the depth is measured from there).
     stack_top: usize,
 }
 
-/// The top (highest address) of the calling thread's stack: from the
-/// thread's attributes, else just above the caller's frame.
-fn stack_top(here: usize) -> usize {
+/// The bounds of the calling thread's stack, from its attributes; else
+/// (0, just above the caller's frame).
+fn stack_bounds(here: usize) -> (usize, usize) {
     // SAFETY: plain data filled in by the calls; destroyed after use.
     unsafe {
         let mut attr: libc::pthread_attr_t = std::mem::zeroed();
@@ -144,13 +150,12 @@ fn stack_top(here: usize) -> usize {
             let mut size: libc::size_t = 0;
             let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
             libc::pthread_attr_destroy(&mut attr);
-            let top = addr as usize + size;
-            if ok && top > here && top - here < (1 << 34) {
-                return top;
+            if ok && size > 0 && size < (1 << 34) {
+                return (addr as usize, addr as usize + size);
             }
         }
     }
-    here
+    (0, here)
 }
 
 /// Page faults of the calling thread so far.
@@ -177,8 +182,14 @@ impl Stamper for MemStamper {
     /// level.
     fn enter(&self, _node: u32, row: &[AtomicU64]) {
         let here = 0u8;
-        let sp = std::hint::black_box(&here) as *const u8 as usize;
-        raise(&row[STACK], self.stack_top.saturating_sub(sp) as u64);
+        let mut sp = std::hint::black_box(&here) as *const u8 as usize;
+        let own = |sp: usize| sp > self.stack_lo && sp <= self.stack_top;
+        if !own(sp) {
+            sp = crate::sys::workstack::caller_sp();
+        }
+        if own(sp) {
+            raise(&row[STACK], (self.stack_top - sp) as u64);
+        }
         raise(&row[HEAP], heap_now());
         if PAGING_ON.load(Ordering::Relaxed) {
             row[PAGING_AT_ENTRY].store(thread_faults(), Ordering::Relaxed);
@@ -214,8 +225,10 @@ impl Metric for Memory {
     fn stamper(&self, _tid: u32) -> Option<Box<dyn Stamper>> {
         let here = 0u8;
         let sp = std::hint::black_box(&here) as *const u8 as usize;
+        let (stack_lo, stack_top) = stack_bounds(sp);
         Some(Box::new(MemStamper {
-            stack_top: stack_top(sp),
+            stack_lo,
+            stack_top,
         }))
     }
     fn calltree_before_times(&self) -> bool {

@@ -1,11 +1,13 @@
 //! Building blocks with no knowledge of Dr.Hook: clocks, process facts,
-//! async-signal-safe line formatting, and never-moving chunked storage.
+//! async-signal-safe line formatting, never-moving chunked storage, and
+//! work stacks (the engine's own work at a thread's start and end).
 
 pub mod clock;
 pub mod held;
 pub mod linebuf;
 pub(crate) mod segmented;
 pub mod sysinfo;
+pub(crate) mod workstack;
 
 /// Ends the process now with `code`, as `_exit` does, but by the system
 /// call itself: under the preload layer `_exit` is a wrapped function, and

@@ -1,8 +1,17 @@
 //! Threads: `pthread_create` runs the start routine inside a trampoline
 //! that begins and ends the thread's events on the thread itself, when
 //! anyone wants them; `pthread_exit` ends the thread first.
+//!
+//! A thread's stack may be as small as the C library allows (16 KiB, most
+//! of it the thread's TLS and descriptor), and the program's start routine
+//! is entitled to what plainly remains: the events (the engine's set-up and
+//! tear-down of the thread, the tools' work) run on a work stack of the
+//! engine's (`drhook::lifecycle::on_work_stack`), and the thread's own
+//! stack holds only the trampoline's frame.
 
 use std::ffi::{c_int, c_void};
+
+use drhook::lifecycle::on_work_stack;
 
 use super::process;
 use crate::real::{real_fn, slots};
@@ -24,10 +33,10 @@ extern "C-unwind" fn thread_trampoline(p: *mut c_void) -> *mut c_void {
         arg,
         reserved,
     } = *unsafe { Box::from_raw(p as *mut Started) };
-    process::thread_begin(start as usize, reserved);
+    on_work_stack(|| process::thread_begin(start as usize, reserved));
     // SAFETY: the program's start routine with its argument.
     let r = unsafe { start(arg) };
-    process::thread_end();
+    on_work_stack(process::thread_end);
     r
 }
 
@@ -71,7 +80,7 @@ pub unsafe fn pthread_create(
 /// `pthread_exit(value)`: the thread's end, then the real one (which
 /// unwinds the thread's stack).
 pub fn pthread_exit(value: *mut c_void) -> ! {
-    process::thread_end();
+    on_work_stack(process::thread_end);
     let f = real_fn!(slots::PTHREAD_EXIT, extern "C-unwind" fn(*mut c_void) -> !);
     f(value)
 }

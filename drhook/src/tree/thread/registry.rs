@@ -114,6 +114,13 @@ pub(crate) fn register_current_as(
         // SAFETY: registered trees are never freed.
         return unsafe { &*existing };
     }
+    // On a work stack: a thread's stack may be as small as the C library
+    // allows, and the set-up (the tree, its metrics' stampers, the
+    // thread's signal stack) needs more than its frames.
+    crate::sys::workstack::on_work_stack(|| register_new(mode, start_wall, reserved))
+}
+
+fn register_new(mode: u32, start_wall: u64, reserved: Option<u32>) -> &'static ThreadData {
     let unix_tid = gettid();
     let tid = choose_tid(unix_tid, reserved);
     let layout = crate::metrics::layout();
