@@ -27,7 +27,7 @@ pub(crate) fn caller_tid() -> u32 {
         let main = unsafe { libc::gettid() == libc::getpid() };
         u32::from(main)
     } else {
-        // SAFETY: registered trees are never freed.
+        // SAFETY: the calling thread's own tree (freed only once the thread ended it).
         unsafe { (*td).tid }
     }
 }

@@ -453,7 +453,7 @@ pub fn set_thread_number_hint(hint: fn() -> Option<u32>) {
 /// Dr.Hook thread number of the calling thread, if it has entered a routine.
 pub fn current_thread_number() -> Option<u32> {
     let td = thread::current();
-    // SAFETY: registered trees are never freed.
+    // SAFETY: the calling thread's own tree (freed only once the thread ended it).
     (!td.is_null()).then(|| unsafe { (*td).tid })
 }
 
@@ -477,7 +477,7 @@ fn exit_without_tree(token: Token) {
 /// memory benchmark and tests.
 pub fn thread_tree_bytes() -> Option<usize> {
     let td = thread::current();
-    // SAFETY: registered trees are never freed.
+    // SAFETY: the calling thread's own tree (freed only once the thread ended it).
     (!td.is_null()).then(|| unsafe { (*td).allocated_bytes() })
 }
 

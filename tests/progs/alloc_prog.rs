@@ -84,7 +84,71 @@ fn crasher() {
     unsafe { std::ptr::write_volatile(16 as *mut u8, 1) };
 }
 
+/// Allocates 100 bytes and hands them to the main thread, which frees
+/// two blocks in three after this thread ended (the others leak).
+#[drhook]
+fn churn_work(i: usize, out: &Mutex<Vec<(usize, Vec<u8>)>>) {
+    let v: Vec<u8> = Vec::with_capacity(100);
+    out.lock().unwrap().push((i, v));
+}
+
+/// A short thread's first routine.
+#[drhook]
+fn churn_thread(i: usize, out: &Mutex<Vec<(usize, Vec<u8>)>>) {
+    churn_work(i, out);
+}
+
+/// Threads that end while others start, while the main thread writes the
+/// profile and frees what the ended threads allocated (`churn`): 4
+/// spawners x 300 threads one after the other.
+fn churn() {
+    // Room for every block: the workers' pushes never reallocate.
+    let out = Arc::new(Mutex::new(Vec::with_capacity(1200)));
+    let spawners: Vec<_> = (0..4)
+        .map(|s| {
+            let out = Arc::clone(&out);
+            std::thread::spawn(move || {
+                for k in 0..300 {
+                    let o = Arc::clone(&out);
+                    let i = s * 300 + k;
+                    std::thread::spawn(move || churn_thread(i, &o))
+                        .join()
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut leaked = Vec::new();
+    let mut writes = 0;
+    loop {
+        let done = spawners.iter().all(|h| h.is_finished());
+        let blocks: Vec<(usize, Vec<u8>)> = out.lock().unwrap().drain(..).collect();
+        for (i, v) in blocks {
+            if i % 3 == 0 {
+                leaked.push(v);
+            }
+        }
+        if writes < 20 {
+            drhook::write_profile().unwrap();
+            writes += 1;
+        }
+        if done {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    for h in spawners {
+        h.join().unwrap();
+    }
+    std::mem::forget(leaked);
+    println!("churn done");
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("churn") {
+        churn();
+        return;
+    }
     run();
     if std::env::args().nth(1).as_deref() == Some("crash") {
         crasher();

@@ -79,6 +79,10 @@ pub const DRHOOK_FSYNC: &str = "DRHOOK_FSYNC";
 /// `<prefix><command>.<pid>.<profile file name>`; a prefix ending in `/` is
 /// a directory (created when missing).
 pub const DRHOOK_PROFILE_PREFIX: &str = "DRHOOK_PROFILE_PREFIX";
+/// Project extension: how many threads that ended keep their own block in
+/// the profile (default 256); later ones are summed per first routine
+/// (their root region `thread:<start routine>`), and their trees freed.
+pub const DRHOOK_THREAD_BLOCKS: &str = "DRHOOK_THREAD_BLOCKS";
 /// Set by drhook for the child processes of a run (`<root pid>,<claimed
 /// task>,<heir pid>`): which process writes the plain profile name. Not
 /// meant to be set by hand.

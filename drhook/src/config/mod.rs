@@ -20,6 +20,9 @@ pub const DEFAULT_PROFILE_LIMIT: f64 = -10.0;
 /// Default `DR_HOOK_TRACE_EVENTS`: events per thread (16 MB of address
 /// space, touched only as events are recorded).
 pub const DEFAULT_TRACE_EVENTS: u64 = 1_000_000;
+/// Default of `DRHOOK_THREAD_BLOCKS`: threads that ended keeping their own
+/// block in the profile.
+pub const DEFAULT_THREAD_BLOCKS: u32 = 256;
 /// Largest `DR_HOOK_TRACE_EVENTS` (1 TiB of events per thread).
 pub const MAX_TRACE_EVENTS: u64 = 1 << 36;
 
@@ -207,6 +210,9 @@ pub struct Config {
     pub counter_events: Option<String>,
     /// `DR_HOOK_TRACE_EVENTS`: events recorded per thread with `trace`.
     pub trace_events: u64,
+    /// `DRHOOK_THREAD_BLOCKS`: threads that ended keeping their own block
+    /// in the profile (later ones are summed per first routine).
+    pub thread_blocks: u32,
     /// MPI task from the launcher.
     pub task: Task,
     /// Whether a launcher variable gave this process its rank (`task` is
@@ -512,7 +518,15 @@ impl Config {
             2..=MAX_TRACE_EVENTS as i64,
             &mut warnings,
         ) as u64;
+        let thread_blocks = parse_int_in(
+            env::DRHOOK_THREAD_BLOCKS,
+            get(env::DRHOOK_THREAD_BLOCKS).as_deref(),
+            DEFAULT_THREAD_BLOCKS as i64,
+            0..=u32::MAX as i64,
+            &mut warnings,
+        ) as u32;
         Config {
+            thread_blocks,
             launcher_rank,
             follow,
             profile_on_failure,

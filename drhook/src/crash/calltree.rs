@@ -265,7 +265,7 @@ pub fn print_calltree_to(w: &mut dyn std::io::Write) -> std::io::Result<()> {
     if td.is_null() {
         return Ok(());
     }
-    // SAFETY: registered trees are never freed.
+    // SAFETY: the calling thread's own tree (freed only once the thread ended it).
     let td = unsafe { &*td };
     let o = opts_for(td);
     let n = 1 << 14;
@@ -294,7 +294,8 @@ pub fn print_calltree_to(w: &mut dyn std::io::Write) -> std::io::Result<()> {
 /// thread has that number.
 pub fn print_calltree_of_to(tid: u32, w: &mut dyn std::io::Write) -> std::io::Result<bool> {
     let mut found = None;
-    thread::for_each_thread(|td| {
+    let pin = thread::Pin::new();
+    thread::for_each_thread_in(&pin, |td| {
         if td.tid == tid {
             found = Some(td);
         }

@@ -165,8 +165,8 @@ pub(crate) fn check_boundary(entering: bool, sp: usize) {
     let name = if td.is_null() {
         ""
     } else {
-        // SAFETY: registered trees are never freed; the top of the calling
-        // thread's stack is a node of its arena.
+        // SAFETY: the calling thread's own tree (freed only once the thread
+        // ended it); the top of its stack is a node of its arena.
         let node = unsafe { &*(*td).current() };
         if node.site.is_null() {
             ""

@@ -53,7 +53,8 @@ fn current_words() -> Option<&'static [AtomicU64]> {
     if td.is_null() {
         return None;
     }
-    // SAFETY: registered trees are never freed; the row belongs to this
+    // SAFETY: the calling thread's own tree (freed only once the thread
+    // ended it); the row belongs to this
     // thread's tree.
     let td = unsafe { &*td };
     if td.in_internal_work() {
@@ -75,10 +76,15 @@ pub fn record_alloc(size: usize) -> *const AtomicU64 {
     };
     bump(&w[ALLOC], size as u64);
     bump(&w[NALLOC], 1);
-    w[LIVE].fetch_add(size as u64, Ordering::Relaxed);
     if live > w[HEAP].load(Ordering::Relaxed) {
         w[HEAP].store(live, Ordering::Relaxed);
     }
+    if size == 0 {
+        // No owner: nothing to take back, and a thread that ended with
+        // its `LIVE` words all 0 has its rows freed (`profile::ended`).
+        return std::ptr::null();
+    }
+    w[LIVE].fetch_add(size as u64, Ordering::Relaxed);
     &w[LIVE]
 }
 
@@ -104,7 +110,8 @@ pub fn record_count(size: usize) {
 pub unsafe fn record_free(size: usize, owner: *const AtomicU64) {
     mem::total_free(size as u64);
     if !owner.is_null() {
-        // SAFETY: owner words live in rows that are never freed or moved.
+        // SAFETY: owner words live in rows that never move, kept while a
+        // block they own is allocated (`profile::ended`).
         unsafe { &*owner }.fetch_sub(size as u64, Ordering::Relaxed);
     }
     if let Some(w) = current_words() {

@@ -179,9 +179,13 @@ pub fn thread_begin(start_routine: usize, reserved: u32) -> u64 {
 /// its root region and anything left open under it. A thread that never
 /// ends (a worker pool, a thread still running at exit) is counted up to
 /// the moment the profile is written.
+///
+/// The thread's tree is then kept in compact form for the profile and
+/// freed (`profile::ended`).
 pub fn thread_end(token: u64) {
     if token != 0 {
         engine::exit_lenient(Token::from_bits(token));
+        crate::profile::ended::retire_current();
     }
 }
 

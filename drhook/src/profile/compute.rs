@@ -84,6 +84,10 @@ pub(crate) struct ThreadLine {
     /// Σ self wall ticks (wall profile only).
     pub self_ticks: Option<u64>,
     pub lifetime_ticks: u64,
+    /// Threads the line stands for (more than 1: threads that ended,
+    /// summed), and the routine id of their first routine.
+    pub threads: u64,
+    pub first_routine: u32,
 }
 
 /// Everything the report prints below its first lines.
@@ -329,6 +333,8 @@ impl<'p, 'a> Builder<'p, 'a> {
             pct: 0.0,
             self_ticks: (p.kind == ProfileKind::Wall).then_some(self_ticks.round() as u64),
             lifetime_ticks: t.lifetime_ticks,
+            threads: t.threads,
+            first_routine: t.nodes.get(1).map_or(0, |n| n.routine),
         });
     }
 
@@ -669,6 +675,7 @@ pub(crate) mod tests {
             lifetime_ticks: 0,
             width: 0,
             words: Vec::new(),
+            threads: 1,
         }
     }
 

@@ -257,6 +257,8 @@ mod tests {
             pct: 0.0,
             self_ticks: None,
             lifetime_ticks: 0,
+            threads: 1,
+            first_routine: 0,
         };
         let s = Summary {
             rows,

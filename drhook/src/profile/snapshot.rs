@@ -75,6 +75,9 @@ pub(crate) struct ThreadSnap {
     pub width: usize,
     /// The nodes' metric words, `width` per node, in node order.
     pub words: Vec<u64>,
+    /// Threads this tree holds: 1, or more for threads that ended summed
+    /// into one block (`profile::ended`).
+    pub threads: u64,
 }
 
 /// Copies one thread's tree. Open activations (on the thread's stack) are
@@ -157,5 +160,6 @@ pub(crate) fn snapshot(
         lifetime_ticks: now_wall.saturating_sub(td.start_wall()),
         width,
         words,
+        threads: 1,
     }
 }

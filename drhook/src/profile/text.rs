@@ -88,6 +88,17 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
         }
         let _ = writeln!(o, " ({})", t.lifetime_ticks);
     }
+    // Threads that ended, summed per first routine (`profile::ended`): a
+    // line no reader mistakes for a thread's.
+    for t in s.threads.iter().filter(|t| t.threads > 1) {
+        let _ = writeln!(
+            o,
+            "\tThreads that ended, summed : {} in Thread#{} ({})",
+            t.threads,
+            t.tid,
+            s.name(t.first_routine)
+        );
+    }
     o
 }
 

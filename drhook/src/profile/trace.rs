@@ -120,8 +120,9 @@ fn write_to(w: &mut dyn Write, e: &Engine) -> io::Result<Stats> {
         now_ticks: now.ticks,
         start_unix_ns: real_now - i128::from(mono_now.saturating_sub(e.start.ns)),
     };
-    let mut threads: Vec<&'static ThreadData> = Vec::new();
-    thread::for_each_thread(|td| threads.push(td));
+    let mut threads: Vec<&ThreadData> = Vec::new();
+    let pin = thread::Pin::new();
+    thread::for_each_thread_in(&pin, |td| threads.push(td));
     threads.sort_by_key(|td| td.tid);
     let tracks: Vec<Track<'_>> = threads
         .iter()

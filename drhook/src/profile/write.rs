@@ -45,12 +45,21 @@ fn collect<R>(
         aggs: &layout.aggs,
     };
     let mut rows = compute::Builder::new(&params);
+    // The live trees, then those of threads that ended: a thread that ends
+    // meanwhile waits for the store's lock, so it is seen once.
+    let ended = super::ended::hold();
     thread::for_each_thread(|td| {
         let snap = snapshot::snapshot(td, &routines.routine_of_site, now.ticks, e.mode);
         let figures = NodeFigures::of(&snap, &params);
         each_thread(&snap, &figures, &params);
         rows.add_thread_with(&snap, &figures);
     });
+    super::ended::each(&ended, &routines.routine_of_site, |snap| {
+        let figures = NodeFigures::of(snap, &params);
+        each_thread(snap, &figures, &params);
+        rows.add_thread_with(snap, &figures);
+    });
+    drop(ended);
     let mut summary = rows.finish();
     pad_thread_lines(&mut summary, crate::sys::sysinfo::thread_count_hint(), kind);
     let header = Header {
@@ -99,6 +108,8 @@ fn pad_thread_lines(s: &mut Summary<'_>, hint: u32, kind: ProfileKind) {
                 pct: 0.0,
                 self_ticks: (kind == ProfileKind::Wall).then_some(0),
                 lifetime_ticks: 0,
+                threads: 1,
+                first_routine: 0,
             });
         }
     }

@@ -28,13 +28,14 @@ use crate::sys::clock;
 use crate::tree::{bits, site, thread};
 
 /// The engine's own locks, in the order they are taken: the profile
-/// writer's, the site tables', the thread numbering's, then two that are
-/// never held while another is taken: the watch points' and the signal
-/// installation's.
+/// writer's, the ended threads', the site tables', the thread registry's,
+/// then two that are never held while another is taken: the watch points'
+/// and the signal installation's.
 type Locks = (
     MutexGuard<'static, ()>,
+    crate::profile::ended::Held,
     site::ForkLock,
-    MutexGuard<'static, Vec<u32>>,
+    MutexGuard<'static, thread::Registry>,
     crate::crash::watch::ForkLock,
     crate::crash::signals::ForkLock,
 );
@@ -151,14 +152,16 @@ extern "C" fn prepare() {
             std::thread::yield_now();
         }
         each_outer(&OUTER_PREPARE, |f| f());
-        // The order every other path takes them in: writer, sites, numbers;
-        // the watch points' and the installation's hold no other.
+        // The order every other path takes them in: writer, ended threads,
+        // sites, registry; the watch points' and the installation's hold no
+        // other.
         let w = crate::profile::write::lock_for_fork();
+        let e = crate::profile::ended::hold();
         let s = site::lock_for_fork();
         let t = thread::lock_for_fork();
         let p = crate::crash::watch::lock_for_fork();
         let i = crate::crash::signals::lock_for_fork();
-        HELD.hold((w, s, t, p, i));
+        HELD.hold((w, e, s, t, p, i));
     });
 }
 
@@ -173,6 +176,11 @@ extern "C" fn parent() {
 
 extern "C" fn child() {
     let _ = std::panic::catch_unwind(|| {
+        // The parent's threads that ended are not the child's.
+        // SAFETY: only the forking thread uses HELD.
+        if let Some(l) = unsafe { (*HELD.0.get()).as_mut() } {
+            crate::profile::ended::clear_in_child(&mut l.1);
+        }
         release();
         let Some(e) = setup::engine_if_ready() else {
             return;

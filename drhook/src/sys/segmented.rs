@@ -1,14 +1,11 @@
 //! Chunked storage whose elements never move: chunk `k` holds `64 << k`
 //! zero-initialised slots, allocated on first use and freed only with the
 //! storage, so a reader on another thread can hold a reference while the
-//! owner appends. Registered trees are never freed (their storage lives as
-//! long as the process); a private tree (the overhead calibration's, a
-//! test's) gives its chunks back when it is dropped (LeakSanitizer counted
-//! the calibration tree's nodes as a leak of every process).
+//! owner appends (whoever drops the storage makes sure no reader is left).
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 /// Types for which the all-zero bit pattern is a valid value.
 ///
@@ -80,13 +77,12 @@ impl<T: Zeroable> Segmented<T> {
 
 impl<T: Zeroable> Drop for Segmented<T> {
     fn drop(&mut self) {
-        for (k, c) in self.chunks.iter_mut().enumerate() {
-            let p = *c.get_mut();
-            if let (false, Ok(layout)) = (p.is_null(), Layout::array::<T>(BASE << k)) {
-                // SAFETY: allocated by `slot` with this layout; `&mut self`
-                // means no reference into it is left. The elements hold
-                // nothing to drop (`Zeroable` plain data).
-                unsafe { dealloc(p.cast(), layout) };
+        for (k, cell) in self.chunks.iter_mut().enumerate() {
+            let c = *cell.get_mut();
+            if !c.is_null() {
+                // SAFETY: allocated by `slot` with this layout; the
+                // elements need no drop (atomics and plain data).
+                unsafe { dealloc(c as *mut u8, Layout::array::<T>(BASE << k).unwrap()) };
             }
         }
     }
@@ -94,10 +90,55 @@ impl<T: Zeroable> Drop for Segmented<T> {
 
 /// Rows of `width` 64-bit words per index, in the same never-moving
 /// chunks as [`Segmented`] (the width is chosen at run time). Width 0
-/// allocates nothing.
+/// allocates nothing. The rows can outlive the storage ([`Rows::keep`]):
+/// words whose address is held elsewhere (the memory profile's `LIVE`
+/// words, in the headers of blocks still allocated).
 pub(crate) struct Rows {
     width: usize,
     chunks: [AtomicPtr<AtomicU64>; CHUNKS],
+    /// The chunks belong to a [`KeptRows`]: not freed with the storage.
+    kept: AtomicBool,
+}
+
+/// Rows that outlived their storage ([`Rows::keep`]): read-only access to
+/// the same words, and their memory, freed by [`KeptRows::free`].
+pub(crate) struct KeptRows {
+    width: usize,
+    chunks: [*mut AtomicU64; CHUNKS],
+}
+
+// SAFETY: the chunks are atomics, shared as `Rows` shares them.
+unsafe impl Send for KeptRows {}
+// SAFETY: as above.
+unsafe impl Sync for KeptRows {}
+
+impl KeptRows {
+    /// The row at `index`, if it existed.
+    pub fn get(&self, index: u32) -> Option<&[AtomicU64]> {
+        let (k, off) = locate(index);
+        let c = *self.chunks.get(k)?;
+        // SAFETY: a chunk of `(BASE << k) * width` words, alive until `free`.
+        (!c.is_null() && self.width != 0)
+            .then(|| unsafe { std::slice::from_raw_parts(c.add(off * self.width), self.width) })
+    }
+
+    /// Frees the rows.
+    ///
+    /// # Safety
+    /// No word of theirs is used again (no address of one is held).
+    pub unsafe fn free(self) {
+        for (k, &c) in self.chunks.iter().enumerate() {
+            if !c.is_null() {
+                // SAFETY: allocated by `Rows::ensure` with this layout.
+                unsafe { dealloc(c as *mut u8, rows_layout(k, self.width)) };
+            }
+        }
+    }
+}
+
+/// The layout of chunk `k` of rows of `width` words.
+fn rows_layout(k: usize, width: usize) -> Layout {
+    Layout::array::<AtomicU64>((BASE << k) * width).unwrap()
 }
 
 impl Rows {
@@ -106,6 +147,7 @@ impl Rows {
         Rows {
             width,
             chunks: [const { AtomicPtr::new(ptr::null_mut()) }; CHUNKS],
+            kept: AtomicBool::new(false),
         }
     }
 
@@ -142,6 +184,7 @@ impl Rows {
         let Ok(layout) = Layout::array::<AtomicU64>((BASE << k) * self.width) else {
             return;
         };
+        debug_assert_eq!(layout, rows_layout(k, self.width));
         // SAFETY: non-zero size; zeroed memory is a valid `AtomicU64`.
         let c = unsafe { alloc_zeroed(layout) } as *mut AtomicU64;
         if c.is_null() {
@@ -157,19 +200,29 @@ impl Rows {
             .map(|k| (BASE << k) * self.width * 8)
             .sum()
     }
+
+    /// The rows as they are, to outlive this storage: its drop then frees
+    /// nothing. Owner thread only, once no row is added.
+    pub fn keep(&self) -> KeptRows {
+        self.kept.store(true, Ordering::Relaxed);
+        KeptRows {
+            width: self.width,
+            chunks: std::array::from_fn(|k| self.chunks[k].load(Ordering::Acquire)),
+        }
+    }
 }
 
 impl Drop for Rows {
     fn drop(&mut self) {
-        for (k, c) in self.chunks.iter_mut().enumerate() {
-            let p = *c.get_mut();
-            if let (false, Ok(layout)) = (
-                p.is_null(),
-                Layout::array::<AtomicU64>((BASE << k) * self.width),
-            ) {
-                // SAFETY: allocated by `ensure` with this layout; `&mut
-                // self` means no reference into it is left.
-                unsafe { dealloc(p.cast(), layout) };
+        if *self.kept.get_mut() {
+            return;
+        }
+        for (k, cell) in self.chunks.iter_mut().enumerate() {
+            let c = *cell.get_mut();
+            if !c.is_null() {
+                // SAFETY: allocated by `ensure` with this layout; atomics
+                // need no drop.
+                unsafe { dealloc(c as *mut u8, rows_layout(k, self.width)) };
             }
         }
     }
@@ -195,6 +248,27 @@ mod tests {
         let none = Rows::new(0);
         none.ensure(0);
         assert_eq!(none.allocated_bytes(), 0);
+    }
+
+    #[test]
+    fn kept_rows_outlive_their_storage() {
+        let r = Rows::new(2);
+        r.ensure(70);
+        r.get(70).unwrap()[1].store(9, Ordering::Relaxed);
+        let kept = r.keep();
+        drop(r);
+        assert_eq!(kept.get(70).unwrap()[1].load(Ordering::Relaxed), 9);
+        assert!(kept.get(1_000).is_none());
+        // SAFETY: nothing holds an address of these rows.
+        unsafe { kept.free() };
+        // Storage dropped with its chunks (checked under Miri or a leak
+        // checker; here: that it does not crash).
+        struct Word(#[allow(dead_code)] AtomicU64);
+        // SAFETY: a zero atomic is valid.
+        unsafe impl Zeroable for Word {}
+        let s: Segmented<Word> = Segmented::new();
+        s.slot(300);
+        drop(s);
     }
 
     #[test]

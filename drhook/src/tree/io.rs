@@ -35,7 +35,7 @@ pub fn record(kind: u32, bytes: u64, nanos: u64) -> usize {
     if td.is_null() {
         return 0;
     }
-    // SAFETY: registered trees are never freed.
+    // SAFETY: the calling thread's own tree (freed only once the thread ended it).
     let td = unsafe { &*td };
     if td.in_internal_work() {
         return 0;
@@ -85,7 +85,7 @@ pub fn current_path(buf: &mut [u8]) -> usize {
     if td.is_null() {
         return 0;
     }
-    // SAFETY: registered trees are never freed.
+    // SAFETY: the calling thread's own tree (freed only once the thread ended it).
     let td = unsafe { &*td };
     let mut out = std::io::Cursor::new(buf);
     let mut p = td.current();
@@ -116,7 +116,7 @@ pub fn current_routine(buf: &mut [u8]) -> usize {
     if td.is_null() {
         return 0;
     }
-    // SAFETY: registered trees are never freed.
+    // SAFETY: the calling thread's own tree (freed only once the thread ended it).
     let td = unsafe { &*td };
     let top = td.current();
     // SAFETY: the top of the stack is a node of this arena; sites are 'static.

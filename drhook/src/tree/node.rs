@@ -72,7 +72,9 @@ impl Node {
 }
 
 // SAFETY: the raw pointers are immutable after publication and point to
-// nodes and sites that are never freed; all mutable state is atomic.
+// nodes of the same arena (freed with it, when no reader is left: see
+// `tree::thread::registry`) and sites that are never freed; all mutable
+// state is atomic.
 unsafe impl Sync for Node {}
 // SAFETY: as above.
 unsafe impl Send for Node {}

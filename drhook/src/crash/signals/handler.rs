@@ -35,7 +35,7 @@ pub(super) fn msg(line: &mut LineBuf, func: &str, f: impl FnOnce(&mut LineBuf)) 
     let tid = if td.is_null() {
         crate::diag::caller_tid()
     } else {
-        // SAFETY: registered trees are never freed.
+        // SAFETY: the calling thread's own tree (freed only once the thread ended it).
         unsafe { (*td).tid }
     };
     let utid = match SHOWN_TID.load(Ordering::Relaxed) {

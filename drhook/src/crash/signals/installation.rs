@@ -347,7 +347,7 @@ fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let td = thread::current();
-        // SAFETY: registered trees are never freed.
+        // SAFETY: the calling thread's own tree (freed only once the thread ended it).
         if !td.is_null() && unsafe { (*td).current() != (*td).root } {
             crate::diag!(
                 "drhook_panic",

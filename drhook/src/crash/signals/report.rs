@@ -91,7 +91,9 @@ pub(super) fn report(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void
             .str(", nsigs = ")
             .u64(nsigs as u64);
     });
-    // Every thread inside instrumented routines, the signalled one first.
+    // Every thread inside instrumented routines, the signalled one first
+    // (the trees listed stay alive while `_pin` is held).
+    let _pin = thread::Pin::new();
     let me = thread::current();
     // SAFETY: only the handling thread uses THREADS.
     let list = unsafe { &mut *THREADS.0.get() };
@@ -105,14 +107,14 @@ pub(super) fn report(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void
     // Insertion sort by thread number.
     for i in 1..n {
         let mut j = i;
-        // SAFETY: registered trees are never freed.
+        // SAFETY: listed trees are alive (`_pin`).
         while j > 0 && unsafe { (*list[j - 1]).tid > (*list[j]).tid } {
             list.swap(j - 1, j);
             j -= 1;
         }
     }
     let mut printed = 0;
-    // SAFETY: registered trees are never freed.
+    // SAFETY: the calling thread's own tree, or a listed one (`_pin`).
     if !me.is_null() && unsafe { (*me).current() != (*me).root } {
         // SAFETY: as above.
         print_tree(unsafe { &*me });

@@ -2,8 +2,11 @@
 //! pointer that reaches them.
 //!
 //! Each instrumented thread owns one [`ThreadData`], allocated at its first
-//! instrumented call and never freed, so its numbers survive the thread and
-//! appear in the profile. The current position in the tree (`current`) is a
+//! instrumented call. When the thread ends, the profile layer keeps its
+//! numbers in compact form (`profile::ended`) and the tree is freed once no
+//! other thread can be reading it (`registry`: the list's walkers are
+//! counted); the main thread's tree, and those of threads still running,
+//! last until the profile is written. The current position in the tree (`current`) is a
 //! single atomic pointer: the chain of parents from it to the root is
 //! immutable, so one load gives any other thread (a crash handler, the
 //! report writer) a consistent snapshot of the call stack.
@@ -42,9 +45,9 @@ mod repair;
 mod span_activations;
 
 pub(crate) use registry::{
-    add_mode_bits, current, for_each_thread, internal_work, lock_for_fork, register_current,
-    register_current_as, reserve_tid, restart_after_fork, set_new_thread_hook,
-    set_thread_number_hint,
+    Pin, Registry, add_mode_bits, current, for_each_thread, for_each_thread_in, internal_work,
+    lock_for_fork, register_current, register_current_as, reserve_tid, restart_after_fork,
+    set_new_thread_hook, set_thread_end_hook, set_thread_number_hint, unregister_current,
 };
 
 /// Lookup miss sentinel: its parent never equals a real node.

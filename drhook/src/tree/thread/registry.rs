@@ -1,11 +1,28 @@
-//! The thread registry: every thread's [`ThreadData`] in one lock-free
-//! list, the thread numbers (reserved, proposed or fresh), the
-//! registration of a thread at its first instrumented call, the
-//! thread-local pointer that reaches its tree, mode bits added to every
-//! tree, and what a `fork` child keeps (its counts started again).
+//! The thread registry: every live thread's [`ThreadData`] in one list
+//! that readers walk without a lock, the thread numbers (reserved,
+//! proposed or fresh), the registration of a thread at its first
+//! instrumented call, the thread-local pointer that reaches its tree,
+//! mode bits added to every tree, the end of a thread's tree, and what a
+//! `fork` child keeps (its counts started again).
+//!
+//! **When a tree is freed.** A thread that ends ([`unregister_current`],
+//! after the profile layer kept what the profile needs of it) leaves the
+//! list at once, but its tree is freed only when no reader can still hold
+//! it: every walk of the list ([`for_each_thread`], [`Pin`]) counts itself
+//! in `WALKERS` before it reads the list's head and out after its last
+//! read; the ending thread unlinks its tree, then frees it — and the trees
+//! that ended before — only if it sees no walker (sequentially consistent
+//! on both sides: a walker that started after the unlink cannot reach the
+//! tree, one that started before is counted). Otherwise the tree waits for
+//! the next thread that ends with no walker about. Nothing else reaches a
+//! tree from another thread: handles and tokens are compared, never
+//! dereferenced, unless found on the calling thread's own stack; the
+//! memory profile's block headers point into metric rows, which the profile
+//! layer keeps when they are still pointed at (`Rows::keep`).
 
 use std::ptr;
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use super::{InternalWork, ThreadData};
 use crate::tree::node::Node;
@@ -13,7 +30,58 @@ use crate::tree::node::Node;
 static HEAD: AtomicPtr<ThreadData> = AtomicPtr::new(ptr::null_mut());
 static NEXT_TID: AtomicU32 = AtomicU32::new(2);
 static THREAD_HINT: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
-static USED_TIDS: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+/// Walks of the list in progress (see the module documentation).
+static WALKERS: AtomicUsize = AtomicUsize::new(0);
+
+/// What the registry's lock guards: the thread numbers in use, changes to
+/// the list (readers take no lock), and the trees that ended while the
+/// list was being walked.
+pub(crate) struct Registry {
+    /// Bit `n` set: thread number `n` is taken.
+    used: Vec<u64>,
+    /// Unlinked trees not freed yet (a walker was about).
+    #[allow(
+        clippy::vec_box,
+        reason = "a walker may still read the tree where it is: it must not move"
+    )]
+    ended: Vec<Box<ThreadData>>,
+}
+
+impl Registry {
+    fn contains(&self, n: u32) -> bool {
+        self.used
+            .get(n as usize / 64)
+            .is_some_and(|w| w & (1 << (n % 64)) != 0)
+    }
+
+    fn insert(&mut self, n: u32) {
+        let i = n as usize / 64;
+        if i >= self.used.len() {
+            self.used.resize(i + 1, 0);
+        }
+        self.used[i] |= 1 << (n % 64);
+    }
+
+    /// The next number not taken, now taken.
+    fn fresh(&mut self) -> u32 {
+        loop {
+            let n = NEXT_TID.fetch_add(1, Ordering::Relaxed);
+            if !self.contains(n) {
+                self.insert(n);
+                return n;
+            }
+        }
+    }
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    used: Vec::new(),
+    ended: Vec::new(),
+});
+
+fn registry() -> MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Installs the function that proposes a thread's number at its first
 /// instrumented call (e.g. `omp_get_thread_num() + 1` in OpenMP programs).
@@ -28,21 +96,14 @@ pub(crate) fn set_thread_number_hint(hint: fn() -> Option<u32>) {
 /// they are created — OpenMP runtimes create a team's threads in the order
 /// of their OpenMP numbers — whatever the order they then start in).
 pub(crate) fn reserve_tid() -> u32 {
-    let mut used = USED_TIDS.lock().unwrap_or_else(|p| p.into_inner());
-    loop {
-        let n = NEXT_TID.fetch_add(1, Ordering::Relaxed);
-        if !used.contains(&n) {
-            used.push(n);
-            return n;
-        }
-    }
+    registry().fresh()
 }
 
 fn choose_tid(unix_tid: i32, reserved: Option<u32>) -> u32 {
     if let Some(n) = reserved {
         return n;
     }
-    let mut used = USED_TIDS.lock().unwrap_or_else(|p| p.into_inner());
+    let mut reg = registry();
     let hint = THREAD_HINT.load(Ordering::Acquire);
     let proposal = if hint.is_null() {
         None
@@ -53,17 +114,13 @@ fn choose_tid(unix_tid: i32, reserved: Option<u32>) -> u32 {
         f().filter(|&n| n >= 1)
     };
     let proposal = proposal.or_else(|| is_main_thread(unix_tid).then_some(1));
-    let tid = match proposal {
-        Some(n) if !used.contains(&n) => n,
-        _ => loop {
-            let n = NEXT_TID.fetch_add(1, Ordering::Relaxed);
-            if !used.contains(&n) {
-                break n;
-            }
-        },
-    };
-    used.push(tid);
-    tid
+    match proposal {
+        Some(n) if !reg.contains(n) => {
+            reg.insert(n);
+            n
+        }
+        _ => reg.fresh(),
+    }
 }
 
 /// The calling thread's tree, or null before its first instrumented call.
@@ -111,7 +168,7 @@ pub(crate) fn register_current_as(
 ) -> &'static ThreadData {
     let existing = current();
     if !existing.is_null() {
-        // SAFETY: registered trees are never freed.
+        // SAFETY: the calling thread's own tree (freed only once the thread ended it).
         return unsafe { &*existing };
     }
     // On a work stack: a thread's stack may be as small as the C library
@@ -137,18 +194,12 @@ fn register_new(mode: u32, start_wall: u64, reserved: Option<u32>) -> &'static T
         .mode
         .store(mode | ADDED_BITS.load(Ordering::SeqCst), Ordering::SeqCst);
     let td: &'static ThreadData = Box::leak(boxed);
-    let mut head = HEAD.load(Ordering::Acquire);
-    loop {
-        td.next.store(head, Ordering::Relaxed);
-        match HEAD.compare_exchange_weak(
-            head,
-            td as *const _ as *mut _,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => break,
-            Err(h) => head = h,
-        }
+    {
+        // Pushed under the registry's lock: a tree that ends unlinks
+        // itself from anywhere in the list.
+        let _reg = registry();
+        td.next.store(HEAD.load(Ordering::SeqCst), Ordering::SeqCst);
+        HEAD.store(td as *const _ as *mut _, Ordering::SeqCst);
     }
     // Bits added while this tree was being registered: either
     // `add_mode_bits` found it in the list, or they are seen here.
@@ -158,6 +209,12 @@ fn register_new(mode: u32, start_wall: u64, reserved: Option<u32>) -> &'static T
         td.gain_mode_bits(added);
     }
     crate::tree::tls::set(td as *const ThreadData as *const ());
+    if !is_main_thread(unix_tid) && !ON_THREAD_END.load(Ordering::Acquire).is_null() {
+        // A thread-local whose destructor ends the tree when the thread
+        // exits (for threads no layer announces the end of; the main
+        // thread's tree lasts until the process's profile).
+        let _ = THREAD_END.try_with(|_| {});
+    }
     let hook = ON_NEW_THREAD.load(Ordering::Acquire);
     if !hook.is_null() {
         // SAFETY: only `fn()` values are stored in ON_NEW_THREAD.
@@ -168,6 +225,99 @@ fn register_new(mode: u32, start_wall: u64, reserved: Option<u32>) -> &'static T
 }
 
 static ON_NEW_THREAD: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
+
+/// What ends a thread's tree when the thread exits (set by `runtime`).
+static ON_THREAD_END: AtomicPtr<()> = AtomicPtr::new(ptr::null_mut());
+
+/// Installs the function that ends the calling thread's tree at its exit
+/// (the profile layer keeps what the profile needs, then
+/// [`unregister_current`]): called from a thread-local destructor on
+/// threads that registered a tree, unless the tree ended before (the
+/// attach layer announces a thread's end).
+pub(crate) fn set_thread_end_hook(hook: fn()) {
+    ON_THREAD_END.store(hook as *mut (), Ordering::Release);
+}
+
+struct ThreadEnd;
+
+impl Drop for ThreadEnd {
+    fn drop(&mut self) {
+        let hook = ON_THREAD_END.load(Ordering::Acquire);
+        if !hook.is_null() && !current().is_null() {
+            // SAFETY: only `fn()` values are stored in ON_THREAD_END.
+            let f: fn() = unsafe { std::mem::transmute::<*mut (), fn()>(hook) };
+            // The thread's own stack may be small (see `sys::workstack`);
+            // a panic must not leave a thread-local destructor (the
+            // process would abort).
+            let _ = std::panic::catch_unwind(|| crate::sys::workstack::on_work_stack(f));
+        }
+    }
+}
+
+thread_local! {
+    static THREAD_END: ThreadEnd = const { ThreadEnd };
+}
+
+/// A walk of the thread list in progress: trees that end meanwhile are
+/// not freed until it is dropped (see the module documentation).
+/// Async-signal-safe.
+pub(crate) struct Pin(());
+
+impl Pin {
+    pub(crate) fn new() -> Pin {
+        WALKERS.fetch_add(1, Ordering::SeqCst);
+        Pin(())
+    }
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        WALKERS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The calling thread's tree ends: it leaves the list, the thread-local
+/// pointer forgets it (a later instrumented call on this thread would
+/// start a new tree), and it is freed once no walk of the list can hold
+/// it (with those that ended before). The caller has kept what the
+/// profile needs of it; its trace buffer, if any, must not be read again
+/// (the profile layer does not end trees while the timeline is on).
+pub(crate) fn unregister_current() {
+    let me = current() as *mut ThreadData;
+    if me.is_null() {
+        return;
+    }
+    crate::tree::tls::set(ptr::null());
+    let free = {
+        let mut reg = registry();
+        // SAFETY: registered trees are only freed here, after unlinking.
+        let next = unsafe { (*me).next.load(Ordering::SeqCst) };
+        let mut link: &AtomicPtr<ThreadData> = &HEAD;
+        loop {
+            let p = link.load(Ordering::SeqCst);
+            if p.is_null() {
+                break; // not in the list (a `fork` child's other trees)
+            }
+            if p == me {
+                link.store(next, Ordering::SeqCst);
+                break;
+            }
+            // SAFETY: linked trees are alive; the list changes only under
+            // the registry's lock, which is held.
+            link = unsafe { &(*p).next };
+        }
+        // SAFETY: leaked at registration; unlinked above, and the
+        // thread-local pointer no longer reaches it: once no walker holds
+        // it, nothing does.
+        reg.ended.push(unsafe { Box::from_raw(me) });
+        if WALKERS.load(Ordering::SeqCst) == 0 {
+            std::mem::take(&mut reg.ended)
+        } else {
+            Vec::new()
+        }
+    };
+    drop(free);
+}
 
 /// Mode bits added after start-up (see [`add_mode_bits`]).
 static ADDED_BITS: AtomicU32 = AtomicU32::new(0);
@@ -188,10 +338,11 @@ pub(crate) fn set_new_thread_hook(hook: fn()) {
     ON_NEW_THREAD.store(hook as *mut (), Ordering::Release);
 }
 
-/// Holds the thread numbering's lock across a `fork`, so that the child
-/// does not inherit it locked by a thread it does not have.
-pub(crate) fn lock_for_fork() -> std::sync::MutexGuard<'static, Vec<u32>> {
-    USED_TIDS.lock().unwrap_or_else(|p| p.into_inner())
+/// Holds the registry's lock (thread numbers, the list's changes) across
+/// a `fork`, so that the child does not inherit it locked by a thread it
+/// does not have.
+pub(crate) fn lock_for_fork() -> MutexGuard<'static, Registry> {
+    registry()
 }
 
 /// In a `fork` child: only the forking thread exists, so only its tree
@@ -203,13 +354,16 @@ pub(crate) fn lock_for_fork() -> std::sync::MutexGuard<'static, Vec<u32>> {
 /// Only in a `fork` child, before any other thread exists.
 pub(crate) unsafe fn restart_after_fork(wall: u64, cpu: u64) {
     PID.store(0, Ordering::Relaxed);
+    // Walks in progress at the fork were on threads the child does not
+    // have.
+    WALKERS.store(0, Ordering::SeqCst);
     let me = current();
     if me.is_null() {
         HEAD.store(ptr::null_mut(), Ordering::Release);
         return;
     }
-    // SAFETY: registered trees are never freed; this is the calling
-    // thread's own, and it is the only thread (caller contract).
+    // SAFETY: the calling thread's own tree (alive until it ends it), and
+    // it is the only thread (caller contract).
     let td = unsafe { &*me };
     td.next.store(ptr::null_mut(), Ordering::Release);
     // SAFETY: as above.
@@ -217,15 +371,25 @@ pub(crate) unsafe fn restart_after_fork(wall: u64, cpu: u64) {
     HEAD.store(me as *mut ThreadData, Ordering::Release);
 }
 
-/// Every registered thread, in no particular order. Lock-free and
-/// async-signal-safe.
-pub(crate) fn for_each_thread(mut f: impl FnMut(&'static ThreadData)) {
-    let mut p = HEAD.load(Ordering::Acquire);
+/// Every live thread's tree, in no particular order. Lock-free and
+/// async-signal-safe. A tree seen here stays alive until the walk ends
+/// (hold a [`Pin`] to keep one longer).
+pub(crate) fn for_each_thread(f: impl FnMut(&ThreadData)) {
+    let pin = Pin::new();
+    for_each_thread_in(&pin, f);
+}
+
+/// As [`for_each_thread`], for trees used after the walk: they stay alive
+/// as long as `pin`.
+pub(crate) fn for_each_thread_in<'p>(_pin: &'p Pin, mut f: impl FnMut(&'p ThreadData)) {
+    let mut p = HEAD.load(Ordering::SeqCst);
     while !p.is_null() {
-        // SAFETY: registered trees are never freed.
+        // SAFETY: a linked tree is freed only once no walk that could
+        // have reached it is in progress (module documentation); this one
+        // is counted until `_pin` is dropped.
         let td = unsafe { &*p };
         f(td);
-        p = td.next.load(Ordering::Acquire);
+        p = td.next.load(Ordering::SeqCst);
     }
 }
 
@@ -233,7 +397,7 @@ pub(crate) fn for_each_thread(mut f: impl FnMut(&'static ThreadData)) {
 /// until the value is dropped.
 pub(crate) fn internal_work() -> Option<InternalWork<'static>> {
     let td = current();
-    // SAFETY: registered trees are never freed.
+    // SAFETY: the calling thread's own tree (freed only once the thread ended it).
     (!td.is_null()).then(|| unsafe { &*td }.internal_work())
 }
 
