@@ -10,12 +10,13 @@
 //!
 //! Size classes of powers of two from 16 bytes to 64 KiB, each a free list
 //! under a spin lock (Dr.Hook allocates rarely: new tree chunks, names, the
-//! profile write), carved from chunks mapped on demand and never returned;
+//! profile write), then blocks taken in order from chunks mapped on demand
+//! and never returned;
 //! larger blocks are mappings of their own, unmapped when freed. A `fork`
 //! child releases every lock (`pthread_atfork`): its one thread holds
-//! none, and a lock another thread of the parent held guards a list that
-//! is whole at every step (a block is taken or pushed with one store), so
-//! the child's lists are sound. The parent takes no lock around `fork`
+//! none, and a lock another thread of the parent held guards a list and a
+//! cursor that are whole at every step (a block is taken or pushed with one
+//! store), so the child's are sound. The parent takes no lock around `fork`
 //! (other `fork` handlers of the library allocate). No thread-local
 //! storage, no call into the C library's allocator.
 
@@ -30,11 +31,14 @@ const CLASSES: usize = (MAX_SHIFT - MIN_SHIFT + 1) as usize;
 const CHUNK: usize = 256 * 1024;
 const PAGE: usize = 4096;
 
-/// One size class: a free list (each free block holds the next one's
-/// address) under a spin lock.
+/// One size class under a spin lock: a free list (each free block holds
+/// the next one's address), then the untouched rest of its last chunk
+/// (`next` up to `end`), handed out in order.
 struct Class {
     lock: AtomicBool,
     head: AtomicPtr<u8>,
+    next: AtomicPtr<u8>,
+    end: AtomicPtr<u8>,
 }
 
 impl Class {
@@ -42,6 +46,8 @@ impl Class {
         Class {
             lock: AtomicBool::new(false),
             head: AtomicPtr::new(std::ptr::null_mut()),
+            next: AtomicPtr::new(std::ptr::null_mut()),
+            end: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 
@@ -111,10 +117,12 @@ fn fork_safe() {
     }
 }
 
-/// A block of class `k`: from its free list, or carved from a new chunk
-/// (the rest of the chunk goes to the free list).
+/// A block of class `k`: from its free list, else the next one of its
+/// last chunk, else the first of a new chunk (blocks are never carved
+/// ahead: a process that allocates a few blocks touches a few).
 fn take(k: usize) -> *mut u8 {
     let c = &CLASS[k];
+    let size = 1usize << (k as u32 + MIN_SHIFT);
     c.lock();
     let p = c.head.load(Ordering::Relaxed);
     if !p.is_null() {
@@ -124,40 +132,29 @@ fn take(k: usize) -> *mut u8 {
         c.unlock();
         return p;
     }
+    let p = c.next.load(Ordering::Relaxed);
+    if !p.is_null() && p != c.end.load(Ordering::Relaxed) {
+        // SAFETY: within the chunk (`end` is its end, a multiple of `size`
+        // away from its start).
+        c.next.store(unsafe { p.add(size) }, Ordering::Relaxed);
+        c.unlock();
+        return p;
+    }
     c.unlock();
     fork_safe();
-    let size = 1usize << (k as u32 + MIN_SHIFT);
     let chunk = map(CHUNK);
     if chunk.is_null() {
         return chunk;
     }
-    // The first block is the caller's; the others are chained and put on
-    // the list in one step.
-    let n = CHUNK / size;
-    for i in 1..n {
-        // SAFETY: blocks `i` and `i + 1` are in the chunk.
-        unsafe {
-            let b = chunk.add(i * size);
-            let next = if i + 1 < n {
-                chunk.add((i + 1) * size)
-            } else {
-                std::ptr::null_mut()
-            };
-            b.cast::<*mut u8>().write(next);
-        }
+    c.lock();
+    // The rest of the new chunk replaces what is left of the last one (at
+    // most one block of it, lost).
+    // SAFETY: both within (or at the end of) the new chunk.
+    unsafe {
+        c.next.store(chunk.add(size), Ordering::Relaxed);
+        c.end.store(chunk.add(CHUNK), Ordering::Relaxed);
     }
-    if n > 1 {
-        c.lock();
-        // SAFETY: the last block of the new chain is in the chunk.
-        unsafe {
-            chunk
-                .add((n - 1) * size)
-                .cast::<*mut u8>()
-                .write(c.head.load(Ordering::Relaxed));
-            c.head.store(chunk.add(size), Ordering::Relaxed);
-        }
-        c.unlock();
-    }
+    c.unlock();
     chunk
 }
 
