@@ -10,7 +10,7 @@ use drhook::__private::mem::{HEADER, record_count, record_free};
 
 use super::arena::{early_alloc, early_size, is_early};
 use super::header::{ALIGNED, read, stamp};
-use super::{COUNT, OFF, Source, TRACK, current, mode, settle};
+use super::{COUNT, MemalignFn, OFF, Source, TRACK, current, mode, settle};
 use crate::sys::set_errno;
 
 /// `malloc`.
@@ -320,7 +320,20 @@ pub unsafe fn posix_memalign<S: Source>(out: *mut *mut c_void, align: usize, siz
 /// # Safety
 /// The C contract.
 pub unsafe fn aligned_alloc<S: Source>(align: usize, size: usize) -> *mut c_void {
-    let Some(real) = S::aligned_alloc() else {
+    // SAFETY: the C contract.
+    unsafe { aligned_by::<S>(S::aligned_alloc(), align, size) }
+}
+
+/// `aligned_alloc` and `memalign` through their real function `real`.
+///
+/// # Safety
+/// The C contract.
+unsafe fn aligned_by<S: Source>(
+    real: Option<MemalignFn>,
+    align: usize,
+    size: usize,
+) -> *mut c_void {
+    let Some(real) = real else {
         return std::ptr::null_mut();
     };
     match mode::<S>() {
@@ -340,19 +353,8 @@ pub unsafe fn aligned_alloc<S: Source>(align: usize, size: usize) -> *mut c_void
 /// # Safety
 /// The C contract.
 pub unsafe fn memalign<S: Source>(align: usize, size: usize) -> *mut c_void {
-    let Some(real) = S::memalign() else {
-        return std::ptr::null_mut();
-    };
-    match mode::<S>() {
-        TRACK => {}
-        // SAFETY: the C contract.
-        OFF => return unsafe { real(align, size) },
-        // SAFETY: the C contract.
-        COUNT => return counted(unsafe { real(align, size) }, size),
-        _ => return std::ptr::null_mut(),
-    }
-    // SAFETY: as in `posix_memalign`.
-    unsafe { aligned::<S>(room(align), size, |n| real(align, n)) }
+    // SAFETY: the C contract.
+    unsafe { aligned_by::<S>(S::memalign(), align, size) }
 }
 
 fn page() -> usize {
