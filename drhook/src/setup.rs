@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::config::Config;
 use crate::sys::clock::{ClockPair, WallSource};
 use crate::tree::bits;
-use crate::tree::overhead::Overhead;
+use crate::tree::overhead::{Measured, Overhead};
 
 /// The mode word (see [`crate::tree::bits`]): `0` when Dr.Hook is off,
 /// `UNINIT` before the environment has been read.
@@ -27,8 +27,17 @@ pub(crate) struct Engine {
     pub start: ClockPair,
     /// Unix time at start-up.
     pub start_unix: i64,
-    pub overhead: Overhead,
+    /// The instrumentation's cost, measured at the first profile write.
+    pub overhead: Measured,
     pub program: String,
+}
+
+impl Engine {
+    /// The cost of an enter/exit pair in this engine's mode, measured now
+    /// if it never was (`true` with it then).
+    pub(crate) fn overhead(&self) -> (Overhead, bool) {
+        self.overhead.get(self.mode)
+    }
 }
 
 /// The engine if it is initialised and on, without ever initialising it

@@ -41,7 +41,7 @@ fn collect<R>(
         callpath: o.callpath.then_some(e.config.callpath_depth),
         routine_names: &routines.names,
         ticks_per_sec: ticks_per_second(e.wall_source, e.start, now),
-        overhead: e.overhead,
+        overhead: measured_overhead(e),
         aggs: &layout.aggs,
     };
     let mut rows = compute::Builder::new(&params);
@@ -82,6 +82,21 @@ fn collect<R>(
         counters_at: counters.map_or(0, |c| c.offset),
     };
     write(&header, &summary)
+}
+
+/// The instrumentation's cost per call pair, measured at the first write
+/// (said once, unless silent).
+fn measured_overhead(e: &Engine) -> crate::tree::overhead::Overhead {
+    let (o, fresh) = e.overhead();
+    if fresh && !e.config.silent && e.mode & (crate::tree::bits::WALL | crate::tree::bits::CPU) != 0
+    {
+        crate::diag!(
+            "write_profile",
+            "measured instrumentation cost per call pair: {}",
+            o.describe()
+        );
+    }
+    o
 }
 
 /// The reference's header has one line per thread 1..N, N =

@@ -1,6 +1,6 @@
 //! Start-up: reads the configuration, builds the process state
 //! ([`crate::setup`]) and wires every subsystem — the calling tree's hooks,
-//! per-routine metrics, the overhead calibration, the profile at exit, the
+//! per-routine metrics, the profile at exit (which measures the overhead), the
 //! signal handlers. The only module that knows them all; the hot path
 //! (`engine`) reaches it only on its cold first-call path.
 
@@ -21,7 +21,7 @@ use crate::setup::{ENGINE, Engine, MODE};
 use crate::sys::clock::{self, ClockPair, WallSource};
 use crate::sys::sysinfo;
 use crate::tree::bits;
-use crate::tree::overhead::{self, Overhead};
+use crate::tree::overhead::Measured;
 
 /// The mode word, initialising the engine on first use.
 #[inline]
@@ -212,17 +212,12 @@ fn build(config: Config) -> Engine {
         crate::metrics::io::placed(m.offset);
     }
     let start = ClockPair::now(wall_source);
-    let overhead = if mode & (bits::WALL | bits::CPU) != 0 {
-        overhead::calibrate(mode)
-    } else {
-        Overhead::default()
-    };
     let engine = Engine {
         mode,
         wall_source,
         start,
         start_unix: clock::realtime().0,
-        overhead,
+        overhead: Measured::new(),
         program,
         config,
     };
@@ -347,9 +342,8 @@ fn announce(e: &Engine) {
     if e.mode & (bits::WALL | bits::CPU) != 0 {
         crate::diag!(
             f,
-            "clock={} ; measured instrumentation cost per call pair: {}",
-            e.wall_source.name(),
-            e.overhead.describe()
+            "clock={} ; the instrumentation's cost per call pair is measured when the profile is written",
+            e.wall_source.name()
         );
     }
 }

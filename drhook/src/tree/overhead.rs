@@ -4,9 +4,12 @@
 //!
 //! Measuring the cost of every call would need two more clock reads per
 //! call and double the cost of the profile. Instead the engine measures it
-//! once at start-up, in the configured mode, on a private tree that uses the
-//! same code path as real calls: the best of several batches of enter/exit
-//! pairs of an empty region gives
+//! once, in the configured mode, on a private tree that uses the same code
+//! path as real calls, when the first profile is written ([`Measured`]: a
+//! process that writes no profile, or ends before its first write, never
+//! pays for it — about 0.1 ms, most of what a short process spent on
+//! Dr.Hook when it was measured at start-up): the best of several batches
+//! of enter/exit pairs of an empty region gives
 //! * `out`: the cost of one pair as seen by the caller, and
 //! * `in_`: the part of it that falls inside the region's own measured time.
 //!
@@ -16,7 +19,7 @@
 //! its children's instrumentation. `DR_HOOK_OPT=noself` turns this off.
 
 use std::hint::black_box;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use super::bits;
 use super::site::{CALIBRATION_ID, Site};
@@ -56,6 +59,62 @@ impl Overhead {
             ));
         }
         parts.join(", ")
+    }
+}
+
+/// The overhead of a mode, measured at its first use and kept.
+///
+/// Plain atomics rather than a `OnceLock`: a profile may be written by the
+/// crash path's forked copy of the process, where a lock held by a thread
+/// of the parent that was measuring would never be released. Two threads
+/// that measure at once both measure; the first to finish is kept.
+pub(crate) struct Measured {
+    /// 0: not measured, 1: being stored, 2: stored.
+    state: AtomicU8,
+    values: [AtomicU64; 5],
+}
+
+impl Measured {
+    pub(crate) const fn new() -> Self {
+        Self {
+            state: AtomicU8::new(0),
+            values: [const { AtomicU64::new(0) }; 5],
+        }
+    }
+
+    /// The overhead of `mode`, measured now if it never was; `true` with
+    /// it when this call measured it.
+    pub(crate) fn get(&self, mode: u32) -> (Overhead, bool) {
+        if self.state.load(Ordering::Acquire) == 2 {
+            let v = |i: usize| f64::from_bits(self.values[i].load(Ordering::Relaxed));
+            return (
+                Overhead {
+                    wall_out: v(0),
+                    wall_in: v(1),
+                    cpu_out: v(2),
+                    cpu_in: v(3),
+                    tick_ns: v(4),
+                },
+                false,
+            );
+        }
+        let o = if mode & (bits::WALL | bits::CPU) != 0 {
+            calibrate(mode)
+        } else {
+            Overhead::default()
+        };
+        if self
+            .state
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            let all = [o.wall_out, o.wall_in, o.cpu_out, o.cpu_in, o.tick_ns];
+            for (slot, v) in self.values.iter().zip(all) {
+                slot.store(v.to_bits(), Ordering::Relaxed);
+            }
+            self.state.store(2, Ordering::Release);
+        }
+        (o, true)
     }
 }
 
@@ -133,14 +192,14 @@ pub(crate) fn calibrate(mode: u32) -> Overhead {
     let a = ClockPair::now(source);
     let mut o = Overhead::default();
     if mode & bits::WALL != 0 {
-        let (out, inn) = best_of(&td, mode, 2000, 7, &|| clock::wall(mono), &|t| {
+        let (out, inn) = best_of(&td, mode, 256, 5, &|| clock::wall(mono), &|t| {
             node_total(t, |n| n.wall_incl.load(Ordering::Relaxed))
         });
         o.wall_out = out;
         o.wall_in = inn;
     }
     if mode & bits::CPU != 0 {
-        let (out, inn) = best_of(&td, mode, 200, 5, &clock::thread_cpu_ns, &|t| {
+        let (out, inn) = best_of(&td, mode, 100, 5, &clock::thread_cpu_ns, &|t| {
             node_total(t, |n| n.cpu_incl.load(Ordering::Relaxed))
         });
         o.cpu_out = out;
@@ -172,5 +231,17 @@ mod tests {
         // A pair costs far less than 100 microseconds even with two syscalls.
         assert!(o.wall_out * o.tick_ns < 100_000.0, "{o:?}");
         assert!(!o.describe().is_empty());
+    }
+
+    #[test]
+    fn measured_once_then_kept() {
+        let m = Measured::new();
+        let mode = bits::ON | bits::WALL | bits::WALL_MONO;
+        let (a, fresh) = m.get(mode);
+        assert!(fresh && a.wall_out > 0.0, "{a:?}");
+        let (b, again) = m.get(mode);
+        assert!(!again);
+        assert_eq!(a, b);
+        assert_eq!(Measured::new().get(bits::ON), (Overhead::default(), true));
     }
 }
