@@ -33,10 +33,10 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    /// The cost of an enter/exit pair in this engine's mode, measured now
-    /// if it never was (`true` with it then).
-    pub(crate) fn overhead(&self) -> (Overhead, bool) {
-        self.overhead.get(self.mode)
+    /// The cost of an enter/exit pair in this engine's mode for a profile
+    /// of `calls` calls, measured now if it never was (`true` with it then).
+    pub(crate) fn overhead(&self, calls: u64) -> (Overhead, bool) {
+        self.overhead.get(self.mode, calls)
     }
 }
 

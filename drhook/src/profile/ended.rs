@@ -90,6 +90,15 @@ pub(crate) fn hold() -> Held {
     Held(store())
 }
 
+/// Calls of the threads that ended.
+pub(crate) fn calls(h: &Held) -> u64 {
+    h.0.blocks
+        .iter()
+        .flat_map(|b| &b.snap.nodes)
+        .map(|n| n.calls)
+        .sum()
+}
+
 /// In a `fork` child (holding the lock taken before the fork): the
 /// parent's threads are not the child's.
 pub(crate) fn clear_in_child(h: &mut Held) {

@@ -35,19 +35,20 @@ fn collect<R>(
     let kind = o.profile.unwrap_or(ProfileKind::Wall);
     let layout = crate::metrics::layout();
     let counters = layout.find("counters");
+    // The live trees, then those of threads that ended: a thread that ends
+    // meanwhile waits for the store's lock, so it is seen once.
+    let ended = super::ended::hold();
+    let calls = calls_so_far(&ended);
     let params = Params {
         kind,
         self_mode: o.self_mode,
         callpath: o.callpath.then_some(e.config.callpath_depth),
         routine_names: &routines.names,
         ticks_per_sec: ticks_per_second(e.wall_source, e.start, now),
-        overhead: measured_overhead(e),
+        overhead: measured_overhead(e, calls),
         aggs: &layout.aggs,
     };
     let mut rows = compute::Builder::new(&params);
-    // The live trees, then those of threads that ended: a thread that ends
-    // meanwhile waits for the store's lock, so it is seen once.
-    let ended = super::ended::hold();
     thread::for_each_thread(|td| {
         let snap = snapshot::snapshot(td, &routines.routine_of_site, now.ticks, e.mode);
         let figures = NodeFigures::of(&snap, &params);
@@ -84,10 +85,22 @@ fn collect<R>(
     write(&header, &summary)
 }
 
+/// Calls of every thread so far (what the measured overhead corrects).
+fn calls_so_far(ended: &super::ended::Held) -> u64 {
+    let mut calls = super::ended::calls(ended);
+    thread::for_each_thread(|td| {
+        calls += (1..td.arena.len())
+            .filter_map(|i| td.arena.get(i))
+            .map(|n| n.calls.load(Ordering::Relaxed))
+            .sum::<u64>();
+    });
+    calls
+}
+
 /// The instrumentation's cost per call pair, measured at the first write
 /// (said once, unless silent).
-fn measured_overhead(e: &Engine) -> crate::tree::overhead::Overhead {
-    let (o, fresh) = e.overhead();
+fn measured_overhead(e: &Engine, calls: u64) -> crate::tree::overhead::Overhead {
+    let (o, fresh) = e.overhead(calls);
     if fresh && !e.config.silent && e.mode & (crate::tree::bits::WALL | crate::tree::bits::CPU) != 0
     {
         crate::diag!(

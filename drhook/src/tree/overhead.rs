@@ -6,10 +6,10 @@
 //! call and double the cost of the profile. Instead the engine measures it
 //! once, in the configured mode, on a private tree that uses the same code
 //! path as real calls, when the first profile is written ([`Measured`]: a
-//! process that writes no profile, or ends before its first write, never
-//! pays for it — about 0.1 ms, most of what a short process spent on
-//! Dr.Hook when it was measured at start-up): the best of several batches
-//! of enter/exit pairs of an empty region gives
+//! process that writes no profile never pays for it, and one that made few
+//! calls pays little — measuring at start-up was most of what a short
+//! process spent on Dr.Hook): the best of several batches of enter/exit
+//! pairs of an empty region gives
 //! * `out`: the cost of one pair as seen by the caller, and
 //! * `in_`: the part of it that falls inside the region's own measured time.
 //!
@@ -19,7 +19,7 @@
 //! its children's instrumentation. `DR_HOOK_OPT=noself` turns this off.
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 use super::bits;
 use super::site::{CALIBRATION_ID, Site};
@@ -71,6 +71,8 @@ impl Overhead {
 pub(crate) struct Measured {
     /// 0: not measured, 1: being stored, 2: stored.
     state: AtomicU8,
+    /// Pairs per batch of the stored measure.
+    pairs: AtomicU32,
     values: [AtomicU64; 5],
 }
 
@@ -78,14 +80,24 @@ impl Measured {
     pub(crate) const fn new() -> Self {
         Self {
             state: AtomicU8::new(0),
+            pairs: AtomicU32::new(0),
             values: [const { AtomicU64::new(0) }; 5],
         }
     }
 
-    /// The overhead of `mode`, measured now if it never was; `true` with
+    /// The overhead of `mode` for a profile of `calls` calls, measured now
+    /// if it never was, or was measured for a smaller profile; `true` with
     /// it when this call measured it.
-    pub(crate) fn get(&self, mode: u32) -> (Overhead, bool) {
-        if self.state.load(Ordering::Acquire) == 2 {
+    ///
+    /// The measurement's effort follows what it corrects (see
+    /// [`pairs_for`]): the profile of a process that made a handful of
+    /// calls is corrected by nanoseconds, and a short process should not
+    /// spend more on measuring than its profile shows.
+    pub(crate) fn get(&self, mode: u32, calls: u64) -> (Overhead, bool) {
+        let pairs = pairs_for(calls);
+        if self.state.load(Ordering::Acquire) == 2
+            && u64::from(self.pairs.load(Ordering::Relaxed)) >= u64::from(pairs)
+        {
             let v = |i: usize| f64::from_bits(self.values[i].load(Ordering::Relaxed));
             return (
                 Overhead {
@@ -99,23 +111,33 @@ impl Measured {
             );
         }
         let o = if mode & (bits::WALL | bits::CPU) != 0 {
-            calibrate(mode)
+            calibrate(mode, pairs)
         } else {
             Overhead::default()
         };
-        if self
-            .state
-            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        let prior = self.state.load(Ordering::Acquire);
+        if prior != 1
+            && self
+                .state
+                .compare_exchange(prior, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
         {
             let all = [o.wall_out, o.wall_in, o.cpu_out, o.cpu_in, o.tick_ns];
             for (slot, v) in self.values.iter().zip(all) {
                 slot.store(v.to_bits(), Ordering::Relaxed);
             }
+            self.pairs.store(pairs, Ordering::Relaxed);
             self.state.store(2, Ordering::Release);
         }
         (o, true)
     }
+}
+
+/// Enter/exit pairs per timed batch for a profile of `calls` calls: a
+/// quarter of them, from 16 to 256 (the full measurement: 5 batches of 256
+/// wall-clock pairs, about 0.05 ms).
+pub(crate) fn pairs_for(calls: u64) -> u32 {
+    (calls / 4).clamp(16, 256) as u32
 }
 
 static CALIBRATION_SITE: Site = Site::new("$drhook:calibration", "", 0);
@@ -179,8 +201,9 @@ fn node_total(td: &ThreadData, f: fn(&super::node::Node) -> u64) -> u64 {
         .sum()
 }
 
-/// Measures the cost of an enter/exit pair in `mode`.
-pub(crate) fn calibrate(mode: u32) -> Overhead {
+/// Measures the cost of an enter/exit pair in `mode`, in batches of
+/// `pairs` (CPU time, two system calls per pair: at most 100).
+pub(crate) fn calibrate(mode: u32, pairs: u32) -> Overhead {
     // A private tree (never registered) with the same code as real calls.
     let td = ThreadData::new(0, 0, 0);
     let mono = mode & bits::WALL_MONO != 0;
@@ -192,14 +215,14 @@ pub(crate) fn calibrate(mode: u32) -> Overhead {
     let a = ClockPair::now(source);
     let mut o = Overhead::default();
     if mode & bits::WALL != 0 {
-        let (out, inn) = best_of(&td, mode, 256, 5, &|| clock::wall(mono), &|t| {
+        let (out, inn) = best_of(&td, mode, pairs, 5, &|| clock::wall(mono), &|t| {
             node_total(t, |n| n.wall_incl.load(Ordering::Relaxed))
         });
         o.wall_out = out;
         o.wall_in = inn;
     }
     if mode & bits::CPU != 0 {
-        let (out, inn) = best_of(&td, mode, 100, 5, &clock::thread_cpu_ns, &|t| {
+        let (out, inn) = best_of(&td, mode, pairs.min(100), 5, &clock::thread_cpu_ns, &|t| {
             node_total(t, |n| n.cpu_incl.load(Ordering::Relaxed))
         });
         o.cpu_out = out;
@@ -222,7 +245,7 @@ mod tests {
         if src_mono {
             mode |= bits::WALL_MONO;
         }
-        let o = calibrate(mode);
+        let o = calibrate(mode, pairs_for(u64::MAX));
         assert!(
             o.wall_out > 0.0 && o.wall_in >= 0.0 && o.wall_in <= o.wall_out,
             "{o:?}"
@@ -237,11 +260,22 @@ mod tests {
     fn measured_once_then_kept() {
         let m = Measured::new();
         let mode = bits::ON | bits::WALL | bits::WALL_MONO;
-        let (a, fresh) = m.get(mode);
+        let (a, fresh) = m.get(mode, 10);
         assert!(fresh && a.wall_out > 0.0, "{a:?}");
-        let (b, again) = m.get(mode);
-        assert!(!again);
+        let (b, again) = m.get(mode, 64);
+        assert!(!again, "a measure of 16 pairs serves up to 64 calls");
         assert_eq!(a, b);
-        assert_eq!(Measured::new().get(bits::ON), (Overhead::default(), true));
+        // A bigger profile is measured again, with more pairs, and kept.
+        let (c, fresh) = m.get(mode, 1_000_000);
+        assert!(fresh && c.wall_out > 0.0, "{c:?}");
+        assert_eq!(m.get(mode, 1_000), (c, false));
+        assert_eq!(
+            Measured::new().get(bits::ON, 1),
+            (Overhead::default(), true)
+        );
+        assert_eq!(
+            (pairs_for(0), pairs_for(400), pairs_for(u64::MAX)),
+            (16, 100, 256)
+        );
     }
 }
