@@ -375,6 +375,43 @@ fn a_fork_child_writes_its_own_profile() {
 }
 
 #[test]
+fn a_fork_child_that_ran_nothing_instrumented_writes_no_time_profile() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = life(d.path());
+    let r = drhook_run(
+        d.path(),
+        &[],
+        &exe.display().to_string(),
+        &["fork_exit"],
+        &[],
+    );
+    ok(&r);
+    assert!(r.stdout().contains("status 3"), "{}", r.stdout());
+    // Its profile would only repeat the parent's open `main`.
+    assert_eq!(profiles(d.path()), vec!["drhook.prof.1".to_string()]);
+    // With the memory profile on, the child's allocations are its own: it
+    // writes its files.
+    let d = tempdir();
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "prof,memprof"],
+        &exe.display().to_string(),
+        &["fork_exit"],
+        &[],
+    );
+    ok(&r);
+    let child: Vec<String> = profiles(d.path())
+        .into_iter()
+        .filter(|f| child_name(f.trim_end_matches("-mem")).is_some())
+        .collect();
+    assert_eq!(child.len(), 2, "{child:?}");
+    assert!(child.iter().any(|f| f.ends_with("-mem")), "{child:?}");
+}
+
+#[test]
 fn children_of_system_posix_spawn_and_vfork_are_followed() {
     if !have_gcc() {
         return;

@@ -237,7 +237,7 @@ pub fn exec_begin() -> Option<String> {
         m.heir = unsafe { libc::getpid() } as u32;
         setup::set_main(false);
     }
-    let written = if crate::runtime::is_fresh_child() {
+    let written = if crate::profile::write::is_fresh_child() {
         crate::profile::write::claim_end();
         None
     } else {

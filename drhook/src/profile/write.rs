@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use super::compute::{self, NodeFigures, Params, Summary};
 use super::json::{self, TreeWriter};
@@ -719,7 +719,42 @@ pub(crate) fn end_profile(failure: bool) -> Option<PathBuf> {
     if !claim_end() || (failure && !e.config.profile_on_failure) {
         return None;
     }
+    // A `fork` child that ran nothing instrumented (a shell's or a
+    // server's child that does its work in plain code and `_exit`s) has
+    // only its parent's open routines to show: no time profile, as for a
+    // child that `exec`s. Its memory and I/O profiles are its own.
+    if !e.config.options.io && !e.config.options.mem.memprof && is_fresh_child() {
+        return None;
+    }
     write_profile().ok().flatten()
+}
+
+/// Set in a `fork` child until it has run anything instrumented.
+static FRESH_CHILD: AtomicBool = AtomicBool::new(false);
+
+/// In a `fork` child, at the fork.
+pub(crate) fn mark_fresh_child() {
+    FRESH_CHILD.store(true, Ordering::Release);
+}
+
+/// Whether this process is a `fork` child that has run nothing
+/// instrumented since the fork (no call, no new thread): its profile would
+/// only repeat the stack it inherited.
+pub(crate) fn is_fresh_child() -> bool {
+    if !FRESH_CHILD.load(Ordering::Acquire) {
+        return false;
+    }
+    let mut fresh = true;
+    let mut n = 0;
+    thread::for_each_thread(|td| {
+        n += 1;
+        fresh &= td.calls_are_only_open_activations();
+    });
+    let fresh = fresh && n <= 1;
+    if !fresh {
+        FRESH_CHILD.store(false, Ordering::Release);
+    }
+    fresh
 }
 
 extern "C" fn write_profile_at_exit(status: libc::c_int, _arg: *mut libc::c_void) {

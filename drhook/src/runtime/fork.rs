@@ -136,10 +136,6 @@ pub(super) fn starting() -> impl Drop {
     Started
 }
 
-/// Set in a child process until it has run anything instrumented: a child
-/// that only `exec`s writes no profile.
-static FRESH_CHILD: AtomicBool = AtomicBool::new(false);
-
 extern "C" fn prepare() {
     let _ = std::panic::catch_unwind(|| {
         // SAFETY: gettid has no preconditions.
@@ -197,31 +193,11 @@ extern "C" fn child() {
         setup::set_main(false);
         setup::set_start_unix(clock::realtime().0);
         crate::profile::write::reopen();
-        FRESH_CHILD.store(true, Ordering::Release);
+        crate::profile::write::mark_fresh_child();
         if !e.config.follow.follows(&command_name(&e.program)) {
             MODE.store(0, Ordering::Release);
         }
     });
-}
-
-/// Whether this process is a `fork` child that has run nothing
-/// instrumented since the fork (no call, no new thread): its profile would
-/// only repeat the stack it inherited.
-pub(crate) fn is_fresh_child() -> bool {
-    if !FRESH_CHILD.load(Ordering::Acquire) {
-        return false;
-    }
-    let mut fresh = true;
-    let mut n = 0;
-    thread::for_each_thread(|td| {
-        n += 1;
-        fresh &= td.calls_are_only_open_activations();
-    });
-    let fresh = fresh && n <= 1;
-    if !fresh {
-        FRESH_CHILD.store(false, Ordering::Release);
-    }
-    fresh
 }
 
 /// Registers the handlers (once; no `Once`, whose state a child could

@@ -11,7 +11,6 @@ pub(crate) use fork::ForkHeld;
 #[cfg(test)]
 pub(crate) use fork::assert_child_can_take;
 pub use fork::hold_across_fork;
-pub(crate) use fork::is_fresh_child;
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 

@@ -87,6 +87,16 @@ int main(int argc, char **argv) {
     int st = 0;
     waitpid(p, &st, 0);
     printf("parent: child status %d\n", WEXITSTATUS(st));
+  } else if (!strcmp(s, "fork_exit")) {
+    /* A child that runs only plain code and ends by _exit. */
+    pid_t p = fork();
+    if (p == 0) {
+      spin(1000000);
+      _exit(3);
+    }
+    int st = 0;
+    waitpid(p, &st, 0);
+    printf("parent: child %d status %d\n", (int)p, WEXITSTATUS(st));
   } else if (!strcmp(s, "execfail")) {
     /* Three exec failures: not found, not executable (both seen before
      * anything is done), and a file the kernel refuses (ENOEXEC: found and
