@@ -121,7 +121,9 @@ pub mod __private {
     }
     /// Allocation events for allocator wrappers (the preload library).
     pub mod mem {
-        pub use crate::front::alloc::{HEADER, Header, record_alloc, record_count, record_free};
+        pub use crate::front::alloc::{
+            HEADER, Header, expect_memory_profile, record_alloc, record_count, record_free,
+        };
     }
     pub use crate::front::guard::Guard;
     pub use crate::front::instrumented::Instrumented;

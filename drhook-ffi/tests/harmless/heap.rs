@@ -59,4 +59,14 @@ fn the_memory_profile_counts_only_the_programs_allocations() {
     assert_eq!((main.allocs, main.frees), (3, 2), "{text}");
     assert_eq!(main.self_alloc, 6000, "{text}");
     assert_eq!(main.leaked, 3000, "{text}");
+    // The constructor's two allocations, before Dr.Hook started, are in
+    // the header (and nothing of Dr.Hook's own start-up with them).
+    let outside = text
+        .lines()
+        .find(|l| l.starts_with("\tOutside any routine : "))
+        .unwrap_or_else(|| panic!("no line for allocations outside routines:\n{text}"));
+    assert!(
+        outside.contains("(2 of 1332 bytes before Dr.Hook started)"),
+        "{outside}"
+    );
 }

@@ -41,28 +41,40 @@ fn bump(w: &AtomicU64, by: u64) {
     );
 }
 
+/// Where an allocation event of the calling thread goes.
+enum Words {
+    /// The memory words of the thread's current routine.
+    Routine(&'static [AtomicU64]),
+    /// Outside any routine (before Dr.Hook started, a thread without a
+    /// calling tree or between routines): `metrics::mem::Outside`.
+    Outside,
+    /// The engine's own work (a new node, a profile write): nowhere.
+    Own,
+}
+
 /// The memory words of the calling thread's current routine, if the metric
 /// is on and the thread has a calling tree.
 #[inline]
-fn current_words() -> Option<&'static [AtomicU64]> {
+fn current_words() -> Words {
     let off = OFFSET.load(Ordering::Relaxed);
     if off == usize::MAX {
-        return None;
+        return Words::Outside;
     }
     let td = thread::current();
     if td.is_null() {
-        return None;
+        return Words::Outside;
     }
     // SAFETY: the calling thread's own tree (freed only once the thread
     // ended it); the row belongs to this
     // thread's tree.
     let td = unsafe { &*td };
     if td.in_internal_work() {
-        // The engine's own allocation (a new node, a profile write).
-        return None;
+        return Words::Own;
     }
-    let row = td.current_row()?;
-    row.get(off..off + WORDS)
+    match td.current_row().and_then(|row| row.get(off..off + WORDS)) {
+        Some(w) => Words::Routine(w),
+        None => Words::Outside,
+    }
 }
 
 /// Records an allocation of `size` bytes by the calling thread; returns
@@ -71,8 +83,13 @@ fn current_words() -> Option<&'static [AtomicU64]> {
 #[inline]
 pub fn record_alloc(size: usize) -> *const AtomicU64 {
     let live = mem::total_alloc(size as u64);
-    let Some(w) = current_words() else {
-        return std::ptr::null();
+    let w = match current_words() {
+        Words::Routine(w) => w,
+        Words::Outside => {
+            mem::outside(false, size as u64);
+            return std::ptr::null();
+        }
+        Words::Own => return std::ptr::null(),
     };
     bump(&w[ALLOC], size as u64);
     bump(&w[NALLOC], 1);
@@ -95,10 +112,24 @@ pub fn record_alloc(size: usize) -> *const AtomicU64 {
 /// level do not (they would only grow). Never allocates, never locks.
 #[inline]
 pub fn record_count(size: usize) {
-    if let Some(w) = current_words() {
-        bump(&w[ALLOC], size as u64);
-        bump(&w[NALLOC], 1);
+    match current_words() {
+        Words::Routine(w) => {
+            bump(&w[ALLOC], size as u64);
+            bump(&w[NALLOC], 1);
+        }
+        Words::Outside => mem::outside(false, size as u64),
+        Words::Own => {}
     }
+}
+
+/// An allocator wrapper tracks (or counts) blocks for the memory profile
+/// from now on, before Dr.Hook has started: allocations made before it
+/// starts are counted in the memory profile's "Outside any routine" line,
+/// except where `own_work` says the calling thread is doing the wrapper's
+/// or Dr.Hook's own work (Dr.Hook's start-up, a thread's set-up: no calling
+/// tree can tell it then).
+pub fn expect_memory_profile(own_work: fn() -> bool) {
+    mem::expect_memory_profile(own_work);
 }
 
 /// Records the free of a block of `size` bytes allocated by the routine
@@ -114,9 +145,13 @@ pub unsafe fn record_free(size: usize, owner: *const AtomicU64) {
         // block they own is allocated (`profile::ended`).
         unsafe { &*owner }.fetch_sub(size as u64, Ordering::Relaxed);
     }
-    if let Some(w) = current_words() {
-        bump(&w[FREE], size as u64);
-        bump(&w[NFREE], 1);
+    match current_words() {
+        Words::Routine(w) => {
+            bump(&w[FREE], size as u64);
+            bump(&w[NFREE], 1);
+        }
+        Words::Outside => mem::outside(true, size as u64),
+        Words::Own => {}
     }
 }
 

@@ -89,6 +89,82 @@ pub(crate) fn total_free(size: u64) {
     TOTALS.live.fetch_sub(size as i64, Ordering::Relaxed);
 }
 
+/// Allocations and frees outside any instrumented routine — before
+/// Dr.Hook started (constructors, C++ static initialisers, the runtime's
+/// start-up before `main`), on a thread without a calling tree, after a
+/// thread's tree ended — which no row can show: the memory profile's
+/// header line "Outside any routine". Counted only once the memory metric
+/// is wanted (placed, or announced by an allocator wrapper that decided to
+/// track before Dr.Hook started): with Dr.Hook off this costs nothing.
+pub(crate) struct Outside {
+    pub allocs: AtomicU64,
+    pub bytes: AtomicU64,
+    pub frees: AtomicU64,
+    pub freed: AtomicU64,
+    /// `allocs` and `bytes` when Dr.Hook started (the metric was placed).
+    pub allocs_at_start: AtomicU64,
+    pub bytes_at_start: AtomicU64,
+}
+
+/// The process's allocations outside any routine.
+pub(crate) static OUTSIDE: Outside = Outside {
+    allocs: AtomicU64::new(0),
+    bytes: AtomicU64::new(0),
+    frees: AtomicU64::new(0),
+    freed: AtomicU64::new(0),
+    allocs_at_start: AtomicU64::new(0),
+    bytes_at_start: AtomicU64::new(0),
+};
+
+/// Whether allocations outside routines are counted (see [`Outside`]).
+static OUTSIDE_WANTED: AtomicBool = AtomicBool::new(false);
+
+/// The allocator wrapper's test for its own (or Dr.Hook's) work on the
+/// calling thread, where no calling tree can tell it (Dr.Hook's start-up,
+/// a thread's tree being made): a `fn() -> bool`, 0 when none.
+static OWN_WORK_PROBE: AtomicUsize = AtomicUsize::new(0);
+
+/// An allocator wrapper tracks blocks for the memory profile from now on,
+/// before Dr.Hook has started (the preload library's `malloc` family);
+/// `own_work` tells the wrapper's and Dr.Hook's own work on the calling
+/// thread, which is not counted.
+pub(crate) fn expect_memory_profile(own_work: fn() -> bool) {
+    OWN_WORK_PROBE.store(own_work as usize, Ordering::Relaxed);
+    OUTSIDE_WANTED.store(true, Ordering::Release);
+}
+
+/// Counts an allocation (`free == false`) or a free of `size` bytes made
+/// outside any routine, when wanted.
+#[inline]
+pub(crate) fn outside(free: bool, size: u64) {
+    if OUTSIDE_WANTED.load(Ordering::Relaxed) {
+        count_outside(free, size);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn count_outside(free: bool, size: u64) {
+    if crate::sys::own::in_own_work() {
+        return;
+    }
+    let probe = OWN_WORK_PROBE.load(Ordering::Acquire);
+    if probe != 0 {
+        // SAFETY: only ever a `fn() -> bool` (`expect_memory_profile`).
+        let own: fn() -> bool = unsafe { std::mem::transmute::<usize, fn() -> bool>(probe) };
+        if own() {
+            return;
+        }
+    }
+    let (n, b) = if free {
+        (&OUTSIDE.frees, &OUTSIDE.freed)
+    } else {
+        (&OUTSIDE.allocs, &OUTSIDE.bytes)
+    };
+    n.fetch_add(1, Ordering::Relaxed);
+    b.fetch_add(size, Ordering::Relaxed);
+}
+
 /// With `paging`: page faults are read at every enter and exit.
 static PAGING_ON: AtomicBool = AtomicBool::new(false);
 
@@ -125,6 +201,13 @@ pub(crate) fn init(paging: bool) -> &'static dyn Metric {
 
 /// Records the metric's place in the rows (`runtime`, after `install`).
 pub(crate) fn placed(offset: usize) {
+    OUTSIDE
+        .allocs_at_start
+        .store(OUTSIDE.allocs.load(Ordering::Relaxed), Ordering::Relaxed);
+    OUTSIDE
+        .bytes_at_start
+        .store(OUTSIDE.bytes.load(Ordering::Relaxed), Ordering::Relaxed);
+    OUTSIDE_WANTED.store(true, Ordering::Relaxed);
     OFFSET.store(offset, Ordering::Release);
 }
 

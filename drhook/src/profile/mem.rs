@@ -35,6 +35,35 @@ pub(crate) struct MemHeader {
     pub vmpeak: u64,
     /// Major page faults of the process.
     pub paging: u64,
+    /// Allocations and frees outside any routine (no line when all 0).
+    pub outside: Outside,
+}
+
+/// The header's "Outside any routine" figures (`metrics::mem::Outside`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Outside {
+    pub allocs: u64,
+    pub bytes: u64,
+    pub frees: u64,
+    pub freed: u64,
+    /// Of `allocs` and `bytes`, those made before Dr.Hook started.
+    pub allocs_before: u64,
+    pub bytes_before: u64,
+}
+
+impl Outside {
+    fn now() -> Self {
+        let o = &crate::metrics::mem::OUTSIDE;
+        let l = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        Self {
+            allocs: l(&o.allocs),
+            bytes: l(&o.bytes),
+            frees: l(&o.frees),
+            freed: l(&o.freed),
+            allocs_before: l(&o.allocs_at_start),
+            bytes_before: l(&o.bytes_at_start),
+        }
+    }
 }
 
 const MB: u64 = 1024 * 1024;
@@ -77,6 +106,7 @@ pub(crate) fn header_figures(s: &Summary<'_>, at: usize) -> MemHeader {
         max_stack: rows.iter().map(|r| r.total[STACK]).max().unwrap_or(0),
         vmpeak: mu.vmpeak,
         paging: mu.paging,
+        outside: Outside::now(),
     }
 }
 
@@ -101,6 +131,15 @@ pub(crate) fn write_mem_text<W: std::io::Write + ?Sized>(
         m.vmpeak / MB,
         m.paging
     );
+    let out = &m.outside;
+    if out.allocs + out.frees > 0 {
+        // Not in the reference (whose allocation columns are always 0).
+        let _ = writeln!(
+            head,
+            "\tOutside any routine : {} allocations of {} bytes ({} of {} bytes before Dr.Hook started), {} frees of {} bytes",
+            out.allocs, out.bytes, out.allocs_before, out.bytes_before, out.frees, out.freed
+        );
+    }
     let _ = writeln!(
         head,
         "\tNo. of procs/threads: {} procs, {} threads",
@@ -276,10 +315,32 @@ mod tests {
             max_stack: 536576,
             vmpeak: 216 * MB,
             paging: 0,
+            outside: Outside::default(),
         };
         let mut out = Vec::new();
         write_mem_text(&mut out, &header(), &s, 0, &m).unwrap();
         let text = String::from_utf8(out).unwrap();
+        // Allocations outside any routine: one more header line.
+        let mut with = m;
+        with.outside = Outside {
+            allocs: 412,
+            bytes: 45678,
+            frees: 12,
+            freed: 2345,
+            allocs_before: 400,
+            bytes_before: 44000,
+        };
+        let mut out2 = Vec::new();
+        write_mem_text(&mut out2, &header(), &s, 0, &with).unwrap();
+        let text2 = String::from_utf8(out2).unwrap();
+        assert_eq!(
+            text2.replace(
+                "\tOutside any routine : 412 allocations of 45678 bytes (400 of 44000 bytes before Dr.Hook started), 12 frees of 2345 bytes\n",
+                ""
+            ),
+            text
+        );
+        assert_ne!(text2, text);
         insta::assert_snapshot!(text);
         let reference = "Memory-profiling information for program='./prof_example', proc#1:
 \tNo. of instrumented routines called : 4

@@ -43,18 +43,22 @@ pub(crate) fn engine() -> Option<&'static Engine> {
 #[cold]
 #[inline(never)]
 fn init() -> u32 {
-    let e = ENGINE.get_or_init(|| {
-        let _starting = fork::starting();
-        // Off, no other variable is read: every process the preload
-        // library enters starts the engine, most of them with Dr.Hook off.
-        if crate::config::parse_switch(env::process_env(env::DR_HOOK).as_deref()) {
-            build(Config::from_os_lookup(&env::process_env_os))
-        } else {
-            build(Config::from_lookup(&|_| None))
-        }
-    });
+    let e = ENGINE.get_or_init(|| crate::sys::own::own_work(start));
     MODE.store(e.mode, Ordering::Release);
     e.mode
+}
+
+/// The engine, built from the environment (the engine's own work: what it
+/// allocates is not the program's).
+fn start() -> Engine {
+    let _starting = fork::starting();
+    // Off, no other variable is read: every process the preload
+    // library enters starts the engine, most of them with Dr.Hook off.
+    if crate::config::parse_switch(env::process_env(env::DR_HOOK).as_deref()) {
+        build(Config::from_os_lookup(&env::process_env_os))
+    } else {
+        build(Config::from_lookup(&|_| None))
+    }
 }
 
 /// Initialises the engine from `lookup` instead of the environment; false
@@ -65,7 +69,7 @@ pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> 
     let e = ENGINE.get_or_init(|| {
         let _starting = fork::starting();
         ours = true;
-        build(Config::from_os_lookup(lookup))
+        crate::sys::own::own_work(|| build(Config::from_os_lookup(lookup)))
     });
     MODE.store(e.mode, Ordering::Release);
     ours

@@ -1,10 +1,12 @@
 //! Building blocks with no knowledge of Dr.Hook: clocks, process facts,
 //! async-signal-safe line formatting, never-moving chunked storage, and
-//! work stacks (the engine's own work at a thread's start and end).
+//! work stacks (the engine's own work at a thread's start and end), and
+//! the mark of that own work where no calling tree can carry it.
 
 pub mod clock;
 pub mod held;
 pub mod linebuf;
+pub(crate) mod own;
 pub(crate) mod segmented;
 pub mod sysinfo;
 pub(crate) mod workstack;

@@ -192,6 +192,13 @@ fn decide<S: Source>() -> u8 {
         }
     };
     MODE.store(m, Ordering::Release);
+    if m != OFF {
+        // Allocations before Dr.Hook starts get the memory profile's
+        // "Outside any routine" line.
+        drhook::__private::mem::expect_memory_profile(|| {
+            crate::sys::tls::get(crate::sys::tls::GUARD) & crate::sys::tls::OWN_WORK != 0
+        });
+    }
     // Every real function now: a lookup later (`dlsym` allocates and
     // frees) would count in the routine that first calls the function.
     // Calls made by the lookups see the decision already taken.

@@ -174,7 +174,9 @@ pub(crate) fn register_current_as(
     // On a work stack: a thread's stack may be as small as the C library
     // allows, and the set-up (the tree, its metrics' stampers, the
     // thread's signal stack) needs more than its frames.
-    crate::sys::workstack::on_work_stack(|| register_new(mode, start_wall, reserved))
+    crate::sys::own::own_work(|| {
+        crate::sys::workstack::on_work_stack(|| register_new(mode, start_wall, reserved))
+    })
 }
 
 fn register_new(mode: u32, start_wall: u64, reserved: Option<u32>) -> &'static ThreadData {
@@ -249,7 +251,9 @@ impl Drop for ThreadEnd {
             // The thread's own stack may be small (see `sys::workstack`);
             // a panic must not leave a thread-local destructor (the
             // process would abort).
-            let _ = std::panic::catch_unwind(|| crate::sys::workstack::on_work_stack(f));
+            let _ = std::panic::catch_unwind(|| {
+                crate::sys::own::own_work(|| crate::sys::workstack::on_work_stack(f))
+            });
         }
     }
 }
