@@ -90,3 +90,49 @@ fn every_way_to_end_writes_the_reports() {
         }
     }
 }
+
+/// Item 11: a SIGTERM that arrives while the profile is being written at
+/// the process's end (a pool's workers are ended that way) left a `.tmp`
+/// file and no profile. It now waits for the write's end, on the writing
+/// thread and on a thread parked elsewhere, then takes effect: the
+/// process ends by SIGTERM, with its profile in place. (A preloaded shim
+/// sends the signal from inside the write, just before the rename.)
+#[test]
+fn a_signal_during_the_final_write_waits_for_it() {
+    let d = super::common::tempdir();
+    if c_prog(d.path(), "term_at_rename", &["-shared", "-fPIC", "-ldl"]).is_none()
+        || c_prog(d.path(), "parked", &["-pthread"]).is_none()
+    {
+        return;
+    }
+    let shim = d.path().join("term_at_rename").display().to_string();
+    for mode in ["alone", "thread"] {
+        let w = super::common::tempdir();
+        for f in ["parked", "term_at_rename"] {
+            std::fs::copy(d.path().join(f), w.path().join(f)).unwrap();
+        }
+        let o = super::harness::run(
+            w.path(),
+            Some("prof"),
+            &["./parked", mode],
+            &[("LD_PRELOAD", shim.as_str())],
+        );
+        assert_eq!(o.stdout, "main done\n", "{mode}");
+        assert_eq!(o.how(), "signal 15", "{mode}: {}", o.stderr_all);
+        let names: Vec<String> = std::fs::read_dir(w.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().any(|n| n == "drhook.prof.1"),
+            "{mode}: {names:?}\n{}",
+            o.stderr_all
+        );
+        assert!(
+            !names.iter().any(|n| n.ends_with(".tmp")),
+            "{mode}: a temporary file left: {names:?}"
+        );
+        let text = std::fs::read_to_string(w.path().join("drhook.prof.1")).unwrap();
+        assert!(text.contains("main@1"), "{mode}: {text}");
+    }
+}

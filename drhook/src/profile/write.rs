@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 use super::compute::{self, NodeFigures, Params, Summary};
 use super::json::{self, TreeWriter};
@@ -726,7 +726,62 @@ pub(crate) fn end_profile(failure: bool) -> Option<PathBuf> {
     if !e.config.options.io && !e.config.options.mem.memprof && is_fresh_child() {
         return None;
     }
-    write_profile().ok().flatten()
+    // A SIGTERM (a pool's workers are ended that way), SIGINT or alarm
+    // that arrives during the write waits for its end on this thread, and
+    // a Dr.Hook handler on another thread waits for it too
+    // ([`wait_for_end_write`]): the profile is renamed into place first,
+    // then the signal takes effect as it would have.
+    let _deferred = crate::sys::held::Deferred::hold();
+    // SAFETY: gettid has no preconditions.
+    END_WRITER.store(unsafe { libc::gettid() }, Ordering::Release);
+    let written = write_profile().ok().flatten();
+    END_WRITER.store(0, Ordering::Release);
+    // A Dr.Hook handler that waited for the write ends the process by its
+    // signal, as the signal would have: this thread must not end it with
+    // the exit status meanwhile.
+    let mut waited = 0;
+    while SIGNAL_WAITING.load(Ordering::Acquire) && waited < 60_000 {
+        sleep_1ms();
+        waited += 1;
+    }
+    written
+}
+
+/// A signal handler waited for the end's write ([`wait_for_end_write`])
+/// and will end the process.
+static SIGNAL_WAITING: AtomicBool = AtomicBool::new(false);
+
+fn sleep_1ms() {
+    let ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 1_000_000,
+    };
+    // SAFETY: a valid timespec; nanosleep is async-signal-safe.
+    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+}
+
+/// The kernel thread id of the thread writing the profile at the
+/// process's end (0: none).
+static END_WRITER: AtomicI32 = AtomicI32::new(0);
+
+/// In a signal handler that will end the process: if another thread is
+/// writing the profile at the process's end, waits (up to `max_ms`) for it
+/// to finish, so that the signal's effect does not cut the write short;
+/// the writer then leaves the end of the process to this handler.
+/// Async-signal-safe.
+pub(crate) fn wait_for_end_write(max_ms: u64) {
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() };
+    let mut waited = 0;
+    loop {
+        let w = END_WRITER.load(Ordering::Acquire);
+        if w == 0 || w == me || waited >= max_ms {
+            return;
+        }
+        SIGNAL_WAITING.store(true, Ordering::Release);
+        sleep_1ms();
+        waited += 1;
+    }
 }
 
 /// Set in a `fork` child until it has run anything instrumented.

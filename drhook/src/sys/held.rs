@@ -6,6 +6,8 @@
 //! writes (they fail with `EFBIG`/`EPIPE` instead, which the writers
 //! report), then takes away the ones the writes raised, and restores the
 //! mask. Async-signal-safe (signal mask calls and system calls only).
+//! [`Deferred`] holds every asynchronous signal for the time of the
+//! profile written at a process's end.
 
 /// The signals [`OwnWrites`] holds.
 const HELD: [libc::c_int; 2] = [libc::SIGXFSZ, libc::SIGPIPE];
@@ -76,9 +78,96 @@ impl Drop for OwnWrites {
     }
 }
 
+/// Signals a [`Deferred`] guard does not hold: faults raised by the
+/// writing code itself (holding them would hang or kill at once), and the
+/// two that cannot be held (nor the two of [`OwnWrites`]).
+const SYNCHRONOUS: [libc::c_int; 8] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGTRAP,
+    libc::SIGSYS,
+    libc::SIGKILL,
+    libc::SIGSTOP,
+];
+
+/// While alive, every asynchronous signal sent to the calling thread
+/// (SIGTERM, SIGINT, SIGHUP, SIGALRM, ...) waits: the profile written at
+/// the end of a process is finished and renamed into place before a
+/// signal that arrives meanwhile takes effect — it is delivered, with the
+/// program's disposition, when the guard is dropped and the thread's mask
+/// restored. Async-signal-safe.
+pub struct Deferred {
+    old: libc::sigset_t,
+}
+
+impl Deferred {
+    /// Holds every asynchronous signal from now on.
+    pub fn hold() -> Deferred {
+        // SAFETY: sigset_t is plain data; the calls fill valid sets.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut set);
+            // SIGXFSZ and SIGPIPE of the writes themselves are taken away
+            // by `OwnWrites`, which needs them unheld before it.
+            for s in SYNCHRONOUS.iter().chain(&HELD) {
+                libc::sigdelset(&mut set, *s);
+            }
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            Deferred { old }
+        }
+    }
+}
+
+impl Drop for Deferred {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by `hold`.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_deferred_signal_arrives_when_the_guard_ends() {
+        use std::sync::atomic::{AtomicI32, Ordering};
+        static GOT: AtomicI32 = AtomicI32::new(0);
+        extern "C" fn on_usr2(sig: libc::c_int) {
+            GOT.store(sig, Ordering::SeqCst);
+        }
+        // SAFETY: a handler for SIGUSR2 (nothing else in this test binary
+        // uses it), a signal to this thread, the old handler restored.
+        unsafe {
+            let old = libc::signal(libc::SIGUSR2, on_usr2 as libc::sighandler_t);
+            let mut before: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut before);
+            let held = Deferred::hold();
+            libc::pthread_kill(libc::pthread_self(), libc::SIGUSR2);
+            assert_eq!(GOT.load(Ordering::SeqCst), 0, "held while the guard lives");
+            drop(held);
+            assert_eq!(
+                GOT.load(Ordering::SeqCst),
+                libc::SIGUSR2,
+                "delivered at its end"
+            );
+            let mut after: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut after);
+            for s in 1..32 {
+                assert_eq!(
+                    libc::sigismember(&before, s),
+                    libc::sigismember(&after, s),
+                    "signal {s}: mask restored"
+                );
+            }
+            libc::signal(libc::SIGUSR2, old);
+        }
+    }
 
     #[test]
     fn a_write_to_a_closed_pipe_raises_nothing() {

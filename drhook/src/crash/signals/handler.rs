@@ -91,6 +91,9 @@ pub(super) extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mu
         }
         called = true;
     }
+    // The profile being written at the process's end on another thread is
+    // finished before this signal ends the process (issue 22, item 11).
+    crate::profile::write::wait_for_end_write(30_000);
     if first != 0 {
         let mut l = LineBuf::new();
         msg(&mut l, "signal_drhook", |l| {
