@@ -144,7 +144,7 @@ mod tests {
         // SAFETY: a handler for SIGUSR2 (nothing else in this test binary
         // uses it), a signal to this thread, the old handler restored.
         unsafe {
-            let old = libc::signal(libc::SIGUSR2, on_usr2 as libc::sighandler_t);
+            let old = libc::signal(libc::SIGUSR2, on_usr2 as *const () as libc::sighandler_t);
             let mut before: libc::sigset_t = std::mem::zeroed();
             libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut before);
             let held = Deferred::hold();
