@@ -136,3 +136,38 @@ fn a_signal_during_the_final_write_waits_for_it() {
         assert!(text.contains("main@1"), "{mode}: {text}");
     }
 }
+
+/// Item 11: a program that ends with every descriptor it may have open
+/// (`RLIMIT_NOFILE` reached) lost every report, with a message; the reports
+/// now find a descriptor (the soft limit is raised for their write, when
+/// the hard one allows), and the program's own limit is the same as
+/// plainly (it reaches EMFILE as it would).
+#[test]
+fn a_program_that_used_every_descriptor_gets_its_reports() {
+    let (outs, _d) = same_everywhere(
+        |d| {
+            c_prog(d, "all_fds", &[]);
+        },
+        &["sh", "-c", "ulimit -S -n 64; exec ./all_fds"],
+        &[],
+    );
+    if !super::common::have_gcc() {
+        return;
+    }
+    assert_eq!(outs[0].stdout, "full: EMFILE\n");
+    for o in &outs[1..] {
+        assert!(o.has_profile(), "{}: {:?}", o.config, o.drhook_files);
+        assert!(
+            !o.stderr_all.contains("unable to write"),
+            "{}: {}",
+            o.config,
+            o.stderr_all
+        );
+    }
+    let o = measured(&outs);
+    assert!(
+        o.drhook_files.iter().any(|f| f == "drhook.io.1"),
+        "{:?}",
+        o.drhook_files
+    );
+}

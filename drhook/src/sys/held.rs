@@ -130,6 +130,50 @@ impl Drop for Deferred {
     }
 }
 
+/// Descriptors a [`MoreDescriptors`] guard adds to the soft limit.
+const SPARE_DESCRIPTORS: libc::rlim_t = 16;
+
+/// While alive, the process may open a few more descriptors than its soft
+/// limit (`RLIMIT_NOFILE`, up to the hard limit): a program that ends
+/// with every descriptor it may have open still gets its reports, whose
+/// files are opened at its very end. The limit is restored when dropped;
+/// nothing of the program runs in between. Async-signal-safe.
+pub struct MoreDescriptors {
+    old: Option<libc::rlimit>,
+}
+
+impl MoreDescriptors {
+    /// Raises the soft limit by a few descriptors, if the hard one allows.
+    pub fn hold() -> MoreDescriptors {
+        // SAFETY: get/setrlimit with a valid struct.
+        unsafe {
+            let mut r: libc::rlimit = std::mem::zeroed();
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0
+                || r.rlim_cur == libc::RLIM_INFINITY
+                || r.rlim_cur >= r.rlim_max
+            {
+                return MoreDescriptors { old: None };
+            }
+            let mut more = r;
+            more.rlim_cur = r.rlim_cur.saturating_add(SPARE_DESCRIPTORS).min(r.rlim_max);
+            let ok = libc::setrlimit(libc::RLIMIT_NOFILE, &more) == 0;
+            MoreDescriptors {
+                old: ok.then_some(r),
+            }
+        }
+    }
+}
+
+impl Drop for MoreDescriptors {
+    fn drop(&mut self) {
+        if let Some(r) = &self.old {
+            // SAFETY: restores the limit read by `hold` (lowering the soft
+            // limit below open descriptors is allowed; they stay open).
+            unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, r) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
