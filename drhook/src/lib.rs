@@ -128,9 +128,9 @@ pub mod __private {
     pub use crate::front::guard::Guard;
     pub use crate::front::instrumented::Instrumented;
     /// Dr.Hook's own writes raise no SIGXFSZ/SIGPIPE (the I/O report and
-    /// trace of the preload library), and find a descriptor at the end of
-    /// a process that used all it may have.
-    pub use crate::sys::held::{MoreDescriptors, OwnWrites};
+    /// trace of the preload library), and find descriptors and memory at
+    /// the end of a process that used all it may have.
+    pub use crate::sys::held::{MoreRoom, OwnWrites};
     pub use crate::tree::site::{Site, SiteRef};
     pub use inventory;
 }

@@ -171,3 +171,25 @@ fn a_program_that_used_every_descriptor_gets_its_reports() {
         o.drhook_files
     );
 }
+
+/// Item 11: a program whose address-space limit is just above its use
+/// aborted at its end under Dr.Hook (134, stdout lost: the writer's
+/// allocation failed). The end's writes may use the room up to the hard
+/// limit; the program's own limit is the same as plainly.
+#[test]
+fn a_program_near_its_address_space_limit_gets_its_reports() {
+    let (outs, _d) = same_everywhere(
+        |d| {
+            c_prog(d, "as_limit", &[]);
+        },
+        &["./as_limit"],
+        &[],
+    );
+    if !super::common::have_gcc() {
+        return;
+    }
+    assert_eq!(outs[0].stdout, "limited\n");
+    for o in &outs[1..] {
+        assert!(o.has_profile(), "{}: {:?}", o.config, o.drhook_files);
+    }
+}

@@ -732,8 +732,9 @@ pub(crate) fn end_profile(failure: bool) -> Option<PathBuf> {
     // ([`wait_for_end_write`]): the profile is renamed into place first,
     // then the signal takes effect as it would have.
     let _deferred = crate::sys::held::Deferred::hold();
-    // A program that ends with all the descriptors it may have open.
-    let _fds = crate::sys::held::MoreDescriptors::hold();
+    // A program that ends with all the descriptors it may have open, or
+    // its memory limit just above its use.
+    let _room = crate::sys::held::MoreRoom::hold();
     // SAFETY: gettid has no preconditions.
     END_WRITER.store(unsafe { libc::gettid() }, Ordering::Release);
     let written = write_profile().ok().flatten();

@@ -130,46 +130,62 @@ impl Drop for Deferred {
     }
 }
 
-/// Descriptors a [`MoreDescriptors`] guard adds to the soft limit.
+/// Descriptors a [`MoreRoom`] guard adds to the soft limit.
 const SPARE_DESCRIPTORS: libc::rlim_t = 16;
 
+/// The limits a [`MoreRoom`] guard raises.
+const ROOMY: [libc::__rlimit_resource_t; 3] =
+    [libc::RLIMIT_NOFILE, libc::RLIMIT_AS, libc::RLIMIT_DATA];
+
 /// While alive, the process may open a few more descriptors than its soft
-/// limit (`RLIMIT_NOFILE`, up to the hard limit): a program that ends
-/// with every descriptor it may have open still gets its reports, whose
-/// files are opened at its very end. The limit is restored when dropped;
+/// limit (`RLIMIT_NOFILE`) and map memory up to its hard address-space and
+/// data limits (`RLIMIT_AS`, `RLIMIT_DATA`): a program that ends with
+/// every descriptor it may have open, or with its memory limit just above
+/// its use, still gets its reports, whose files are opened and whose
+/// tables are built at its very end (the writer's allocation failing
+/// aborted the program). The soft limits are restored when dropped;
 /// nothing of the program runs in between. Async-signal-safe.
-pub struct MoreDescriptors {
-    old: Option<libc::rlimit>,
+pub struct MoreRoom {
+    old: [Option<libc::rlimit>; 3],
 }
 
-impl MoreDescriptors {
-    /// Raises the soft limit by a few descriptors, if the hard one allows.
-    pub fn hold() -> MoreDescriptors {
-        // SAFETY: get/setrlimit with a valid struct.
-        unsafe {
-            let mut r: libc::rlimit = std::mem::zeroed();
-            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0
-                || r.rlim_cur == libc::RLIM_INFINITY
-                || r.rlim_cur >= r.rlim_max
-            {
-                return MoreDescriptors { old: None };
-            }
-            let mut more = r;
-            more.rlim_cur = r.rlim_cur.saturating_add(SPARE_DESCRIPTORS).min(r.rlim_max);
-            let ok = libc::setrlimit(libc::RLIMIT_NOFILE, &more) == 0;
-            MoreDescriptors {
-                old: ok.then_some(r),
+impl MoreRoom {
+    /// Raises the soft limits, as far as the hard ones allow.
+    pub fn hold() -> MoreRoom {
+        let mut old = [None; 3];
+        for (slot, res) in old.iter_mut().zip(ROOMY) {
+            // SAFETY: get/setrlimit with a valid struct.
+            unsafe {
+                let mut r: libc::rlimit = std::mem::zeroed();
+                if libc::getrlimit(res, &mut r) != 0
+                    || r.rlim_cur == libc::RLIM_INFINITY
+                    || r.rlim_cur >= r.rlim_max
+                {
+                    continue;
+                }
+                let mut more = r;
+                more.rlim_cur = if res == libc::RLIMIT_NOFILE {
+                    r.rlim_cur.saturating_add(SPARE_DESCRIPTORS).min(r.rlim_max)
+                } else {
+                    r.rlim_max
+                };
+                if libc::setrlimit(res, &more) == 0 {
+                    *slot = Some(r);
+                }
             }
         }
+        MoreRoom { old }
     }
 }
 
-impl Drop for MoreDescriptors {
+impl Drop for MoreRoom {
     fn drop(&mut self) {
-        if let Some(r) = &self.old {
-            // SAFETY: restores the limit read by `hold` (lowering the soft
-            // limit below open descriptors is allowed; they stay open).
-            unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, r) };
+        for (r, res) in self.old.iter().zip(ROOMY) {
+            if let Some(r) = r {
+                // SAFETY: restores the limit read by `hold` (a soft limit
+                // below what is in use is allowed: nothing is taken away).
+                unsafe { libc::setrlimit(res, r) };
+            }
         }
     }
 }

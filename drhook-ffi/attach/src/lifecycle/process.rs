@@ -119,12 +119,12 @@ fn fini_process_slow(how: Ending) -> bool {
     if STATE.swap(2, Ordering::AcqRel) == 2 {
         return false;
     }
-    // The reports' files, opened now, find a descriptor even when the
-    // program ends with all it may have open.
-    let fds = drhook::__private::MoreDescriptors::hold();
+    // The reports' files and tables, made now, find descriptors and
+    // memory even when the program ends with all it may have.
+    let room = drhook::__private::MoreRoom::hold();
     tell(Events::PROCESS, |m| m.fini_process(how));
     let _ = std::panic::catch_unwind(|| engine::process_end(how));
-    drop(fds);
+    drop(room);
     DONE.store(1, Ordering::Release);
     true
 }
