@@ -53,11 +53,16 @@ pub fn load_all(args: &[PathBuf], g: &Global) -> Result<Vec<Profile>> {
     Ok(out)
 }
 
-/// Writes `bytes` to `path`, or to stdout when `path` is `None` or `-`.
+/// Writes `bytes` to `path` (created exclusively under a temporary name and
+/// renamed into place: a link another user planted there is replaced,
+/// never written through; see [`drhook_secure::file::NewFile::create_output`]),
+/// or to stdout when `path` is `None` or `-`.
 /// A closed stdout (`| head`) is not an error.
 pub fn emit(path: Option<&Path>, bytes: &[u8]) -> Result<()> {
     match path {
-        Some(p) if p != Path::new("-") => std::fs::write(p, bytes).map_err(|e| Error::io(p, &e)),
+        Some(p) if p != Path::new("-") => {
+            drhook_secure::file::write_output(p, bytes).map_err(|e| Error::io(p, &e))
+        }
         _ => {
             let mut out = std::io::stdout().lock();
             match out.write_all(bytes).and_then(|()| out.flush()) {

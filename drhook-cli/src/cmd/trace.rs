@@ -81,10 +81,11 @@ fn merge(a: &MergeArgs) -> Result<u8> {
     let files = expand(&a.files)?;
     let summary = match a.output.as_deref() {
         Some(p) if p != std::path::Path::new("-") => {
-            let f = std::fs::File::create(p).map_err(|e| Error::io(p, &e))?;
+            let f = drhook_secure::file::NewFile::create_output(p).map_err(|e| Error::io(p, &e))?;
             let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
             let s = trace::merge(&files, &mut w)?;
-            w.flush().map_err(|e| Error::io(p, &e))?;
+            let f = w.into_inner().map_err(|e| Error::io(p, e.error()))?;
+            f.commit(false).map_err(|e| Error::io(p, &e))?;
             s
         }
         _ => {

@@ -152,7 +152,8 @@ fn run_tool(dir: &Path, argv: &[String], what: &str, hint: &str) -> Result<Vec<u
 /// Preprocesses `libwrap.h` in `dir` into `gen/libwrap.i` with the user's
 /// compiler and flags.
 fn preprocess(dir: &Path, cfg: &Config) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir.join("gen")).map_err(|e| format!("{}/gen: {e}", dir.display()))?;
+    drhook_secure::dir::create_dir_all(&dir.join("gen"))
+        .map_err(|e| format!("{}/gen: {e}", dir.display()))?;
     let mut argv = split_flags(&cfg.cc)?;
     if argv.is_empty() {
         return Err("CC is empty: set the C compiler (CC in the Makefile, --cc)".into());
@@ -232,8 +233,12 @@ pub struct Generated {
     pub counts: emit::Counts,
 }
 
+/// Writes a generated file: created exclusively under a temporary name
+/// and renamed into place (a link planted at the name is replaced, never
+/// written through).
 fn write(path: &Path, text: &str) -> Result<(), String> {
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    drhook_secure::file::write(path, text.as_bytes(), false)
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The library files of `cfg.libs`, or the message naming what is missing.
@@ -611,7 +616,8 @@ pub fn init(spec: &InitSpec, cfg: &Config) -> Result<Generated, String> {
             ));
         }
     }
-    std::fs::create_dir_all(&spec.out).map_err(|e| format!("{}: {e}", spec.out.display()))?;
+    drhook_secure::dir::create_dir_all(&spec.out)
+        .map_err(|e| format!("{}: {e}", spec.out.display()))?;
     write(
         &spec.out.join("libwrap.h"),
         &emit::libwrap_h(&cfg.name, &spec.headers),

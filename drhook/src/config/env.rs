@@ -169,12 +169,21 @@ pub const SIZE_VARS: &[&str] = &[
 
 /// Reads one variable from the process environment as text (`None` when
 /// unset; bytes that are not valid UTF-8 read as U+FFFD, see
-/// [`crate::config::decode_value`]).
+/// [`crate::config::decode_value`]). As [`process_env_os`] in
+/// secure-execution mode.
 pub fn process_env(name: &str) -> Option<String> {
-    std::env::var_os(name).map(|v| crate::config::decode_value(v).0)
+    process_env_os(name).map(|v| crate::config::decode_value(v).0)
 }
 
-/// Reads one variable from the process environment as it is (bytes).
+/// Reads one variable from the process environment as it is (bytes). In
+/// secure-execution mode (a set-user-ID or set-group-ID program, file
+/// capabilities: [`drhook_secure::secure_execution`]) every `DR_HOOK*`,
+/// `DRHOOK*` and `HPM_*` variable reads as unset — the caller of a
+/// privileged program does not configure what it writes — and the first
+/// such read says so once on stderr when one of them is set.
 pub fn process_env_os(name: &str) -> Option<std::ffi::OsString> {
+    if drhook_secure::is_tool_variable(name.as_bytes()) && drhook_secure::ignore_tool_variables() {
+        return None;
+    }
     std::env::var_os(name)
 }

@@ -310,8 +310,7 @@ fn check(label: &str, routine: &str, allow_abort: bool) {
 /// line in scientific notation (the reference uses list-directed output,
 /// whose layout is the compiler's).
 fn print_values(printkey: i32, bytes: &[u8], nvals: usize) {
-    let max = std::env::var(crate::config::env::DR_HOOK_WATCH_PRINT_MAX)
-        .ok()
+    let max = crate::config::env::process_env(crate::config::env::DR_HOOK_WATCH_PRINT_MAX)
         .map(|v| crate::config::atoi(&v))
         .filter(|&n| n >= 0)
         .map_or(usize::MAX, |n| n as usize);

@@ -17,6 +17,7 @@ use crate::setup::Engine;
 use crate::sys::clock::{self, ClockPair, ticks_per_second};
 use crate::sys::sysinfo::{LocalTime, mem_usage};
 use crate::tree::{site, thread};
+use drhook_secure::file::NewFile;
 
 /// Builds the header and rows from the live engine and hands them to
 /// `write`. Each thread's tree is copied and reduced to its per-node
@@ -180,31 +181,27 @@ pub(crate) fn set_fsync(on: bool) {
     FSYNC.store(on, Ordering::Relaxed);
 }
 
-/// A file written through a temporary file in the same directory
-/// (`.<name>.<pid>.tmp`) and renamed into place by [`AtomicFile::commit`],
-/// so readers never see a partial file; dropped without a commit, the
-/// temporary file is removed.
+/// A file written through a temporary file in the same directory, created
+/// exclusively under an unpredictable name (`.<name>.<random>.tmp`, see
+/// [`drhook_secure::file`]) and renamed into place by
+/// [`AtomicFile::commit`], so readers never see a partial file and a link
+/// planted at either name is never written through; dropped without a
+/// commit, the temporary file is removed. A directory another user could
+/// have planted is refused ([`drhook_secure::dir::check_not_planted`]):
+/// the writers then fall back to the working directory or `$TMPDIR`.
 pub(crate) struct AtomicFile {
-    tmp: PathBuf,
     path: PathBuf,
-    out: Option<std::io::BufWriter<std::fs::File>>,
-    renamed: bool,
+    out: Option<std::io::BufWriter<NewFile>>,
 }
 
 impl AtomicFile {
     /// Creates the temporary file for `path`.
     pub(crate) fn create(path: &Path) -> std::io::Result<AtomicFile> {
-        let file_name = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir_of(path).join(format!(".{file_name}.{}.tmp", std::process::id()));
-        let f = std::fs::File::create(&tmp)?;
+        drhook_secure::dir::check_not_planted(dir_of(path))?;
+        let f = NewFile::create(path)?;
         Ok(AtomicFile {
-            tmp,
             path: path.to_path_buf(),
             out: Some(std::io::BufWriter::with_capacity(1 << 16, f)),
-            renamed: false,
         })
     }
 
@@ -224,21 +221,7 @@ impl AtomicFile {
     pub(crate) fn commit(mut self) -> std::io::Result<()> {
         let out = self.out.take().expect("committed once");
         let f = out.into_inner().map_err(|e| e.into_error())?;
-        if FSYNC.load(Ordering::Relaxed) {
-            f.sync_all()?;
-        }
-        std::fs::rename(&self.tmp, &self.path)?;
-        self.renamed = true;
-        Ok(())
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        // Not committed, or the commit failed: no temporary file stays.
-        if !self.renamed {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
+        f.commit(FSYNC.load(Ordering::Relaxed))
     }
 }
 
@@ -271,9 +254,7 @@ pub(crate) fn create_with_fallback(path: &Path) -> Result<AtomicFile, std::io::E
 
 /// The directory a profile path is written in.
 fn dir_of(path: &Path) -> &Path {
-    path.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
+    drhook_secure::file::dir_of(path)
 }
 
 /// Whether `dir` is a directory this process can create files in.
@@ -369,8 +350,14 @@ fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
         .profile_prefix
         .as_deref()
         .filter(|p| p.ends_with('/'))
+        && let Err(err) = drhook_secure::dir::create_dir_all(Path::new(dir))
     {
-        let _ = std::fs::create_dir_all(dir);
+        // The write below then falls back to the working directory or
+        // $TMPDIR, unless the directory is usable after all.
+        crate::diag!(
+            "write_profile",
+            "Error: the profile directory '{dir}' (DRHOOK_PROFILE_PREFIX) cannot be used: {err}"
+        );
     }
     // The other processes of a run (fork children, programs started by the
     // instrumented one) write their profiles without a word.

@@ -164,9 +164,19 @@ pub fn mpi_rank_from(lookup: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
 }
 
 impl EnvConfig {
-    /// Reads the process environment (the only place that does).
+    /// Reads the process environment (the only place that does). In
+    /// secure-execution mode (a set-user-ID program, file capabilities:
+    /// [`drhook_secure::secure_execution`]) every `HPM_*` variable reads as
+    /// unset, and that is said once on stderr when one was set.
     pub fn from_env() -> (EnvConfig, Vec<ConfigWarning>) {
-        EnvConfig::from_os_lookup(&|name| std::env::var_os(name))
+        let secure = drhook_secure::ignore_tool_variables();
+        EnvConfig::from_os_lookup(&|name| {
+            if secure && drhook_secure::is_tool_variable(name.as_bytes()) {
+                None
+            } else {
+                std::env::var_os(name)
+            }
+        })
     }
 
     /// As [`EnvConfig::from_lookup`], from raw values (the environment is

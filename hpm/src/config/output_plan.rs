@@ -173,35 +173,17 @@ impl OutputPlan {
     }
 }
 
-/// Writes `contents` to a temporary file next to `path` and renames it, so
-/// readers never see a partial file.
+/// Writes `contents` to a temporary file next to `path`, created
+/// exclusively under an unpredictable name, and renames it into place
+/// (see [`drhook_secure::file`]), so readers never see a partial file and
+/// a link planted at either name is never written through.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let file_name = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if file_name.is_empty() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "empty file name",
-        ));
-    }
-    let tmp = path.with_file_name(format!(".{file_name}.tmp.{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents)?;
-        // Durable before the rename only when asked (`HPM_FSYNC=1`): the
-        // rename alone never shows a partial file, and a flush to disk
-        // costs the measured process's end milliseconds.
-        if std::env::var_os("HPM_FSYNC").is_some_and(|v| v == "1") {
-            f.sync_all()?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    // Durable before the rename only when asked (`HPM_FSYNC=1`): the
+    // rename alone never shows a partial file, and a flush to disk costs
+    // the measured process's end milliseconds.
+    let durable = !drhook_secure::secure_execution()
+        && std::env::var_os("HPM_FSYNC").is_some_and(|v| v == "1");
+    drhook_secure::file::write(path, contents, durable)
 }
 
 #[cfg(test)]

@@ -276,10 +276,11 @@ fn write_report(how: Ending) {
     // The image before an `exec` is a child's part of the process: the
     // program it becomes writes the plain name.
     let path = output_path_as("drhook.io", !before.is_empty() || how == Ending::Exec);
-    let tmp = path.with_extension(format!("tmp{pid}"));
-    let written = std::fs::write(&tmp, o.as_bytes()).and_then(|()| std::fs::rename(&tmp, &path));
+    // Created exclusively under an unpredictable name and renamed into
+    // place: a link planted at either name is never written through.
+    let written = drhook_secure::dir::check_not_planted(drhook_secure::file::dir_of(&path))
+        .and_then(|()| drhook_secure::file::write(&path, o.as_bytes(), false));
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
         let msg = format!("drhook io: cannot write '{}': {e}\n", path.display());
         // SAFETY: a plain write of our message to stderr.
         unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };

@@ -317,16 +317,31 @@ fn reopen() -> c_int {
         -1
     } else {
         // SAFETY: a leaked C string; the system call directly (not ours).
+        // The file this process created, never created again here nor
+        // reached through a link: one put at its name meanwhile is refused.
         let r = unsafe {
             libc::syscall(
                 libc::SYS_openat,
                 libc::AT_FDCWD,
                 path,
-                libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
-                0o644,
+                libc::O_WRONLY | libc::O_APPEND | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             )
-        };
-        r as c_int
+        } as c_int;
+        if r >= 0
+            && crate::sys::fd::identity(r)
+                != Some((
+                    OUT_DEV.load(Ordering::Acquire),
+                    OUT_INO.load(Ordering::Acquire),
+                ))
+        {
+            // Another file now has the name: not ours to write.
+            // SAFETY: the descriptor just opened.
+            unsafe { libc::syscall(libc::SYS_close, r) };
+            crate::sys::set_errno(libc::ESTALE);
+            -1
+        } else {
+            r
+        }
     };
     let shown = if path.is_null() {
         String::new()
@@ -356,24 +371,30 @@ fn create() -> c_int {
     else {
         return -1;
     };
-    // SAFETY: a NUL-terminated path; the system call directly (not ours).
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_APPEND | libc::O_CLOEXEC,
-            0o644,
-        )
-    } as c_int;
-    if fd < 0 {
-        crate::sys::diag(&format!(
-            "drhook io: cannot create the I/O trace '{}' ({}); no I/O trace",
-            path.display(),
-            std::io::Error::from_raw_os_error(crate::sys::errno())
-        ));
-        return -1;
-    }
+    // Created exclusively under an unpredictable name beside it, then
+    // renamed to its name (a link planted at either is never written
+    // through); the system calls directly (not ours).
+    let mut scratch = vec![0u8; c.as_bytes().len() + 64];
+    let created = drhook_secure::dir::check_not_planted(drhook_secure::file::dir_of(&path))
+        .and_then(|()| {
+            drhook_secure::raw::create_renamed(
+                &c,
+                libc::O_WRONLY | libc::O_APPEND,
+                0o644,
+                &mut scratch,
+            )
+            .map_err(std::io::Error::from_raw_os_error)
+        });
+    let fd = match created {
+        Ok(fd) => fd,
+        Err(e) => {
+            crate::sys::diag(&format!(
+                "drhook io: cannot create the I/O trace '{}' ({e}); no I/O trace",
+                path.display(),
+            ));
+            return -1;
+        }
+    };
     let fd = keep(fd);
     // The path of this process's trace (one per process image: a `fork`
     // child makes its own; the one before stays allocated).

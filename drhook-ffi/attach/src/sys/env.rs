@@ -30,8 +30,43 @@ fn environment() -> *const *const u8 {
     unsafe { start.add(1 + *start + 1).cast() }
 }
 
-/// The value of `name=` in the environment, read without allocating.
+/// The value of `name=` in the environment, read without allocating. In
+/// secure-execution mode (a set-user-ID program, file capabilities:
+/// [`drhook_secure::secure_execution`]) every `DR_HOOK*`, `DRHOOK*` and
+/// `HPM_*` variable reads as unset, said once on stderr when one was set.
 pub(crate) fn env_value(name: &[u8]) -> Option<&'static [u8]> {
+    if drhook_secure::is_tool_variable(name) && drhook_secure::secure_execution() {
+        if let Some(first) = first_tool_variable() {
+            drhook_secure::announce_ignored(first);
+        }
+        return None;
+    }
+    raw_value(name)
+}
+
+/// The name of the first `DR_HOOK*`, `DRHOOK*` or `HPM_*` variable of the
+/// environment.
+fn first_tool_variable() -> Option<&'static [u8]> {
+    // SAFETY: the environment's entries are NUL-terminated.
+    unsafe {
+        let mut p = environment();
+        if p.is_null() {
+            return None;
+        }
+        while !(*p).is_null() {
+            let entry = std::ffi::CStr::from_ptr((*p).cast()).to_bytes();
+            let name = entry.split(|&c| c == b'=').next().unwrap_or(entry);
+            if drhook_secure::is_tool_variable(name) {
+                return Some(name);
+            }
+            p = p.add(1);
+        }
+    }
+    None
+}
+
+/// The value of `name=` in the environment as it is.
+fn raw_value(name: &[u8]) -> Option<&'static [u8]> {
     // SAFETY: the environment's entries are NUL-terminated.
     unsafe {
         let mut p = environment();

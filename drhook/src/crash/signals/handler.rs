@@ -177,11 +177,14 @@ fn take_lockfile() -> i32 {
     if !LOCKFILE.load(Ordering::Relaxed) {
         return -1;
     }
-    // SAFETY: open/flock with a valid NUL-terminated path.
+    // SAFETY: open/flock with a valid NUL-terminated path. Shared by the
+    // processes of a run, so not exclusive; never through a link (one
+    // planted at the name fails the open: the traceback is printed
+    // without the lock).
     unsafe {
         let fd = libc::open(
             c"drhook_lock".as_ptr(),
-            libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+            libc::O_CREAT | libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC,
             0o644,
         );
         if fd < 0 {
