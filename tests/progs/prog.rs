@@ -592,6 +592,17 @@ fn main() {
             println!("read {}", io_reader());
         }
         "basic" => basic(),
+        "markup" => {
+            // Routine names with markup and terminal escape sequences: every
+            // report must show them as text (issue 30).
+            let _main = drhook::scope!("<script>alert(1)</script>");
+            let mut acc = spin(2_000_000);
+            let _esc = drhook::scope!("ESC\u{1b}[31mRED\u{1b}]0;title\u{7}");
+            acc ^= spin(2_000_000);
+            let _amp = drhook::scope!("A&B\"C'<D>");
+            acc ^= spin(2_000_000);
+            println!("markup {}", acc % 3);
+        }
         "recursion" => println!("recursion done {}", rec_driver() % 3),
         "threads" => threads(),
         "exit3" => {

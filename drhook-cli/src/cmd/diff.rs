@@ -196,7 +196,7 @@ pub fn run(a: &Args, g: &Global) -> Result<u8> {
             for r in &bad {
                 eprintln!(
                     "drhook: regression: {} self time {:.3} s -> {:.3} s ({})",
-                    r.routine,
+                    crate::report::table::printable(&r.routine),
                     r.self_s.before,
                     r.self_s.after,
                     pct(&r.self_s)

@@ -145,8 +145,13 @@ fn human(b: u64) -> String {
     }
 }
 
-/// The text report of one process.
+/// The text report of one process, its names and paths made printable
+/// ([`crate::report::table::printable`]).
 pub fn render(r: &Report) -> String {
+    crate::report::table::printable(&render_raw(r)).into_owned()
+}
+
+fn render_raw(r: &Report) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,

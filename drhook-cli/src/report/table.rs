@@ -14,9 +14,42 @@ pub enum Align {
     Left,
 }
 
+/// `s` as text safe to print on a terminal: control characters (C0 but
+/// newline and tab, DEL, C1 — an escape sequence starts with one) and the
+/// bidirectional overrides and isolates (which reorder what is shown) are
+/// written as `\xNN` or `\u{NNNN}`; a backslash is doubled only when
+/// something was escaped, so ordinary names print unchanged.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    fn unsafe_char(c: char) -> bool {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut o = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            c if unsafe_char(c) && (c as u32) < 0x100 => {
+                o.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if unsafe_char(c) => o.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(o)
+}
+
 /// Lays out `rows` under `headers`, two spaces between columns, each
 /// column as wide as its widest cell; the last column is not padded.
+/// Cells are shown [`printable`].
 pub fn render(headers: &[(&str, Align)], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| printable(c).into_owned()).collect())
+        .collect();
+    let rows = &rows[..];
     let n = headers.len();
     let mut w: Vec<usize> = headers.iter().map(|(h, _)| h.chars().count()).collect();
     for r in rows {
@@ -227,6 +260,23 @@ mod tests {
             ],
         );
         assert_eq!(s, " #  Name\n 1  A\n10  LONGER\n");
+    }
+
+    #[test]
+    fn control_characters_and_bidi_overrides_print_as_text() {
+        assert_eq!(printable("CLOUDSC"), "CLOUDSC");
+        assert_eq!(printable("a\\b"), "a\\b");
+        assert_eq!(printable("\u{1b}[31mRED\u{7}\\"), "\\x1b[31mRED\\x07\\\\");
+        assert_eq!(printable("x\u{9b}2J"), "x\\x9b2J");
+        assert_eq!(printable("ab\u{202e}cd"), "ab\\u{202e}cd");
+        let t = render(
+            &[("routine", Align::Left)],
+            &[vec!["\u{1b}]0;title\u{7}".to_string()]],
+        );
+        assert!(
+            !t.contains('\u{1b}') && t.contains("\\x1b]0;title\\x07"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -41,7 +41,13 @@ struct Screen {
 }
 
 impl Screen {
+    /// Adds a line, its names made printable (no escape sequence of a
+    /// routine's name reaches the terminal).
     fn push(&mut self, k: LineKind, line: String) {
+        let line = match super::table::printable(&line) {
+            std::borrow::Cow::Borrowed(_) => line,
+            std::borrow::Cow::Owned(o) => o,
+        };
         self.lines.push((line, k));
     }
 
@@ -178,7 +184,9 @@ fn flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
     let rank_w = n.to_string().len().max(1);
     let name_w = rows
         .iter()
-        .map(|r| r.routine.chars().count() + 1 + r.thread.to_string().len())
+        .map(|r| {
+            super::table::printable(&r.routine).chars().count() + 1 + r.thread.to_string().len()
+        })
         .max()
         .unwrap_or(7)
         .max(7);
