@@ -96,19 +96,19 @@ fn every_way_to_end_writes_the_reports() {
 /// file and no profile. It now waits for the write's end, on the writing
 /// thread and on a thread parked elsewhere, then takes effect: the
 /// process ends by SIGTERM, with its profile in place. (A preloaded shim
-/// sends the signal from inside the write, just before the rename.)
+/// sends the signal from inside the write of the temporary file.)
 #[test]
 fn a_signal_during_the_final_write_waits_for_it() {
     let d = super::common::tempdir();
-    if c_prog(d.path(), "term_at_rename", &["-shared", "-fPIC", "-ldl"]).is_none()
+    if c_prog(d.path(), "term_in_write", &["-shared", "-fPIC", "-ldl"]).is_none()
         || c_prog(d.path(), "parked", &["-pthread"]).is_none()
     {
         return;
     }
-    let shim = d.path().join("term_at_rename").display().to_string();
+    let shim = d.path().join("term_in_write").display().to_string();
     for mode in ["alone", "thread"] {
         let w = super::common::tempdir();
-        for f in ["parked", "term_at_rename"] {
+        for f in ["parked", "term_in_write"] {
             std::fs::copy(d.path().join(f), w.path().join(f)).unwrap();
         }
         let o = super::harness::run(
