@@ -28,8 +28,22 @@ pub fn ensure() -> bool {
 fn init_cold() -> bool {
     // Before the engine numbers any thread.
     crate::omp::install_thread_hint();
+    // The reference's default for Fortran and C codes (the engine's,
+    // started from Rust, leaves the floating-point environment alone).
+    drhook::signals::trap_fpe_by_default(true);
     let on = drhook::is_enabled();
     set_lhook(on);
     STATE.store(if on { ON } else { OFF }, Ordering::Release);
     on
 }
+
+/// When the library is loaded: the preload and wrap libraries start the
+/// engine from the lifecycle layer (before `main`), not through
+/// [`ensure`]; they too keep the reference's default floating-point traps.
+extern "C" fn reference_defaults() {
+    drhook::signals::trap_fpe_by_default(true);
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static REFERENCE_DEFAULTS: extern "C" fn() = reference_defaults;

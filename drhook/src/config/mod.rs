@@ -103,8 +103,11 @@ pub struct SignalConfig {
     pub use_lockfile: Option<bool>,
     /// `DR_HOOK_ALLOW_COREDUMP`: `Some(-1)` all tasks, `Some(n)` task n.
     pub allow_coredump: Option<i64>,
-    /// `DR_HOOK_TRAPFPE` (default on).
-    pub trapfpe: bool,
+    /// `DR_HOOK_TRAPFPE`: `None` when unset (or malformed), the default
+    /// of the front door that starts Dr.Hook (on for `libdrhook` from
+    /// Fortran and C, as the reference; off from Rust:
+    /// `crate::signals::trap_fpe_by_default`).
+    pub trapfpe: Option<bool>,
     /// `DR_HOOK_TRAPFPE_INVALID` (default on).
     pub trap_invalid: bool,
     /// `DR_HOOK_TRAPFPE_DIVBYZERO` (default on).
@@ -163,7 +166,7 @@ impl SignalConfig {
             harakiri_timeout: timeout as u32,
             use_lockfile: lock,
             allow_coredump: (core == -1 || core >= 1).then_some(core),
-            trapfpe: flag(env::DR_HOOK_TRAPFPE, 1, warnings),
+            trapfpe: parse_opt_flag(env::DR_HOOK_TRAPFPE, get(env::DR_HOOK_TRAPFPE), warnings),
             trap_invalid: flag(env::DR_HOOK_TRAPFPE_INVALID, 1, warnings),
             trap_divbyzero: flag(env::DR_HOOK_TRAPFPE_DIVBYZERO, 1, warnings),
             trap_overflow: flag(env::DR_HOOK_TRAPFPE_OVERFLOW, 1, warnings),
@@ -274,6 +277,27 @@ pub fn parse_int(
             )));
             default
         }),
+    }
+}
+
+/// Parses a `0`/`1` variable whose default is decided elsewhere: `None`
+/// when unset, empty or malformed (with a warning).
+pub fn parse_opt_flag(
+    name: &str,
+    value: Option<String>,
+    warnings: &mut Vec<Warning>,
+) -> Option<bool> {
+    let v = value?;
+    match v.trim() {
+        "" => None,
+        "0" => Some(false),
+        "1" => Some(true),
+        v => {
+            warnings.push(Warning(format!(
+                "Warning - {name}=\"{v}\" is out of range (allowed: 0 or 1); using the default"
+            )));
+            None
+        }
     }
 }
 
@@ -819,7 +843,8 @@ mod tests {
     #[test]
     fn signal_variables() {
         let c = cfg(&[]);
-        assert!(c.signals.install && c.signals.trapfpe && c.signals.trap_invalid);
+        assert!(c.signals.install && c.signals.trap_invalid);
+        assert_eq!(c.signals.trapfpe, None);
         assert_eq!(c.signals.harakiri_timeout, 500);
         assert_eq!(
             (
@@ -838,6 +863,7 @@ mod tests {
             ("DR_HOOK_USE_LOCKFILE", "0"),
             ("DR_HOOK_ALLOW_COREDUMP", "-1"),
             ("DR_HOOK_TRAPFPE_OVERFLOW", "0"),
+            ("DR_HOOK_TRAPFPE", "1"),
         ]);
         let s = &c.signals;
         assert_eq!(s.catch, SignalList::Some(vec![10, 12]));
@@ -850,7 +876,7 @@ mod tests {
         );
         assert_eq!(s.use_lockfile, Some(false));
         assert_eq!(s.allow_coredump, Some(-1));
-        assert!(s.trapfpe && !s.trap_overflow);
+        assert!(s.trapfpe == Some(true) && !s.trap_overflow);
         assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
         assert!(
             c.warnings[0]

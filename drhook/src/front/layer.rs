@@ -39,6 +39,10 @@
 //!   (`layer.with_filter(...)`: per-layer filtering is respected).
 //! * **Configuration**: as everywhere, from `DR_HOOK`, `DR_HOOK_OPT`, ...;
 //!   or from code with [`DrHookLayerBuilder::settings`].
+//! * **Start**: Dr.Hook starts when the subscriber holding the layer
+//!   becomes a dispatcher (`init()`, `set_global_default`, `set_default`),
+//!   on that thread: its start-up lines (options, profile path, signals)
+//!   come then, not at the first span on some worker thread.
 //!
 //! # Cost
 //!
@@ -296,6 +300,13 @@ impl<S> Layer<S> for DrHookLayer
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
+    /// The subscriber becomes a dispatcher: Dr.Hook starts (reads its
+    /// configuration, prints its start-up lines, installs its handlers) on
+    /// the registering thread.
+    fn on_register_dispatch(&self, _subscriber: &tracing_core::Dispatch) {
+        engine::is_enabled();
+    }
+
     #[inline(always)]
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, _ctx: Context<'_, S>) {
         register(attrs.metadata(), id.into_u64(), self.with_target);

@@ -67,6 +67,13 @@ impl Settings {
         self.var(env::DR_HOOK_PROFILE, template)
     }
 
+    /// `DR_HOOK_TRAPFPE`: floating-point traps (invalid, division by
+    /// zero, overflow: SIGFPE and a traceback) on the threads Dr.Hook sets
+    /// up. Off by default from Rust, which relies on IEEE results.
+    pub fn trap_fpe(self, on: bool) -> Self {
+        self.var(env::DR_HOOK_TRAPFPE, if on { "1" } else { "0" })
+    }
+
     /// Any Dr.Hook variable (names in [`crate::env`]).
     pub fn var(mut self, name: &str, value: &str) -> Self {
         self.vars.insert(name.to_string(), value.to_string());

@@ -165,6 +165,72 @@ pub(crate) fn on_work_stack<F: FnOnce() -> R, R>(f: F) -> R {
     }
 }
 
+/// Maps a stack of `size` bytes above a guard page, kept for the life of
+/// the process (the crash handler's, mapped at start-up so that a signal
+/// handler never maps one), and returns its top (16-byte aligned); null
+/// when it cannot be mapped or this architecture does not switch. The
+/// memory is reserved, not committed: a page costs only once touched.
+pub(crate) fn map_kept(size: usize) -> *mut u8 {
+    if !SWITCHES {
+        return std::ptr::null_mut();
+    }
+    let guard = page();
+    let size = size.next_multiple_of(guard);
+    // SAFETY: an anonymous private mapping, checked for failure.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            guard + size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the first page of the mapping just made.
+    unsafe { libc::mprotect(p, guard, libc::PROT_NONE) };
+    // SAFETY: one past the end of the mapping.
+    unsafe { (p as *mut u8).add(guard + size) }
+}
+
+/// Runs on the other stack: calls the closure (a panic cannot unwind out
+/// of this `extern "C"` function: it aborts).
+extern "C" fn run_once<F: FnOnce()>(p: *mut c_void) {
+    // SAFETY: `on_stack` passes its `Option<F>`, which outlives the switch.
+    if let Some(f) = unsafe { &mut *(p as *mut Option<F>) }.take() {
+        f();
+    }
+}
+
+/// Runs `f` with the stack pointer at `top`, then returns on the caller's
+/// stack. Async-signal-safe: no allocation, no thread-local state, no
+/// unwinding across the switch (a panic in `f` aborts). For a signal
+/// handler whatever stack the signal arrived on: the thread's own, the
+/// program's alternate stack, however small.
+///
+/// # Safety
+/// `top` is the top of a stack from [`map_kept`] that no other thread uses
+/// meanwhile and that is large enough for `f`.
+pub(crate) unsafe fn on_stack<F: FnOnce()>(top: *mut u8, f: F) {
+    if top.is_null() || !SWITCHES {
+        return f();
+    }
+    let mut call = Some(f);
+    // SAFETY: the caller's stack; `run_once` is instantiated for this
+    // closure and receives `call`, which lives on this frame across the
+    // switch.
+    unsafe {
+        switch_and_call(
+            &mut call as *mut Option<F> as *mut c_void,
+            run_once::<F>,
+            top,
+        )
+    };
+}
+
 /// Whether this architecture switches stacks.
 const SWITCHES: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
@@ -283,6 +349,22 @@ mod tests {
             }
         }
         assert_eq!(on_work_stack(|| deep(200)), 200);
+    }
+
+    #[test]
+    fn a_kept_stack_runs_a_closure_and_comes_back() {
+        let top = map_kept(64 * 1024);
+        if !SWITCHES {
+            assert!(top.is_null());
+            return;
+        }
+        assert!(!top.is_null());
+        let mine = sp();
+        let mut seen = 0;
+        // SAFETY: a kept stack of this test alone.
+        unsafe { on_stack(top, || seen = sp()) };
+        assert!(seen < top as usize && seen > top as usize - 64 * 1024);
+        assert!(mine.abs_diff(seen) > 4096, "{mine:#x} {seen:#x}");
     }
 
     #[test]

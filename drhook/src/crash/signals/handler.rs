@@ -8,11 +8,12 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::chaining::{Outcome, call_first, chain, restore_defaults, terminate};
-use super::names::signal_name;
+use super::names::{TERMINATION, signal_name};
 use super::report::report;
 use super::view::{self, own_sigaction};
-use super::{COREDUMP, HANDLING, HARAKIRI, LOCKFILE, NOPROP, NSIGS};
+use super::{COREDUMP, CRASH_STACK, HANDLING, HARAKIRI, LOCKFILE, NOPROP, NSIGS};
 use crate::sys::linebuf::{LineBuf, prefix};
+use crate::sys::workstack::on_stack;
 use crate::tree::thread;
 
 thread_local! {
@@ -91,22 +92,14 @@ pub(super) extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mu
         }
         called = true;
     }
+    if first == 0 && !called && handled_by_a_later_handler(sig) {
+        return;
+    }
     // The profile being written at the process's end on another thread is
     // finished before this signal ends the process (issue 22, item 11).
     crate::profile::write::wait_for_end_write(30_000);
     if first != 0 {
-        let mut l = LineBuf::new();
-        msg(&mut l, "signal_drhook", |l| {
-            l.str("Second fatal signal#")
-                .u64(sig as u64)
-                .str(" (")
-                .str(signal_name(sig))
-                .str(") while handling signal#")
-                .u64(first as u64)
-                .str("; ending the process");
-        });
-        // The system call, async-signal-safe.
-        crate::sys::exit_now(128 + first);
+        second_fatal(sig, first);
     }
     IN_HANDLER.with(|c| c.set(sig));
     let me = gettid();
@@ -115,19 +108,83 @@ pub(super) extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mu
         .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
     {
-        // Another thread is printing the traceback and will end the process.
-        let limit_ms = (HARAKIRI.load(Ordering::Relaxed) as u64 + 60) * 1000;
-        let mut waited = 0;
-        while waited < limit_ms {
-            sleep_ms(100);
-            waited += 100;
-        }
-        // SAFETY: async-signal-safe calls.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
-            crate::sys::exit_now(128 + sig);
-        }
+        wait_for_the_other(sig);
     }
+    // This thread alone from here on (HANDLING): the rest runs on the
+    // crash stack, mapped at installation, whatever stack the signal
+    // arrived on — the thread's own, Dr.Hook's alternate stack, or the
+    // program's (Rust's standard library gives the main thread and each
+    // thread it starts a few KiB for its stack-overflow report), or a
+    // thread that never entered a region. The forked helper runs on its
+    // copy (the profile, the symbolised backtrace).
+    let top = CRASH_STACK.load(Ordering::Acquire);
+    // SAFETY: the crash stack is used by the thread that won HANDLING
+    // alone, and `handle` never unwinds (it ends the process).
+    unsafe { on_stack(top, || handle(sig, info, uc, called)) };
+    terminate(sig);
+}
+
+/// Whether `sig` asks the process to end (`kill`, Ctrl-C, a hang-up, a
+/// service manager's stop) and Dr.Hook's handler was reached from a
+/// handler the program installed after it, which calls the one it
+/// replaced (`signal-hook`, and so tokio's `signal`, do; the program's view
+/// of the signal before Dr.Hook's handler is then the default action).
+/// The program handles such a signal: Dr.Hook's handler does what the
+/// disposition it replaced would have done when called so — nothing —
+/// and the profile is written when the program ends (its graceful
+/// shutdown, `exit`; a program that then ends by the signal's default
+/// action ends without one: Dr.Hook's handler is no longer installed). A
+/// fault keeps the crash path whoever calls the handler.
+/// Async-signal-safe.
+fn handled_by_a_later_handler(sig: i32) -> bool {
+    if !TERMINATION.contains(&sig) {
+        return false;
+    }
+    // SAFETY: a zeroed sigaction, filled by the query.
+    let mut now: libc::sigaction = unsafe { std::mem::zeroed() };
+    own_sigaction(sig, std::ptr::null(), &mut now) == 0
+        && now.sa_sigaction != on_signal as *const () as usize
+        && view::is_handler(&now)
+}
+
+/// A fatal signal while this thread handles one: the process ends at once.
+#[cold]
+#[inline(never)]
+fn second_fatal(sig: i32, first: i32) -> ! {
+    let mut l = LineBuf::new();
+    msg(&mut l, "signal_drhook", |l| {
+        l.str("Second fatal signal#")
+            .u64(sig as u64)
+            .str(" (")
+            .str(signal_name(sig))
+            .str(") while handling signal#")
+            .u64(first as u64)
+            .str("; ending the process");
+    });
+    // The system call, async-signal-safe.
+    crate::sys::exit_now(128 + first)
+}
+
+/// Another thread is printing the traceback and will end the process.
+#[cold]
+#[inline(never)]
+fn wait_for_the_other(sig: i32) -> ! {
+    let limit_ms = (HARAKIRI.load(Ordering::Relaxed) as u64 + 60) * 1000;
+    let mut waited = 0;
+    while waited < limit_ms {
+        sleep_ms(100);
+        waited += 100;
+    }
+    // SAFETY: async-signal-safe calls.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGKILL);
+        crate::sys::exit_now(128 + sig)
+    }
+}
+
+/// Steps 2–6 on the crash stack: the alarm, the report, the helper, the
+/// program's handler, the end.
+fn handle(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void, called: bool) {
     let nsigs = NSIGS.fetch_add(1, Ordering::Relaxed) + 1;
     arm_harakiri();
     if COREDUMP.load(Ordering::Relaxed) {

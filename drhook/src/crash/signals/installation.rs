@@ -4,14 +4,14 @@
 //! that prints the calling tree of a panicking instrumented thread.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use super::handler::on_signal;
 use super::names::{SYNCHRONOUS, signal_name, signals_to_catch};
 use super::view::{self, own_default, own_sigaction};
 use super::{
-    CAUGHT, COREDUMP, HARAKIRI, INSTALL_LOCK, INSTALLED, LOCKFILE, NATIVE_BACKTRACE, NOPROP, NSIG,
-    PROFILE_ON_CRASH, PROGRAM, PROGRAM_LEN, TRAP_BITS,
+    CAUGHT, COREDUMP, CRASH_STACK, CRASH_STACK_SIZE, HARAKIRI, INSTALL_LOCK, INSTALLED, LOCKFILE,
+    NATIVE_BACKTRACE, NOPROP, NSIG, PROFILE_ON_CRASH, PROGRAM, PROGRAM_LEN, TRAP_BITS,
 };
 use crate::config::Config;
 use crate::tree::thread;
@@ -56,6 +56,23 @@ unsafe fn enable_fp_traps(excepts: i32) {
     }
 }
 
+/// Whether floating-point traps are on when `DR_HOOK_TRAPFPE` is unset:
+/// see [`trap_fpe_by_default`].
+static TRAP_FPE_BY_DEFAULT: AtomicBool = AtomicBool::new(false);
+
+/// Sets what an unset `DR_HOOK_TRAPFPE` means: `true` — the reference's
+/// default, floating-point traps on the threads Dr.Hook sets up, for
+/// Fortran and C codes — or `false`, the default for a program whose
+/// engine a Rust front door starts (`#[drhook]`, guards, `DrHookLayer`,
+/// `Settings`): Rust (and C++) code relies on IEEE results, `0.0 / 0.0`
+/// is NaN, not SIGFPE. `libdrhook` (the C and Fortran entry points, the
+/// preload library) calls it with `true` before it starts the engine.
+/// Takes effect when the signal handlers are installed (the engine's
+/// start); later calls change nothing.
+pub fn trap_fpe_by_default(yes: bool) {
+    TRAP_FPE_BY_DEFAULT.store(yes, Ordering::Release);
+}
+
 /// Installs the handlers described by `cfg` (once; later calls only report).
 pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
     let mut done = INSTALL_LOCK.lock().unwrap_or_else(|p| p.into_inner());
@@ -92,6 +109,14 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
         Ordering::Relaxed,
     );
     NATIVE_BACKTRACE.store(sc.native_backtrace, Ordering::Relaxed);
+    // The stack the handler works on (see `handler.rs`): before any handler
+    // is installed, so that a signal never finds it missing.
+    if CRASH_STACK.load(Ordering::Relaxed).is_null() {
+        CRASH_STACK.store(
+            crate::sys::workstack::map_kept(CRASH_STACK_SIZE),
+            Ordering::Release,
+        );
+    }
     let program: &'static [u8] = Box::leak(
         crate::sys::sysinfo::program_name()
             .into_bytes()
@@ -166,11 +191,17 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
         }
     }
     // Floating-point traps, as the reference: tied to catching SIGFPE and
-    // enabled by DR_HOOK_TRAPFPE=1. DR_HOOK_TRAPFPE=0 leaves the
-    // floating-point environment as the program set it (the reference
+    // enabled by DR_HOOK_TRAPFPE=1 — by default only when a foreign front
+    // door (`libdrhook`, from Fortran or C) started Dr.Hook: Rust code
+    // relies on IEEE results (`0.0 / 0.0` is NaN). DR_HOOK_TRAPFPE=0
+    // leaves the floating-point environment as the program set it (the reference
     // disables the traps: a program built to trap, -ffpe-trap=..., then
     // computes on with infinities on the threads Dr.Hook set up).
-    if set.contains(&libc::SIGFPE) && sc.trapfpe {
+    if set.contains(&libc::SIGFPE)
+        && sc
+            .trapfpe
+            .unwrap_or_else(|| TRAP_FPE_BY_DEFAULT.load(Ordering::Acquire))
+    {
         let bits = (if sc.trap_invalid { FE_INVALID } else { 0 })
             | (if sc.trap_divbyzero { FE_DIVBYZERO } else { 0 })
             | (if sc.trap_overflow { FE_OVERFLOW } else { 0 });
@@ -202,7 +233,11 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
         match TRAP_BITS.load(Ordering::Relaxed) {
             0 => crate::diag!(
                 f,
-                "DR_HOOK leaves floating-point trapping as the program sets it (DR_HOOK_TRAPFPE=0)"
+                "DR_HOOK leaves floating-point trapping as the program sets it (DR_HOOK_TRAPFPE={})",
+                match sc.trapfpe {
+                    Some(_) => "0",
+                    None => "0, the default from Rust",
+                }
             ),
             b => crate::diag!(
                 f,
@@ -284,7 +319,12 @@ impl AltStack {
         let mut cur: libc::stack_t = unsafe { std::mem::zeroed() };
         // SAFETY: valid out-pointer.
         unsafe { libc::sigaltstack(std::ptr::null(), &mut cur) };
-        if cur.ss_flags & libc::SS_DISABLE == 0 && cur.ss_size >= 64 * 1024 {
+        // The program's own alternate stack, whatever its size, stays:
+        // Rust's standard library gives each thread it starts (and the
+        // main thread) a small one for its stack-overflow report, which it
+        // unmaps when the thread ends. Dr.Hook's handler needs little of
+        // it: it goes on on its own crash stack (`handler.rs`).
+        if cur.ss_flags & libc::SS_DISABLE == 0 {
             return;
         }
         let mut p = take_spare_stack();

@@ -10,6 +10,10 @@
 //!    default action and raised the signal again, or left a fault to
 //!    repeat, the steps below follow — the program's view of its
 //!    dispositions is kept by `view`;
+//!    A signal that asks the process to end (SIGHUP, SIGINT, SIGTERM)
+//!    reaching Dr.Hook's handler from a handler the program installed
+//!    after it (which calls the one it replaced, as `signal-hook` and so
+//!    tokio do) is the program's to handle: nothing more either;
 //! 1. a second fatal signal on the same thread ends the process at once;
 //!    a signal on another thread while one is being handled waits for it
 //!    (and is killed after the harakiri timeout);
@@ -34,6 +38,13 @@
 //!
 //! Steps 1–4 and 6 are async-signal-safe: no allocation, no locks, no
 //! stdio — preallocated buffers, values cached at start-up, and `write(2)`.
+//! From step 2 on the handler runs on its own crash stack (4 MiB reserved
+//! at installation, one for the process: one thread handles at a time),
+//! and so does the helper's copy, whatever stack the signal arrived on: a
+//! thread that never entered a region, the program's own alternate stack
+//! (Rust's standard library gives each of its threads a few KiB for its
+//! stack-overflow report; Dr.Hook leaves it in place and adds its own
+//! alternate stack only to a thread that has none).
 //! Other threads' stacks are read through their top-of-stack pointer, whose
 //! parent chain is immutable, so a thread entering or leaving routines
 //! during the crash cannot corrupt the output.
@@ -58,7 +69,7 @@ mod view;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32};
 
-pub use installation::init_this_thread;
+pub use installation::{init_this_thread, trap_fpe_by_default};
 pub(crate) use installation::{install, on_new_thread};
 pub use names::{DEFAULT_SIGNALS, catchable_fatal, signal_name, signals_to_catch};
 pub use view::program_action;
@@ -91,6 +102,12 @@ static HANDLING: AtomicI32 = AtomicI32::new(0);
 static NSIGS: AtomicU32 = AtomicU32::new(0);
 static PROGRAM: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 static PROGRAM_LEN: AtomicU32 = AtomicU32::new(0);
+/// The top of the crash stack (mapped at installation; null: the handler
+/// runs in place), on which the handling thread writes the report and the
+/// helper process writes the profile.
+static CRASH_STACK: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+/// Bytes of the crash stack (reserved, touched only by a crash).
+const CRASH_STACK_SIZE: usize = 4 << 20;
 
 #[cfg(test)]
 mod tests;

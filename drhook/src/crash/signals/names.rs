@@ -32,6 +32,11 @@ pub(super) const SYNCHRONOUS: &[i32] = &[
     libc::SIGSYS,
 ];
 
+/// Signals that ask the process to end, sent by another process (a
+/// service manager's stop, Ctrl-C, a hang-up): a program may handle them
+/// to shut down gracefully.
+pub(super) const TERMINATION: &[i32] = &[libc::SIGHUP, libc::SIGINT, libc::SIGTERM];
+
 /// Name of a signal (`SIG#N` for those without one).
 pub fn signal_name(sig: i32) -> &'static str {
     match sig {
