@@ -99,9 +99,12 @@ fn sigterm_and_sigint_to_a_main_thread_outside_any_region_write_the_profile() {
         let s = stop_with("worker", sig, &[]);
         assert_eq!(s.status.signal(), Some(sig), "{}", s.stderr);
         assert!(!s.stderr.contains("Second fatal signal"), "{}", s.stderr);
-        // Rust's alternate stacks (main thread and worker) are left alone.
+        // Rust's alternate stack of the main thread, which never entered a
+        // region, is left alone (the instrumented worker's small one is
+        // replaced by Dr.Hook's, see the stack overflow below).
         assert!(
-            s.stdout.contains("altstack main=kept(") && s.stdout.contains("worker=kept("),
+            s.stdout.contains("altstack main=kept(")
+                && (s.stdout.contains("worker=replaced(") || s.stdout.contains("worker=kept(")),
             "{}",
             s.stdout
         );
@@ -198,4 +201,32 @@ fn dr_hook_starts_when_the_layer_is_registered() {
     }
     let p = r.profile("drhook.prof.1");
     assert_eq!(p.rows_of("first_span").len(), 1, "{:#?}", p.rows);
+}
+
+#[test]
+fn a_stack_overflow_on_a_worker_with_rusts_alternate_stack_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["overflow"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DRHOOK_BACKTRACE", "0"),
+        ],
+    );
+    let err = r.stderr();
+    assert!(
+        r.stdout()
+            .contains("worker altstack replaced(8192->262144)"),
+        "{}",
+        r.stdout()
+    );
+    assert_eq!(r.output.status.signal(), Some(libc::SIGABRT), "{err}");
+    assert!(err.contains("has overflowed its stack"), "{err}");
+    assert!(!err.contains("Second fatal signal"), "{err}");
+    assert!(err.contains("Received signal#6 (SIGABRT)"), "{err}");
+    let p = r.profile("drhook.prof.1");
+    assert_eq!(p.rows_of("SERVICE:REQUEST").len(), 1, "{:#?}", p.rows);
 }

@@ -82,6 +82,7 @@ fn describe(before: Option<(usize, usize)>, after: Option<(usize, usize)>) -> St
         (Some(b), Some(a)) if a == b => format!("kept({})", b.1),
         (None, Some(a)) => format!("drhook({})", a.1),
         (None, None) => "none".into(),
+        (Some(b), Some(a)) => format!("replaced({}->{})", b.1, a.1),
         (b, a) => format!("changed({b:?}->{a:?})"),
     }
 }
@@ -172,6 +173,15 @@ fn divide(a: f64, b: f64) -> f64 {
     black_box(a) / black_box(b)
 }
 
+#[drhook(name = "SERVICE:DEEP")]
+fn deep(n: u64) -> u64 {
+    let a = black_box([n; 256]);
+    if black_box(n) == u64::MAX {
+        return 0;
+    }
+    black_box(deep(a[(n % 256) as usize] + 1)) + a[0]
+}
+
 fn main() {
     let scenario = std::env::args().nth(1).unwrap_or_default();
     match scenario.as_str() {
@@ -234,6 +244,23 @@ fn main() {
             })
             .join()
             .unwrap();
+        }
+        // A stack overflow on an instrumented worker that had Rust's small
+        // alternate stack: Rust's handler reports it and aborts, Dr.Hook's
+        // report (SIGABRT, nested on the alternate stack) follows.
+        "overflow" => {
+            std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn(|| {
+                    let before = altstack();
+                    black_box(request(0));
+                    println!("worker altstack {}", describe(before, altstack()));
+                    std::io::stdout().flush().unwrap();
+                    deep(0)
+                })
+                .unwrap()
+                .join()
+                .unwrap();
         }
         other => panic!("unknown scenario {other:?}"),
     }

@@ -319,12 +319,17 @@ impl AltStack {
         let mut cur: libc::stack_t = unsafe { std::mem::zeroed() };
         // SAFETY: valid out-pointer.
         unsafe { libc::sigaltstack(std::ptr::null(), &mut cur) };
-        // The program's own alternate stack, whatever its size, stays:
-        // Rust's standard library gives each thread it starts (and the
-        // main thread) a small one for its stack-overflow report, which it
-        // unmaps when the thread ends. Dr.Hook's handler needs little of
-        // it: it goes on on its own crash stack (`handler.rs`).
-        if cur.ss_flags & libc::SS_DISABLE == 0 {
+        // A thread with an alternate stack of 64 KiB or more keeps it. A
+        // smaller one (Rust's standard library gives each thread it starts
+        // 8 KiB for its stack-overflow report) is replaced on an
+        // instrumented thread: a stack overflow there runs the program's
+        // handler (Rust's, which aborts) and then Dr.Hook's for the
+        // SIGABRT, nested, before the switch to the crash stack — more
+        // than 8 KiB with the kernel's signal frames. The program's
+        // handler runs on Dr.Hook's stack as it would on its own. Threads
+        // that never enter a region keep theirs: the handler needs little
+        // of it (`handler.rs`).
+        if cur.ss_flags & libc::SS_DISABLE == 0 && cur.ss_size >= 64 * 1024 {
             return;
         }
         let mut p = take_spare_stack();

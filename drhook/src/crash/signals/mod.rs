@@ -42,9 +42,10 @@
 //! at installation, one for the process: one thread handles at a time),
 //! and so does the helper's copy, whatever stack the signal arrived on: a
 //! thread that never entered a region, the program's own alternate stack
-//! (Rust's standard library gives each of its threads a few KiB for its
-//! stack-overflow report; Dr.Hook leaves it in place and adds its own
-//! alternate stack only to a thread that has none).
+//! (Rust's standard library gives each of its threads 8 KiB for its
+//! stack-overflow report). Dr.Hook gives its own alternate stack (256
+//! KiB) to an instrumented thread that has none or a smaller one than 64
+//! KiB, so that a stack overflow there is reported (`installation.rs`).
 //! Other threads' stacks are read through their top-of-stack pointer, whose
 //! parent chain is immutable, so a thread entering or leaving routines
 //! during the crash cannot corrupt the output.
