@@ -55,7 +55,8 @@ fn start() -> Engine {
     // Off, no other variable is read: every process the preload
     // library enters starts the engine, most of them with Dr.Hook off.
     if crate::config::parse_switch(env::process_env(env::DR_HOOK).as_deref()) {
-        build(Config::from_os_lookup(&env::process_env_os))
+        let snapshot = env::Snapshot::take();
+        build(Config::from_os_lookup(&|name| snapshot.get(name)))
     } else {
         build(Config::from_lookup(&|_| None))
     }
