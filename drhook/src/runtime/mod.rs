@@ -8,7 +8,7 @@ mod fork;
 
 #[cfg(feature = "tracing")]
 pub(crate) use fork::ForkHeld;
-#[cfg(test)]
+#[cfg(all(test, feature = "tracing"))]
 pub(crate) use fork::assert_child_can_take;
 pub use fork::hold_across_fork;
 
