@@ -1459,10 +1459,20 @@ fn io_profile_of_posix_stdio_aio_and_a_forked_child_is_exact() {
         p["read_hist"],
         serde_json::json!([0, 0, 11, 0, 0, 0, 0, 0, 0, 0])
     );
-    // 100 consecutive writes; the reads after the seek are consecutive
-    // again; the pwrite at 200000 jumps forward (sequential).
-    assert_eq!(n(p, "consec_writes"), 100, "{p:#}");
-    assert_eq!(n(p, "seq_writes"), 101);
+    // Darshan's definitions: the file's last byte starts at 0 at the open,
+    // so the first write (offset 0) is neither sequential nor consecutive,
+    // the 99 after it are both; the pwrite at 200000 jumps forward
+    // (sequential only). The reads after the seek likewise: the first at
+    // 0 neither, 9 both, the pread at 200000 sequential.
+    assert_eq!(n(p, "consec_writes"), 99, "{p:#}");
+    assert_eq!(n(p, "seq_writes"), 100);
+    assert_eq!(n(p, "consec_reads"), 9);
+    assert_eq!(n(p, "seq_reads"), 10);
+    // Highest byte: the pwrite's and pread's last, 200000 + 4096 - 1.
+    assert_eq!(n(p, "max_byte_written"), 204_095);
+    assert_eq!(n(p, "max_byte_read"), 204_095);
+    // write* -> read* -> pwrite -> pread: three switches.
+    assert_eq!(n(p, "rw_switches"), 3);
     assert_eq!(p["opened_by"], "IO:POSIX@1");
     // The routines that moved its bytes: all of them IO:POSIX's.
     assert_eq!(

@@ -20,15 +20,21 @@ use super::{guard, trace};
 use crate::engine::hooks;
 
 /// One file of the table: its path and the routine (`NAME@thread`) that
-/// opened it first. Made once, never changed or freed.
+/// opened it first. Made once, never changed or freed. A path the program
+/// named that is not the file's own (`a/../b`, a symbolic link) is an
+/// alias: an entry that only points to the file's (`alias_of`), so that
+/// the next open by the same name needs no resolution.
 pub(super) struct Entry {
     pub(super) path: &'static [u8],
     pub(super) opener: &'static str,
+    /// The file's entry when this one is an alias (0: it is a file).
+    pub(super) alias_of: u32,
 }
 
 static OTHER: Entry = Entry {
     path: b"<other files>",
     opener: "",
+    alias_of: 0,
 };
 
 /// The entries by index (null: index 0, "other files", or not made yet).
@@ -64,9 +70,9 @@ fn hash(path: &[u8]) -> usize {
     (h ^ (h >> 29)) as usize
 }
 
-/// A new entry for `path`, made whole before anyone can find it (None:
-/// the table is full).
-fn make(path: &[u8]) -> Option<u32> {
+/// A new entry for `path` (an alias of `alias_of` unless 0), made whole
+/// before anyone can find it (None: the table is full).
+fn make(path: &[u8], alias_of: u32) -> Option<u32> {
     let i = NEXT
         .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
             ((n as usize) < MAX_FILES).then_some(n + 1)
@@ -74,16 +80,95 @@ fn make(path: &[u8]) -> Option<u32> {
         .ok()?;
     let e = Box::new(Entry {
         path: Box::leak(path.to_vec().into_boxed_slice()),
-        opener: Box::leak(current_routine().into_boxed_str()),
+        opener: if alias_of == 0 {
+            Box::leak(current_routine().into_boxed_str())
+        } else {
+            ""
+        },
+        alias_of,
     });
-    trace::classify(i, path);
+    if alias_of == 0 {
+        trace::classify(i, path);
+    }
     ENTRIES[i as usize].store(Box::into_raw(e), Ordering::Release);
     Some(i)
+}
+
+/// The entry already made for `path`, if any (an alias as it is).
+fn find(path: &[u8]) -> Option<u32> {
+    let mut at = hash(path) % SLOTS;
+    loop {
+        let i = BY_PATH[at].load(Ordering::Acquire);
+        if i == 0 {
+            return None;
+        }
+        if entry(i).is_some_and(|e| e.path == path) {
+            return Some(i);
+        }
+        at = (at + 1) % SLOTS;
+    }
+}
+
+/// The file entry of a file the program opened as `named` (absolute, as
+/// [`absolute`] made it) and got `fd` for: by the file's own path —
+/// `..`, `.` and symbolic links resolved (the kernel's name of the open
+/// descriptor) — so that a file reached two ways is one entry. The name
+/// the program used is kept as an alias: opening it again costs no
+/// resolution.
+pub(super) fn intern_opened(fd: c_int, named: &[u8]) -> u32 {
+    if let Some(i) = find(named) {
+        let e = entry(i).map_or(0, |e| e.alias_of);
+        return if e == 0 { i } else { e };
+    }
+    let own = own_path(fd).unwrap_or_else(|| lexical(named));
+    let i = intern(&own);
+    if own.as_slice() != named && i != OTHER_FILES {
+        intern_as(named, i);
+    }
+    i
+}
+
+/// The kernel's path of `fd`, when it is a path (not a deleted file's, a
+/// pipe's or a socket's name).
+fn own_path(fd: c_int) -> Option<Vec<u8>> {
+    let p = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    let p = p.into_os_string().into_encoded_bytes();
+    (p.first() == Some(&b'/') && !p.ends_with(b" (deleted)")).then_some(p)
+}
+
+/// `path` (absolute) with `.`, `..` and repeated slashes taken out, no
+/// link resolved (where the kernel cannot say: `/proc` not mounted).
+pub(super) fn lexical(path: &[u8]) -> Vec<u8> {
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for c in path.split(|&b| b == b'/') {
+        match c {
+            b"" | b"." => {}
+            b".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    let mut out = Vec::with_capacity(path.len());
+    for c in parts {
+        out.push(b'/');
+        out.extend_from_slice(c);
+    }
+    if out.is_empty() {
+        out.push(b'/');
+    }
+    out
 }
 
 /// The file entry for `path` (interned; the opener recorded the first
 /// time).
 pub(super) fn intern(path: &[u8]) -> u32 {
+    intern_as(path, 0)
+}
+
+/// The entry for `path`, made as an alias of `alias_of` (0: a file) when
+/// there is none.
+fn intern_as(path: &[u8], alias_of: u32) -> u32 {
     let mut at = hash(path) % SLOTS;
     // The entry this call made, once it had to make one.
     let mut made: Option<u32> = None;
@@ -93,7 +178,7 @@ pub(super) fn intern(path: &[u8]) -> u32 {
         if i == 0 {
             let new = match made {
                 Some(n) => n,
-                None => match make(path) {
+                None => match make(path, alias_of) {
                     Some(n) => {
                         made = Some(n);
                         n
@@ -108,8 +193,8 @@ pub(super) fn intern(path: &[u8]) -> u32 {
                 Err(other) => i = other,
             }
         }
-        if entry(i).is_some_and(|e| e.path == path) {
-            return i;
+        if let Some(e) = entry(i).filter(|e| e.path == path) {
+            return if e.alias_of == 0 { i } else { e.alias_of };
         }
         at = (at + 1) % SLOTS;
     }

@@ -9,10 +9,10 @@ use std::ffi::{CStr, c_int};
 use std::sync::atomic::Ordering;
 
 use super::clock::{NS_PER_TICK, ticks};
-use super::paths::{absolute, classify, file_index, file_of, intern, path_of};
+use super::paths::{absolute, classify, file_index, file_of, intern_opened, path_of};
 use super::table::{
-    FD_END, FD_FILE, FD_POS, FILES, MAX_FD, OTHER_FILES, PATH_META, ROUTINES, add, bin, c, lower1,
-    raise, stamp,
+    FD_FILE, FD_POS, FILES, MAX_FD, OTHER_FILES, PATH_META, ROUTINES, add, bin, c, lower1, raise,
+    stamp,
 };
 use super::{guard, trace};
 use crate::engine::hooks;
@@ -46,7 +46,7 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1:
     let f = &FILES[i as usize];
     let dt = t1.wrapping_sub(t0);
     let bytes = n.max(0) as u64;
-    let (ops, b, t, seq, consec, max, min1, hist) = match dir {
+    let (ops, b, t, seq, consec, max, min1, hist, top1, last_byte, this_io) = match dir {
         Dir::Read => (
             c::READS,
             c::READ_BYTES,
@@ -56,6 +56,9 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1:
             c::MAX_READ,
             c::MIN_READ1,
             c::HIST_READ,
+            c::MAX_BYTE_READ1,
+            c::LAST_BYTE_READ,
+            1,
         ),
         Dir::Write => (
             c::WRITES,
@@ -66,6 +69,9 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1:
             c::MAX_WRITE,
             c::MIN_WRITE1,
             c::HIST_WRITE,
+            c::MAX_BYTE_WRITTEN1,
+            c::LAST_BYTE_WRITTEN,
+            2,
         ),
     };
     add(f, ops, 1);
@@ -75,24 +81,46 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1:
         add(f, hist + bin(bytes), 1);
         raise(f, max, bytes);
         lower1(f, min1, bytes);
-        if fd >= 0 && (fd as usize) < MAX_FD {
-            let i = fd as usize;
-            let at = match off {
-                Some(o) => o,
+        let at = if fd >= 0 && (fd as usize) < MAX_FD {
+            match off {
+                Some(o) => Some(o),
                 None => {
+                    let i = fd as usize;
                     let p = FD_POS[i].load(Ordering::Relaxed);
                     FD_POS[i].store(p + bytes, Ordering::Relaxed);
-                    p
+                    Some(p)
                 }
-            };
-            let end = FD_END[i].load(Ordering::Relaxed);
-            if at == end {
-                add(f, consec, 1);
-                add(f, seq, 1);
-            } else if at > end {
+            }
+        } else {
+            off
+        };
+        // Darshan's definitions, per file: sequential when the access
+        // starts after the last byte of the previous one in the same
+        // direction, consecutive when right after it; every open sets the
+        // file's last bytes to 0, so a first access at offset 0 is
+        // neither. (A descriptor opened with O_APPEND counts its offsets
+        // from 0 at the open, as Darshan does.)
+        if let Some(at) = at {
+            let at = if at >= u64::MAX / 4 {
+                at.wrapping_sub(u64::MAX / 2)
+            } else {
+                at
+            } as i64;
+            let last = f.0[last_byte].load(Ordering::Relaxed) as i64;
+            if at > last {
                 add(f, seq, 1);
             }
-            FD_END[i].store(at + bytes, Ordering::Relaxed);
+            if at == last.wrapping_add(1) {
+                add(f, consec, 1);
+            }
+            let end = at + bytes as i64;
+            f.0[last_byte].store((end - 1) as u64, Ordering::Relaxed);
+            raise(f, top1, end as u64);
+        }
+        match f.0[c::LAST_IO].swap(this_io, Ordering::Relaxed) {
+            0 => {}
+            prev if prev != this_io => add(f, c::RW_SWITCHES, 1),
+            _ => {}
         }
     }
     stamp(f, t1);
@@ -133,7 +161,7 @@ pub(super) fn opened(fd: c_int, path: Option<&CStr>, dirfd: c_int, flags: c_int,
         return;
     }
     let i = guard(|| match path {
-        Some(p) => intern(&absolute(dirfd, p)),
+        Some(p) => intern_opened(fd, &absolute(dirfd, p)),
         None => classify(fd),
     })
     .unwrap_or(OTHER_FILES);
@@ -145,12 +173,14 @@ pub(super) fn opened(fd: c_int, path: Option<&CStr>, dirfd: c_int, flags: c_int,
             0
         };
         FD_POS[fd as usize].store(pos, Ordering::Relaxed);
-        FD_END[fd as usize].store(pos, Ordering::Relaxed);
     }
     if trace::traced(i) {
         let _ = guard(|| trace::open(fd, path_of(i), flags, t0, t1));
     }
     let f = &FILES[i as usize];
+    // Darshan's open: the file's last bytes read and written start again.
+    f.0[c::LAST_BYTE_READ].store(0, Ordering::Relaxed);
+    f.0[c::LAST_BYTE_WRITTEN].store(0, Ordering::Relaxed);
     add(f, c::OPENS, 1);
     add(f, c::OPEN_T, t1.wrapping_sub(t0));
     stamp(f, t1);

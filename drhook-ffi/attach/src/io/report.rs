@@ -215,7 +215,8 @@ fn write_report(how: Ending) {
         let i = i as usize;
         let f = &FILES[i];
         let v = |k: usize| f.0[k].load(Ordering::Relaxed);
-        let used = (0..c::N).any(|k| v(k) != 0);
+        let used =
+            (0..c::N).any(|k| v(k) != 0 && k != c::LAST_BYTE_READ && k != c::LAST_BYTE_WRITTEN);
         if !used {
             continue;
         }
@@ -262,6 +263,15 @@ fn write_report(how: Ending) {
                     let _ = write!(o, ", \"{name}\": {x}");
                 }
             }
+        }
+        for (k, name) in c::LATER_NAMES.iter().enumerate() {
+            let k = c::MAX_BYTE_READ1 + k;
+            let x = match k {
+                // Darshan's highest byte: the end less one (0 when none).
+                c::MAX_BYTE_READ1 | c::MAX_BYTE_WRITTEN1 => v(k).saturating_sub(1),
+                _ => v(k),
+            };
+            let _ = write!(o, ", \"{name}\": {x}");
         }
         for (label, at) in [("read_hist", c::HIST_READ), ("write_hist", c::HIST_WRITE)] {
             let _ = write!(o, ", \"{label}\": [");

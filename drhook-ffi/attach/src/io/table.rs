@@ -1,7 +1,7 @@
 //! The I/O profile's tables, fixed and lock-free: the counters of each file
 //! ([`FILES`], indices in [`c`]), the bytes each routine moved per file
 //! ([`ROUTINES`]), the file each descriptor refers to with its position
-//! ([`FD_FILE`], [`FD_POS`], [`FD_END`]), and the process-wide metadata
+//! ([`FD_FILE`], [`FD_POS`]), and the process-wide metadata
 //! calls on paths.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -45,7 +45,23 @@ pub mod c {
     pub const SYNCS: usize = 31;
     pub const HIST_READ: usize = 32;
     pub const HIST_WRITE: usize = 42;
-    pub const N: usize = 52;
+    /// Darshan's `MAX_BYTE_READ` + 1: the end of the highest byte read.
+    pub const MAX_BYTE_READ1: usize = 52;
+    /// Darshan's `MAX_BYTE_WRITTEN` + 1.
+    pub const MAX_BYTE_WRITTEN1: usize = 53;
+    /// Darshan's `RW_SWITCHES`: a read after a write or a write after a
+    /// read, on the file.
+    pub const RW_SWITCHES: usize = 54;
+    /// Darshan's `last_byte_read` of the file (as `i64` bits; 0 at first).
+    pub const LAST_BYTE_READ: usize = 55;
+    /// Darshan's `last_byte_written` (as `i64` bits; 0 at first).
+    pub const LAST_BYTE_WRITTEN: usize = 56;
+    /// The last access: 0 none, 1 read, 2 write.
+    pub const LAST_IO: usize = 57;
+    pub const N: usize = 58;
+    /// Names in the report of the counters after the histograms that are
+    /// reported ([`MAX_BYTE_READ1`] ..= [`RW_SWITCHES`]).
+    pub const LATER_NAMES: [&str; 3] = ["max_byte_read", "max_byte_written", "rw_switches"];
     /// Names in the report, by index (histograms apart).
     pub const NAMES: [&str; 32] = [
         "opens",
@@ -154,9 +170,7 @@ pub(super) static FILES: [FileStats; MAX_FILES] =
     [const { FileStats([const { AtomicU64::new(0) }; c::N]) }; MAX_FILES];
 /// The file of each descriptor (0: not known yet).
 pub(super) static FD_FILE: [AtomicU32; MAX_FD] = [const { AtomicU32::new(0) }; MAX_FD];
-/// The end of each descriptor's last access (for sequential counts) and
-/// its implicit position.
-pub(super) static FD_END: [AtomicU64; MAX_FD] = [const { AtomicU64::new(0) }; MAX_FD];
+/// Each descriptor's implicit position.
 pub(super) static FD_POS: [AtomicU64; MAX_FD] = [const { AtomicU64::new(0) }; MAX_FD];
 
 /// Entries 1.. of the file table; entry 1 is "other files".
@@ -186,8 +200,9 @@ pub(super) fn lower1(f: &FileStats, k: usize, v: u64) {
     }
 }
 
-/// Darshan's access-size bins: 0-100, 100-1K, 1K-10K, 10K-100K,
-/// 100K-1M, 1M-4M, 4M-10M, 10M-100M, 100M-1G, 1G+.
+/// Darshan's access-size bins, each including its upper edge (as
+/// `DARSHAN_BUCKET_INC`): 0-100, 101-1K, 1K+1-10K, 10K+1-100K, 100K+1-1M,
+/// 1M+1-4M, 4M+1-10M, 10M+1-100M, 100M+1-1G, above 1G.
 #[inline]
 pub fn bin(n: u64) -> usize {
     const EDGES: [u64; 9] = [
@@ -201,7 +216,7 @@ pub fn bin(n: u64) -> usize {
         100 * 1024 * 1024,
         1024 * 1024 * 1024,
     ];
-    EDGES.iter().position(|&e| n < e).unwrap_or(9)
+    EDGES.iter().position(|&e| n <= e).unwrap_or(9)
 }
 
 #[inline]
@@ -210,4 +225,32 @@ pub(super) fn stamp(f: &FileStats, t1: u64) {
         let _ = f.0[c::FIRST_T].compare_exchange(0, t1, Ordering::Relaxed, Ordering::Relaxed);
     }
     raise(f, c::LAST_T, t1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_include_their_upper_edge_as_darshans() {
+        const K: u64 = 1024;
+        let edges = [
+            100,
+            K,
+            10 * K,
+            100 * K,
+            K * K,
+            4 * K * K,
+            10 * K * K,
+            100 * K * K,
+            K * K * K,
+        ];
+        assert_eq!(bin(0), 0);
+        for (i, e) in edges.into_iter().enumerate() {
+            assert_eq!(bin(e - 1), i, "{e} - 1");
+            assert_eq!(bin(e), i, "{e}");
+            assert_eq!(bin(e + 1), i + 1, "{e} + 1");
+        }
+        assert_eq!(bin(u64::MAX), 9);
+    }
 }

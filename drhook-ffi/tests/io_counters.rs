@@ -1,0 +1,127 @@
+//! The I/O report's counters by Darshan's definitions (issue 23), on a C
+//! program whose accesses are known (`progs/attach/darshan.c`): every
+//! expected value below follows from what the program did, by Darshan
+//! 3.5's rules (darshan-posix's `POSIX_RECORD_READ`/`WRITE` and
+//! `DARSHAN_BUCKET_INC`: per file, the last bytes read and written start
+//! at 0 at every open; sequential = offset above the last byte,
+//! consecutive = offset right after it; size bins include their upper
+//! edge).
+
+mod common;
+
+use std::process::Command;
+
+use common::{drhook_exe, have_gcc, prog, tempdir, tool};
+
+fn report(dir: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("drhook.io.1")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn darshan_counters_of_known_accesses() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let src = prog("attach").join("darshan.c");
+    tool(
+        d.path(),
+        "gcc",
+        &[
+            "-std=gnu11",
+            "-O1",
+            "-o",
+            "darshan",
+            &src.display().to_string(),
+        ],
+    );
+    let out = Command::new(drhook_exe())
+        .args(["run", "--opt", "io", "--", "./darshan"])
+        .current_dir(d.path())
+        .env_remove("DR_HOOK")
+        .env_remove("DR_HOOK_OPT")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "darshan done\n");
+    let rep = report(d.path());
+    let files = rep["files"].as_array().unwrap();
+    let file = |name: &str| {
+        let want = format!("/{name}");
+        let all: Vec<&serde_json::Value> = files
+            .iter()
+            .filter(|f| f["path"].as_str().unwrap().ends_with(&want))
+            .collect();
+        assert_eq!(all.len(), 1, "{name}: {all:#?}");
+        all[0].clone()
+    };
+    let n = |f: &serde_json::Value, k: &str| {
+        f[k].as_u64()
+            .unwrap_or_else(|| panic!("{k} missing in {f:#}"))
+    };
+
+    // Sizes E-1, E, E+1 for the edges 100, 1K, 10K, 100K, 1M, 4M, written
+    // then read back in order: E-1 and E fall in the bin that E closes,
+    // E+1 in the next.
+    let b = file("bins.dat");
+    let hist = serde_json::json!([2, 3, 3, 3, 3, 3, 1, 0, 0, 0]);
+    assert_eq!(b["write_hist"], hist, "{b:#}");
+    assert_eq!(b["read_hist"], hist, "{b:#}");
+    // 18 back-to-back writes from 0: the first neither, 17 both; the reads
+    // after the seek to 0 the same.
+    for k in ["seq_writes", "consec_writes", "seq_reads", "consec_reads"] {
+        assert_eq!(n(&b, k), 17, "{k}");
+    }
+    let total: u64 = [100u64, 1024, 10240, 102400, 1048576, 4194304]
+        .iter()
+        .map(|e| 3 * e)
+        .sum();
+    assert_eq!(n(&b, "max_byte_written"), total - 1);
+    assert_eq!(n(&b, "max_byte_read"), total - 1);
+    assert_eq!(n(&b, "rw_switches"), 1);
+
+    // Two opens: 10 writes of 100 B from 0 (9 both), then 5 from 0 again
+    // (the open starts the last byte at 0 again: 4 both); a pwrite at
+    // 10000 (sequential: above 499), one at 50 (backward: neither), a
+    // write at the descriptor's 500 (sequential: above 149).
+    let s = file("seq.dat");
+    assert_eq!(n(&s, "opens"), 2);
+    assert_eq!(n(&s, "writes"), 18);
+    assert_eq!(n(&s, "consec_writes"), 13, "{s:#}");
+    assert_eq!(n(&s, "seq_writes"), 15, "{s:#}");
+    assert_eq!(n(&s, "max_byte_written"), 10099);
+
+    // write@0, pread@0, pwrite@100, pread 50@150: three switches; the
+    // pwrite is both (right after 99), the last pread sequential only.
+    let rw = file("rw.dat");
+    assert_eq!(n(&rw, "rw_switches"), 3, "{rw:#}");
+    assert_eq!((n(&rw, "seq_writes"), n(&rw, "consec_writes")), (1, 1));
+    assert_eq!((n(&rw, "seq_reads"), n(&rw, "consec_reads")), (1, 0));
+    assert_eq!(
+        (n(&rw, "max_byte_read"), n(&rw, "max_byte_written")),
+        (199, 199)
+    );
+
+    // O_APPEND: offsets counted from 0 at the open, as Darshan does.
+    let a = file("append.dat");
+    assert_eq!(
+        (n(&a, "seq_writes"), n(&a, "consec_writes")),
+        (2, 2),
+        "{a:#}"
+    );
+    assert_eq!(n(&a, "max_byte_written"), 29);
+
+    // One file reached as same.dat, sub/../same.dat and through the link
+    // lnk.dat: one record, under its own path.
+    let same = file("same.dat");
+    assert_eq!((n(&same, "opens"), n(&same, "reads")), (3, 2), "{same:#}");
+    for f in files {
+        let p = f["path"].as_str().unwrap();
+        assert!(!p.contains("/../") && !p.ends_with("lnk.dat"), "{p}");
+    }
+}
