@@ -1933,7 +1933,7 @@ fn io_trace_of_the_matching_paths_operation_by_operation() {
     assert_eq!(r.stdout(), "io done\n");
     assert_eq!(
         r.stderr()
-            .matches("ECIOPROF_LLTRACE_PATHS=\"posix(\" is not a regular expression")
+            .matches("ECIOPROF_LLTRACE_PATHS=\"posix(\" is not a POSIX extended regular expression")
             .count(),
         1,
         "{}",
@@ -1969,7 +1969,8 @@ fn io_report_and_trace_names_follow_exec() {
     let sh = drhook_tests::files_starting_with(d.path(), "drhook.io.1.sh.");
     assert_eq!(sh.len(), 1, "{sh:?}");
     let sh = io_report(d.path(), &sh[0]);
-    assert_eq!(sh["ending"], "Exec", "{sh:#}");
+    assert_eq!(sh["ending"], "exec", "{sh:#}");
+    assert_eq!(sh["status"], serde_json::Value::Null, "{sh:#}");
     assert_eq!(io_file(&sh, "/x")["write_bytes"].as_u64(), Some(3));
     let (head, ops) = trace_lines(d.path(), "drhook.iotrace.1");
     assert!(head.contains(&"#program!cat".to_string()), "{head:?}");

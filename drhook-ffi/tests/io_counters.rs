@@ -18,29 +18,28 @@ fn report(dir: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap()
 }
 
-#[test]
-fn darshan_counters_of_known_accesses() {
+/// `darshan.c` built in a new directory and run there under `drhook run
+/// --opt io` with `env`; its report.
+fn run_darshan(env: &[(&str, &str)]) -> Option<(tempfile::TempDir, serde_json::Value)> {
     if !have_gcc() {
-        return;
+        return None;
     }
     let d = tempdir();
     let src = prog("attach").join("darshan.c");
+    let src = src.display().to_string();
     tool(
         d.path(),
         "gcc",
-        &[
-            "-std=gnu11",
-            "-O1",
-            "-o",
-            "darshan",
-            &src.display().to_string(),
-        ],
+        &["-std=gnu11", "-O1", "-o", "darshan", &src],
     );
     let out = Command::new(drhook_exe())
         .args(["run", "--opt", "io", "--", "./darshan"])
         .current_dir(d.path())
         .env_remove("DR_HOOK")
         .env_remove("DR_HOOK_OPT")
+        .env_remove("DRHOOK_IO_EXCLUDE")
+        .env_remove("DRHOOK_IO_INCLUDE")
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert!(
@@ -50,6 +49,63 @@ fn darshan_counters_of_known_accesses() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout), "darshan done\n");
     let rep = report(d.path());
+    Some((d, rep))
+}
+
+fn paths(rep: &serde_json::Value) -> Vec<String> {
+    rep["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Darshan's default exclusions (and `/run/`): system files are one
+/// record, `<system files>`, unless `DRHOOK_IO_EXCLUDE=none`;
+/// `DRHOOK_IO_INCLUDE` keeps some of them apart. The patterns are POSIX
+/// extended regular expressions, as `DRHOOK_IO_TRACE` and `DRHOOK_FOLLOW`.
+#[test]
+fn system_files_are_one_record_unless_asked() {
+    let Some((_d, rep)) = run_darshan(&[]) else {
+        return;
+    };
+    let p = paths(&rep);
+    assert!(
+        !p.iter()
+            .any(|p| p.starts_with("/proc/") || p.starts_with("/etc/")),
+        "{p:?}"
+    );
+    let sys = rep["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "<system files>")
+        .unwrap_or_else(|| panic!("no <system files> in {p:?}"));
+    assert_eq!(sys["opens"], 2, "{sys:#}");
+    assert_eq!(sys["reads"], 2, "{sys:#}");
+
+    let (_d, rep) = run_darshan(&[("DRHOOK_IO_EXCLUDE", "none")]).unwrap();
+    let p = paths(&rep);
+    assert!(p.iter().any(|p| p == "/etc/passwd"), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|p| p.starts_with("/proc/") && p.ends_with("/status")),
+        "{p:?}"
+    );
+    assert!(!p.iter().any(|p| p == "<system files>"), "{p:?}");
+
+    let (_d, rep) = run_darshan(&[("DRHOOK_IO_INCLUDE", "^/etc/(passwd|group)$")]).unwrap();
+    let p = paths(&rep);
+    assert!(p.iter().any(|p| p == "/etc/passwd"), "{p:?}");
+    assert!(!p.iter().any(|p| p.starts_with("/proc/")), "{p:?}");
+}
+
+#[test]
+fn darshan_counters_of_known_accesses() {
+    let Some((_d, rep)) = run_darshan(&[]) else {
+        return;
+    };
     let files = rep["files"].as_array().unwrap();
     let file = |name: &str| {
         let want = format!("/{name}");

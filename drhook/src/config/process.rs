@@ -21,9 +21,9 @@ pub enum Follow {
     /// No child: only the first process of the run.
     None,
     /// Children whose command name (the file name of `argv[0]`) the
-    /// regular expression matches (unanchored; use `^...$` for a whole
-    /// name).
-    Matching(regex_lite::Regex),
+    /// POSIX extended regular expression matches (unanchored; use `^...$`
+    /// for a whole name).
+    Matching(crate::sys::ere::Ere),
 }
 
 impl PartialEq for Follow {
@@ -44,11 +44,11 @@ impl Follow {
             None | Some("") => Follow::All,
             Some(v) if v.eq_ignore_ascii_case("all") => Follow::All,
             Some(v) if v.eq_ignore_ascii_case("none") => Follow::None,
-            Some(v) => match regex_lite::Regex::new(v) {
+            Some(v) => match crate::sys::ere::Ere::new(v) {
                 Ok(r) => Follow::Matching(r),
                 Err(e) => {
                     warnings.push(Warning(format!(
-                        "Warning - {}=\"{v}\" is neither all, none nor a regular expression ({e}); following every child",
+                        "Warning - {}=\"{v}\" is neither all, none nor a POSIX extended regular expression ({e}); following every child",
                         env::DRHOOK_FOLLOW
                     )));
                     Follow::All

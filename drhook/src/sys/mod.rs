@@ -1,9 +1,11 @@
 //! Building blocks with no knowledge of Dr.Hook: clocks, process facts,
 //! async-signal-safe line formatting, never-moving chunked storage, and
 //! work stacks (the engine's own work at a thread's start and end), and
-//! the mark of that own work where no calling tree can carry it.
+//! the mark of that own work where no calling tree can carry it; POSIX
+//! extended regular expressions (`ere`), the dialect of every pattern.
 
 pub mod clock;
+pub mod ere;
 pub mod held;
 pub mod linebuf;
 pub(crate) mod own;

@@ -2,7 +2,9 @@
 //! the POSIX and stdio calls of a program that was not written for it,
 //! per file and per Dr.Hook routine.
 //!
-//! * Per file (by path, resolved once at open; descriptors the program got
+//! * Per file (by its own path, `..` and links resolved at the first open
+//!   by a name; system files — `/proc`, `/sys`, `/dev`, `/usr`... — as one
+//!   record, `<system files>`; descriptors the program got
 //!   otherwise — standard streams, pipes, sockets — grouped by kind at
 //!   their first use): opens, reads and writes with their bytes, access
 //!   size histograms (Darshan's ten bins), sequential and consecutive
@@ -42,6 +44,8 @@
 //! * `clock` — the I/O profile's time base (ticks to nanoseconds).
 //! * `table` — the fixed tables: counters per file, file per descriptor.
 //! * `naming` — the process's ancestry and the names of its files.
+//! * `pattern` — path patterns (POSIX EREs): the traced paths, the system
+//!   files grouped as one record (`DRHOOK_IO_EXCLUDE`/`_INCLUDE`).
 //! * `trace` — the per-operation trace (`DRHOOK_IO_TRACE`).
 //! * `paths` — path interning, descriptors classified by kind.
 //! * `record` — what each kind of call adds to the tables.
@@ -53,6 +57,7 @@
 mod clock;
 mod naming;
 mod paths;
+mod pattern;
 mod record;
 mod table;
 mod trace;

@@ -15,7 +15,7 @@
 use std::ffi::{CStr, c_int};
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
-use super::table::{FD_FILE, FILES, FileStats, MAX_FD, MAX_FILES, OTHER_FILES};
+use super::table::{FD_FILE, FILES, FileStats, MAX_FD, MAX_FILES, OTHER_FILES, SYSTEM_FILES};
 use super::{guard, trace};
 use crate::engine::hooks;
 
@@ -37,11 +37,18 @@ static OTHER: Entry = Entry {
     alias_of: 0,
 };
 
+static SYSTEM: Entry = Entry {
+    path: b"<system files>",
+    opener: "",
+    alias_of: 0,
+};
+
 /// The entries by index (null: index 0, "other files", or not made yet).
 static ENTRIES: [AtomicPtr<Entry>; MAX_FILES] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; MAX_FILES];
-/// The next index to hand out (0 is no file, 1 "other files").
-static NEXT: AtomicU32 = AtomicU32::new(OTHER_FILES + 1);
+/// The next index to hand out (0 is no file, 1 "other files", 2 the
+/// system files).
+static NEXT: AtomicU32 = AtomicU32::new(SYSTEM_FILES + 1);
 /// Indices by path's hash (0: empty), open addressing, at most half full.
 const SLOTS: usize = 2 * MAX_FILES;
 static BY_PATH: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
@@ -50,6 +57,9 @@ static BY_PATH: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
 pub(super) fn entry(i: u32) -> Option<&'static Entry> {
     if i == OTHER_FILES {
         return Some(&OTHER);
+    }
+    if i == SYSTEM_FILES {
+        return Some(&SYSTEM);
     }
     let p = ENTRIES.get(i as usize)?.load(Ordering::Acquire);
     // SAFETY: published entries are leaked boxes, never freed.
@@ -121,7 +131,11 @@ pub(super) fn intern_opened(fd: c_int, named: &[u8]) -> u32 {
         return if e == 0 { i } else { e };
     }
     let own = own_path(fd).unwrap_or_else(|| lexical(named));
-    let i = intern(&own);
+    let i = if super::pattern::is_system(&own) {
+        SYSTEM_FILES
+    } else {
+        intern(&own)
+    };
     if own.as_slice() != named && i != OTHER_FILES {
         intern_as(named, i);
     }
@@ -273,9 +287,16 @@ pub(super) fn classify(fd: c_int) -> u32 {
             } else if kind == libc::S_IFCHR {
                 b"<devices>".to_vec()
             } else {
-                std::fs::read_link(format!("/proc/self/fd/{fd}"))
-                    .map(|d| d.into_os_string().into_encoded_bytes())
-                    .unwrap_or_else(|_| b"<unknown descriptors>".to_vec())
+                match std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+                    Ok(d) => {
+                        let p = d.into_os_string().into_encoded_bytes();
+                        if super::pattern::is_system(&p) {
+                            return SYSTEM_FILES;
+                        }
+                        p
+                    }
+                    Err(_) => b"<unknown descriptors>".to_vec(),
+                }
             }
         }
     };

@@ -154,6 +154,19 @@ fn routines_json(o: &mut String, r: &RoutineBytes) {
     );
 }
 
+/// How the process ended, in the report's words (`"ending"`) and its
+/// status (`"status"`, null where there is none).
+fn ending_words(how: Ending) -> (&'static str, Option<c_int>) {
+    match how {
+        Ending::Return(s) => ("return", Some(s)),
+        Ending::Exit(s) => ("exit", Some(s)),
+        Ending::UnderscoreExit(s) => ("_exit", Some(s)),
+        Ending::Abort => ("abort", None),
+        Ending::Exec => ("exec", None),
+        Ending::MpiFinalize => ("mpi_finalize", None),
+    }
+}
+
 fn write_report(how: Ending) {
     // A file-size limit or a closed pipe fails the write (reported) and
     // raises no signal that would end the program.
@@ -188,8 +201,14 @@ fn write_report(how: Ending) {
         }
         json_str(&mut o, a.as_bytes());
     }
-    let _ = write!(o, "],\n  \"ending\": ");
-    json_str(&mut o, format!("{how:?}").as_bytes());
+    let (word, status) = ending_words(how);
+    let _ = write!(o, "],\n  \"ending\": \"{word}\", \"status\": ");
+    match status {
+        Some(st) => {
+            let _ = write!(o, "{st}");
+        }
+        None => o.push_str("null"),
+    }
     let _ = write!(
         o,
         ",\n  \"seconds\": {:.6},\n  \"path_meta_ops\": {},\n  \"path_meta_time\": {:.6},\n",

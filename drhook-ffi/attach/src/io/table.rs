@@ -175,6 +175,8 @@ pub(super) static FD_POS: [AtomicU64; MAX_FD] = [const { AtomicU64::new(0) }; MA
 
 /// Entries 1.. of the file table; entry 1 is "other files".
 pub(super) const OTHER_FILES: u32 = 1;
+/// Entry 2: the system files, together (`io::pattern::EXCLUDE`).
+pub(super) const SYSTEM_FILES: u32 = 2;
 
 /// Metadata calls on paths (stat, access, unlink, rename, ...): count and
 /// ticks, process-wide.

@@ -38,18 +38,12 @@ pub const VAR: &str = "DRHOOK_IO_TRACE";
 /// Its name in ECIOPROF (seed 001), accepted as well.
 pub const ECIOPROF_VAR: &str = "ECIOPROF_LLTRACE_PATHS";
 
-const UNDECIDED: u8 = 0;
+/// The paths traced (`DRHOOK_IO_TRACE`, or `ECIOPROF_LLTRACE_PATHS`).
+static PATTERN: super::pattern::Pattern =
+    super::pattern::Pattern::new(&[VAR, ECIOPROF_VAR], None, "I/O trace");
+
 const OFF: u8 = 1;
 const ON: u8 = 2;
-const DECIDING: u8 = 3;
-
-/// Whether a pattern is in force.
-static STATE: AtomicU8 = AtomicU8::new(UNDECIDED);
-
-/// The compiled pattern (a leaked box, never freed: a `fork` child
-/// compiles its own, since the C library's `regexec` takes a lock inside
-/// the pattern that another thread of the parent may have held).
-static PATTERN: AtomicPtr<libc::regex_t> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Per file entry of the I/O table: traced or not.
 static TRACED: [AtomicU8; super::table::MAX_FILES] =
@@ -72,85 +66,13 @@ static OUT_INO: AtomicU64 = AtomicU64::new(0);
 /// reopen it.
 static OUT_PATH: AtomicPtr<std::ffi::c_char> = AtomicPtr::new(std::ptr::null_mut());
 
-/// The compiled pattern, decided once (per process) whether a pattern is
-/// set; a pattern that does not compile is reported and traces nothing.
-/// Threads that find it being compiled wait (a `fork` child never does:
-/// [`after_any_fork`]).
-fn pattern() -> Option<*mut libc::regex_t> {
-    loop {
-        match STATE.load(Ordering::Acquire) {
-            ON => return Some(PATTERN.load(Ordering::Acquire)),
-            OFF => return None,
-            DECIDING => std::hint::spin_loop(),
-            _ => {
-                if STATE
-                    .compare_exchange(UNDECIDED, DECIDING, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
-                    let p = compile();
-                    PATTERN.store(p, Ordering::Release);
-                    STATE.store(if p.is_null() { OFF } else { ON }, Ordering::Release);
-                }
-            }
-        }
-    }
-}
-
-/// The pattern of `DRHOOK_IO_TRACE` (or `ECIOPROF_LLTRACE_PATHS`)
-/// compiled (null: none, or it does not compile, which is said).
-fn compile() -> *mut libc::regex_t {
-    let value = [VAR, ECIOPROF_VAR].into_iter().find_map(|k| {
-        crate::sys::env::env_value(k.as_bytes())
-            .filter(|v| !v.is_empty())
-            .map(|v| (k, v))
-    });
-    let Some((var, v)) = value else {
-        return std::ptr::null_mut();
-    };
-    let Ok(c) = std::ffi::CString::new(v) else {
-        crate::sys::diag(&format!("drhook io: {var} holds a NUL byte; no I/O trace"));
-        return std::ptr::null_mut();
-    };
-    // SAFETY: all-zero bytes are a valid (unused) `regex_t`.
-    let re: *mut libc::regex_t = Box::into_raw(Box::new(unsafe { std::mem::zeroed() }));
-    // SAFETY: a pattern of our own, compiled before it is published.
-    let r = unsafe { libc::regcomp(re, c.as_ptr(), libc::REG_EXTENDED | libc::REG_NOSUB) };
-    if r == 0 {
-        return re;
-    }
-    let mut msg = [0u8; 160];
-    // SAFETY: a buffer of the given size.
-    let n = unsafe { libc::regerror(r, re, msg.as_mut_ptr().cast(), msg.len()) };
-    let text = String::from_utf8_lossy(&msg[..n.saturating_sub(1).min(msg.len())]);
-    crate::sys::diag(&format!(
-        "drhook io: {var}={:?} is not a regular expression ({text}); no I/O trace",
-        c.to_string_lossy()
-    ));
-    // SAFETY: ours, never published (a failed regcomp leaves nothing to
-    // free).
-    drop(unsafe { Box::from_raw(re) });
-    std::ptr::null_mut()
-}
-
 /// A new entry `i` of the I/O table for `path` (called once per entry,
 /// before the entry is published).
 pub(crate) fn classify(i: u32, path: &[u8]) {
     let Some(t) = TRACED.get(i as usize) else {
         return;
     };
-    let pattern = match pattern() {
-        Some(p) if path.first() != Some(&b'<') => p,
-        _ => {
-            t.store(OFF, Ordering::Relaxed);
-            return;
-        }
-    };
-    let Ok(c) = std::ffi::CString::new(path) else {
-        t.store(OFF, Ordering::Relaxed);
-        return;
-    };
-    // SAFETY: a compiled pattern, a NUL-terminated string.
-    let hit = unsafe { libc::regexec(pattern, c.as_ptr(), 0, std::ptr::null_mut(), 0) } == 0;
+    let hit = path.first() != Some(&b'<') && PATTERN.matches(path) == Some(true);
     t.store(if hit { ON } else { OFF }, Ordering::Relaxed);
 }
 
@@ -170,9 +92,8 @@ pub(crate) fn traced(i: u32) -> bool {
 /// trace file being opened is given up (no thread will finish opening it;
 /// a child the lifecycle sees then opens its own, [`after_fork_child`]).
 pub(crate) fn after_any_fork() {
-    if matches!(STATE.load(Ordering::Acquire), ON | DECIDING) {
-        STATE.store(UNDECIDED, Ordering::Release);
-    }
+    PATTERN.after_fork();
+    super::pattern::after_any_fork();
     let _ =
         OUT_STATE.compare_exchange(OUT_OPENING, OUT_FAILED, Ordering::AcqRel, Ordering::Acquire);
 }

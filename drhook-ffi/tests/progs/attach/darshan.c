@@ -2,8 +2,8 @@
  * (drhook-ffi/tests/io_counters.rs holds the expected values and the
  * reasoning): access sizes at and around every bin edge up to 4 MiB,
  * sequential and consecutive accesses over two opens, forward and
- * backward jumps, read/write switches, an O_APPEND descriptor, and one
- * file reached through `..` and through a symbolic link. */
+ * backward jumps, read/write switches, an O_APPEND descriptor, one file
+ * reached through `..` and through a symbolic link, and two system files. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -79,6 +79,14 @@ int main(void) {
     must(fd >= 0, "through the link");
     must(read(fd, buf, 10) == 10, "read");
     close(fd);
+    /* System files: one record together, unless DRHOOK_IO_EXCLUDE says. */
+    const char *sys[] = {"/proc/self/status", "/etc/passwd"};
+    for (int i = 0; i < 2; i++) {
+        fd = open(sys[i], O_RDONLY);
+        must(fd >= 0, sys[i]);
+        must(read(fd, buf, 64) > 0, "read a system file");
+        close(fd);
+    }
     puts("darshan done");
     return 0;
 }
