@@ -25,7 +25,8 @@ impl Ere {
         // SAFETY: all-zero bytes are a valid (unused) `regex_t`.
         let mut re: Box<libc::regex_t> = Box::new(unsafe { std::mem::zeroed() });
         // SAFETY: a pattern of our own into a `regex_t` of our own.
-        let r = unsafe { libc::regcomp(&mut *re, c.as_ptr(), libc::REG_EXTENDED | libc::REG_NOSUB) };
+        let r =
+            unsafe { libc::regcomp(&mut *re, c.as_ptr(), libc::REG_EXTENDED | libc::REG_NOSUB) };
         if r == 0 {
             return Ok(Ere {
                 source: pattern.to_string(),
@@ -83,7 +84,11 @@ mod tests {
         assert!(!r.is_match("model2") && !r.is_match("sh"));
         assert!(Ere::new("od").unwrap().is_match("model"));
         // POSIX classes, and bounds.
-        assert!(Ere::new("^[[:alpha:]]{3}[0-9]+$").unwrap().is_match("abc12"));
+        assert!(
+            Ere::new("^[[:alpha:]]{3}[0-9]+$")
+                .unwrap()
+                .is_match("abc12")
+        );
         assert!(Ere::new("(").is_err());
         assert_eq!(r.clone().as_str(), "^(model|post)$");
     }
