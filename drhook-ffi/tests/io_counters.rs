@@ -181,3 +181,70 @@ fn darshan_counters_of_known_accesses() {
         assert!(!p.contains("/../") && !p.ends_with("lnk.dat"), "{p}");
     }
 }
+
+/// The I/O reports are named as the profiles are (issue 23): under
+/// `mpirun`, rank N's report is `drhook.io.N` (it was
+/// `drhook.io.1.<command>.<pid>`, and the launcher took `drhook.io.1`), the
+/// launcher's a child's name; with `--prefix`, the report goes where the
+/// profile goes.
+#[test]
+fn io_reports_are_named_as_the_profiles() {
+    if !(common::have_tool("mpirun") && common::have_tool("mpicc")) {
+        return;
+    }
+    let d = tempdir();
+    let src = prog("attach").join("mpi_plain.c");
+    let src = src.display().to_string();
+    tool(d.path(), "mpicc", &["-O1", "-o", "mpi_plain", &src]);
+    let out = Command::new(drhook_exe())
+        .args(["run", "--opt", "prof,io", "--", "mpirun"])
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2"])
+        .arg("./mpi_plain")
+        .current_dir(d.path())
+        .env_remove("DR_HOOK")
+        .env_remove("DR_HOOK_OPT")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("drhook.io."))
+        .collect();
+    for n in 1..=2 {
+        let text = std::fs::read_to_string(d.path().join(format!("drhook.io.{n}")))
+            .unwrap_or_else(|e| panic!("drhook.io.{n}: {e}; {names:?}"));
+        let rep: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(rep["command"], "mpi_plain", "drhook.io.{n}: {names:?}");
+        assert_eq!(rep["task"], n, "drhook.io.{n}");
+    }
+    assert!(
+        names.iter().any(|n| n.starts_with("drhook.io.1.mpirun.")),
+        "the launcher's report under a child's name: {names:?}"
+    );
+
+    // --prefix: the report beside the profile, named the same way.
+    let d = tempdir();
+    let out = Command::new(drhook_exe())
+        .args(["run", "--opt", "prof,io", "--prefix", "out/", "--", "true"])
+        .current_dir(d.path())
+        .env_remove("DR_HOOK")
+        .env_remove("DR_HOOK_OPT")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let names: Vec<String> = std::fs::read_dir(d.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let prof = names
+        .iter()
+        .find(|n| n.ends_with(".drhook.prof.1"))
+        .unwrap_or_else(|| panic!("{names:?}"));
+    let io = prof.replace(".drhook.prof.1", ".drhook.io.1");
+    assert!(names.contains(&io), "{io} in {names:?}");
+}

@@ -288,4 +288,16 @@ pub fn own_work(begin: bool) {
     }
 }
 
+/// The path of this process's file `<stem>.<task>` by the profiles' rule
+/// (the I/O report `drhook.io.N` of the preload library): in the
+/// profile's directory for the main process of its task (the MPI rank
+/// once MPI has said it), `<stem>.<task>.<command>.<pid>` for any other
+/// (and for any process when `child`: the image before an `exec`), and
+/// `<prefix><command>.<pid>.<stem>.<task>` with `DRHOOK_PROFILE_PREFIX`.
+/// None when Dr.Hook is off.
+pub fn companion_path(stem: &str, child: bool) -> Option<std::path::PathBuf> {
+    let e = crate::setup::engine_if_ready()?;
+    Some(crate::profile::name::companion_path(e, stem, child))
+}
+
 pub use register::{ABI_VERSION, HOOKS, Hooks};

@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_int};
 use super::Start;
 
 /// Version of [`Hooks`]; a layer accepts only tables of its own version.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 /// The lifecycle operations of one copy of the engine, callable from
 /// another copy's layer. Every entry catches panics.
@@ -69,6 +69,13 @@ pub struct Hooks {
     /// [`super::own_work`]: the layer's own work begins (1) or ends (0) on
     /// the calling thread.
     pub own_work: extern "C" fn(begin: c_int),
+    /// [`super::companion_path`]: the path of this process's file
+    /// `<stem>.<task>...` named by the profiles' rule (`child`: the name of
+    /// a process that is not its task's main one, whatever it is now),
+    /// written into `buf`; returns its length (0: Dr.Hook off, or `buf`
+    /// too small).
+    pub companion_path:
+        extern "C" fn(stem: *const u8, len: usize, child: c_int, buf: *mut u8, cap: usize) -> usize,
 }
 
 // SAFETY: the table is immutable; `version` points to a static string.
@@ -186,6 +193,35 @@ extern "C" fn h_own_work(begin: c_int) {
     guard((), || super::own_work(begin != 0))
 }
 
+extern "C" fn h_companion_path(
+    stem: *const u8,
+    len: usize,
+    child: c_int,
+    buf: *mut u8,
+    cap: usize,
+) -> usize {
+    guard(0, || {
+        if stem.is_null() || buf.is_null() {
+            return 0;
+        }
+        // SAFETY: the caller provides `len` readable bytes at `stem`.
+        let stem = unsafe { std::slice::from_raw_parts(stem, len) };
+        let Ok(stem) = std::str::from_utf8(stem) else {
+            return 0;
+        };
+        let Some(p) = super::companion_path(stem, child != 0) else {
+            return 0;
+        };
+        let p = p.as_os_str().as_encoded_bytes();
+        if p.len() > cap {
+            return 0;
+        }
+        // SAFETY: the caller provides `cap` writable bytes at `buf`.
+        unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), buf, p.len()) };
+        p.len()
+    })
+}
+
 /// This copy of the engine's table.
 pub static HOOKS: Hooks = Hooks {
     abi: ABI_VERSION,
@@ -206,6 +242,7 @@ pub static HOOKS: Hooks = Hooks {
     routine_name: h_routine_name,
     signal_action: h_signal_action,
     own_work: h_own_work,
+    companion_path: h_companion_path,
 };
 
 #[cfg(all(

@@ -64,3 +64,26 @@ pub(crate) fn trace_path(e: &Engine) -> PathBuf {
         _ => PathBuf::from(name),
     }
 }
+
+/// This process's file `<stem>.<task>` named as the profile is (see
+/// [`crate::lifecycle::companion_path`]).
+pub(crate) fn companion_path(e: &Engine, stem: &str, child: bool) -> PathBuf {
+    let task = setup::task(e).myproc;
+    let base = format!("{stem}.{task}");
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() } as u32;
+    let command = command_name(&e.program);
+    if let Some(p) = e.config.profile_prefix.as_deref() {
+        return PathBuf::from(format!("{p}{command}.{pid}.{base}"));
+    }
+    let name = if setup::is_main() && !child {
+        base
+    } else {
+        format!("{base}.{command}.{pid}")
+    };
+    let profile = crate::config::profile_path(&e.config.profile_template, task);
+    match std::path::Path::new(&profile).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(name),
+        _ => PathBuf::from(name),
+    }
+}

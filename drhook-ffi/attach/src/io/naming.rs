@@ -77,11 +77,32 @@ pub(super) fn task() -> u32 {
 /// a run; `<stem>.<task>.<command>.<pid>` for the processes it started),
 /// in `DRHOOK_IO_DIR` or the working directory.
 pub(super) fn output_path(stem: &str) -> std::path::PathBuf {
-    output_path_as(stem, !ancestry().before.is_empty())
+    output_path_as(stem, false)
 }
 
-/// [`output_path`] with the plain name (`child` false) or a child's.
+/// [`output_path`], or a child's name whatever this process is (`child`:
+/// the image before an `exec`, whose program takes the plain name). By the
+/// profiles' rule when Dr.Hook is on (the engine names it: the MPI rank's
+/// task, a launcher is not its task's main process, `DRHOOK_PROFILE_PREFIX`,
+/// the profile's directory); else, or in `DRHOOK_IO_DIR` when that is set,
+/// the plain name for the first process of the run only.
 pub(super) fn output_path_as(stem: &str, child: bool) -> std::path::PathBuf {
+    if env("DRHOOK_IO_DIR").is_empty() && crate::engine::on() {
+        let mut buf = [0u8; 4096];
+        let h = crate::engine::hooks();
+        let n = (h.companion_path)(
+            stem.as_ptr(),
+            stem.len(),
+            child as std::ffi::c_int,
+            buf.as_mut_ptr(),
+            buf.len(),
+        );
+        if n > 0 {
+            use std::os::unix::ffi::OsStrExt as _;
+            return std::path::PathBuf::from(std::ffi::OsStr::from_bytes(&buf[..n]));
+        }
+    }
+    let child = child || !ancestry().before.is_empty();
     let me = &ancestry().me;
     let command = me.split_once('-').map(|x| x.1).unwrap_or_default();
     let task = task();

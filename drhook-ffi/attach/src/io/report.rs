@@ -304,11 +304,19 @@ fn write_report(how: Ending) {
     o.push_str("\n  ]\n}\n");
     // The image before an `exec` is a child's part of the process: the
     // program it becomes writes the plain name.
-    let path = output_path_as("drhook.io", !before.is_empty() || how == Ending::Exec);
+    let path = output_path_as("drhook.io", how == Ending::Exec);
     // Created exclusively under an unpredictable name and renamed into
     // place: a link planted at either name is never written through.
-    let written = drhook_secure::dir::check_not_planted(drhook_secure::file::dir_of(&path))
-        .and_then(|()| drhook_secure::file::write(&path, o.as_bytes(), false));
+    // A prefix directory (`DRHOOK_PROFILE_PREFIX=out/`) is made here when
+    // the report comes before the profile, as the engine makes it.
+    let dir = drhook_secure::file::dir_of(&path);
+    let written = if dir.as_os_str().is_empty() || dir.exists() {
+        Ok(())
+    } else {
+        drhook_secure::dir::create_dir_all(dir)
+    }
+    .and_then(|()| drhook_secure::dir::check_not_planted(dir))
+    .and_then(|()| drhook_secure::file::write(&path, o.as_bytes(), false));
     if let Err(e) = written {
         let msg = format!("drhook io: cannot write '{}': {e}\n", path.display());
         // SAFETY: a plain write of our message to stderr.
