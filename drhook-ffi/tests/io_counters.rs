@@ -103,7 +103,7 @@ fn system_files_are_one_record_unless_asked() {
 
 #[test]
 fn darshan_counters_of_known_accesses() {
-    let Some((_d, rep)) = run_darshan(&[]) else {
+    let Some((d, rep)) = run_darshan(&[]) else {
         return;
     };
     let files = rep["files"].as_array().unwrap();
@@ -171,6 +171,53 @@ fn darshan_counters_of_known_accesses() {
         "{a:#}"
     );
     assert_eq!(n(&a, "max_byte_written"), 29);
+
+    // The four most common access sizes and strides (Darshan's stride:
+    // the gap after the last byte in the same direction, 0 for a first
+    // access or one that is not forward): seq.dat's 18 writes are all of
+    // 100 B; its strides are 0 sixteen times, 9500 (the pwrite at 10000
+    // after byte 499) and 350 (the write at 500 after byte 149).
+    assert_eq!(s["common_access_sizes"], serde_json::json!([[100, 18]]));
+    assert_eq!(
+        s["common_strides"],
+        serde_json::json!([[0, 16], [350, 1], [9500, 1]]),
+        "{s:#}"
+    );
+    // File alignment (the file's st_blksize) and the accesses whose offset
+    // is not a multiple of it: bins.dat's 18 writes, then 18 reads, at the
+    // running sum of the sizes.
+    use std::os::unix::fs::MetadataExt as _;
+    let blk = std::fs::metadata(d.path().join("bins.dat"))
+        .unwrap()
+        .blksize();
+    assert_eq!(n(&b, "file_alignment"), blk);
+    let mut at = 0u64;
+    let mut unaligned = 0;
+    for e in [100u64, 1024, 10240, 102400, 1048576, 4194304] {
+        for size in [e - 1, e, e + 1] {
+            unaligned += u64::from(at % blk != 0);
+            at += size;
+        }
+    }
+    assert_eq!(n(&b, "file_not_aligned"), 2 * unaligned, "{b:#}");
+    assert_eq!(n(&b, "mem_not_aligned"), 0);
+    // The slowest read and write, with their sizes (one of the sizes).
+    let sizes: Vec<u64> = [100u64, 1024, 10240, 102400, 1048576, 4194304]
+        .iter()
+        .flat_map(|e| [e - 1, *e, e + 1])
+        .collect();
+    assert!(b["max_read_time"].as_f64().unwrap() > 0.0, "{b:#}");
+    assert!(sizes.contains(&n(&b, "max_read_time_size")), "{b:#}");
+    assert!(sizes.contains(&n(&b, "max_write_time_size")), "{b:#}");
+
+    // A dup (and a write through it), a write from an unaligned buffer.
+    let dup = file("dup.dat");
+    assert_eq!((n(&dup, "dups"), n(&dup, "writes")), (1, 2), "{dup:#}");
+    assert_eq!(n(&dup, "mem_not_aligned"), 1);
+    // old.dat renamed onto tgt.dat: a source and a target.
+    assert_eq!(n(&file("old.dat"), "renames_from"), 1);
+    let tgt = file("tgt.dat");
+    assert_eq!((n(&tgt, "renames_to"), n(&tgt, "renames_from")), (1, 0));
 
     // One file reached as same.dat, sub/../same.dat and through the link
     // lnk.dat: one record, under its own path.

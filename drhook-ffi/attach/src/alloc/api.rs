@@ -6,7 +6,7 @@
 
 use std::ffi::{c_int, c_void};
 
-use drhook::__private::mem::{HEADER, record_count, record_free};
+use drhook::__private::mem::{HEADER, record_count};
 
 use super::arena::{early_alloc, early_size, is_early};
 use super::header::{ALIGNED, read, stamp};
@@ -66,7 +66,7 @@ unsafe fn malloc_otherwise<S: Source>(m: u8, size: usize) -> *mut c_void {
 /// `p`, an allocation of `size` bytes counted if it succeeded.
 #[inline]
 fn counted(p: *mut c_void, size: usize) -> *mut c_void {
-    if !p.is_null() {
+    if !p.is_null() && !super::header::own_work() {
         record_count(size);
     }
     p
@@ -127,8 +127,8 @@ pub unsafe fn free<S: Source>(p: *mut c_void) {
         // SAFETY: a block of ours or of the C library.
         && let Some((size, h, base)) = unsafe { read(p) }
     {
-        // SAFETY: the owner word came from `record_alloc`.
-        unsafe { record_free(size, h.owner) };
+        // SAFETY: a tracked block's header.
+        unsafe { super::header::record_free(size, &h) };
         // SAFETY: the block's start.
         unsafe { real(base.cast()) };
         return;
@@ -204,7 +204,7 @@ pub unsafe fn realloc<S: Source>(p: *mut c_void, size: usize) -> *mut c_void {
     // new one, where it happens.
     // SAFETY: the owner came from `record_alloc`; the header is in the block.
     unsafe {
-        record_free(old, h.owner);
+        super::header::record_free(old, &h);
         stamp(nb.add(HEADER), size, nb)
     }
 }
@@ -290,7 +290,7 @@ pub unsafe fn posix_memalign<S: Source>(out: *mut *mut c_void, align: usize, siz
         COUNT => {
             // SAFETY: the C contract.
             let rc = unsafe { real(out, align, size) };
-            if rc == 0 {
+            if rc == 0 && !super::header::own_work() {
                 record_count(size);
             }
             return rc;

@@ -13,7 +13,30 @@ const TAG_MASK: u64 = 0xffff << 48;
 /// Set when the block is aligned beyond 16: its start is in the word
 /// before the header.
 pub(super) const ALIGNED: u64 = 1 << 47;
-pub(super) const SIZE_MASK: u64 = (1 << 47) - 1;
+/// Set when the block was allocated for the layer's or Dr.Hook's own work
+/// (the `OWN_WORK` bit of the thread: the C library's `regexec` in the I/O
+/// layer's path patterns, ...): in no routine and in no total, its free
+/// neither.
+pub(super) const OWN: u64 = 1 << 46;
+pub(super) const SIZE_MASK: u64 = (1 << 46) - 1;
+
+/// Whether the calling thread is doing the layer's or Dr.Hook's own work.
+#[inline]
+pub(super) fn own_work() -> bool {
+    crate::sys::tls::get(crate::sys::tls::GUARD) & crate::sys::tls::OWN_WORK != 0
+}
+
+/// Records the free of a tracked block (nothing for one of [`OWN`] work).
+///
+/// # Safety
+/// `h` is the header of a tracked block of this process.
+#[inline]
+pub(super) unsafe fn record_free(size: usize, h: &Header) {
+    if h.size & OWN == 0 {
+        // SAFETY: the owner word came from `record_alloc`.
+        unsafe { drhook::__private::mem::record_free(size, h.owner) };
+    }
+}
 
 /// Writes the header of a tracked block before `user` and records it.
 ///
@@ -22,8 +45,13 @@ pub(super) const SIZE_MASK: u64 = (1 << 47) - 1;
 /// block.
 #[inline]
 pub(super) unsafe fn stamp(user: *mut u8, size: usize, base: *mut u8) -> *mut c_void {
-    let owner = record_alloc(size);
     let mut word = TAG | (size as u64 & SIZE_MASK);
+    let owner = if own_work() {
+        word |= OWN;
+        std::ptr::null()
+    } else {
+        record_alloc(size)
+    };
     // SAFETY: the caller's contract.
     unsafe {
         if base != user.sub(HEADER) {

@@ -119,6 +119,17 @@ fn find(path: &[u8]) -> Option<u32> {
     }
 }
 
+/// The file entry the profile has for the name `named` (absolute), as it
+/// is or with `.` and `..` taken out (None: none; no link resolved, and
+/// no entry made).
+pub(super) fn known(named: &[u8]) -> Option<u32> {
+    let via = |i: u32| {
+        let a = entry(i).map_or(0, |e| e.alias_of);
+        if a == 0 { i } else { a }
+    };
+    find(named).or_else(|| find(&lexical(named))).map(via)
+}
+
 /// The file entry of a file the program opened as `named` (absolute, as
 /// [`absolute`] made it) and got `fd` for: by the file's own path —
 /// `..`, `.` and symbolic links resolved (the kernel's name of the open

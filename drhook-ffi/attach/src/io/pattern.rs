@@ -134,23 +134,45 @@ impl Pattern {
     }
 }
 
-/// The system files, grouped as one record (`<system files>`) unless
-/// `DRHOOK_IO_EXCLUDE` says otherwise (`none`: none): Darshan's default
-/// list (`/etc/ /dev/ /usr/ /bin/ /boot/ /lib/ /opt/ /sbin/ /sys/ /proc/
-/// /var/`) and `/run/`.
-pub(super) static EXCLUDE: Pattern = Pattern::new(
-    &["DRHOOK_IO_EXCLUDE"],
-    Some("^/(etc|dev|usr|bin|boot|lib|opt|sbin|sys|proc|var|run)/"),
-    "exclusion of system files",
-);
+/// The system files, grouped as one record (`<system files>`), when
+/// `DRHOOK_IO_EXCLUDE` is set (`none`: none); unset, [`DEFAULT_SYSTEM`].
+pub(super) static EXCLUDE: Pattern =
+    Pattern::new(&["DRHOOK_IO_EXCLUDE"], None, "exclusion of system files");
 
-/// Paths kept as records of their own even where [`EXCLUDE`] matches.
+/// Paths kept as records of their own even where the exclusion matches.
 pub(super) static INCLUDE: Pattern =
     Pattern::new(&["DRHOOK_IO_INCLUDE"], None, "inclusion of paths");
 
+/// The default system directories: Darshan's default exclusions and
+/// `/run/` (the pattern `^/(etc|dev|usr|bin|boot|lib|opt|sbin|sys|proc|
+/// var|run)/`, matched as prefixes: no pattern compiled, nothing allocated
+/// by the C library — whose blocks a leak checker such as AddressSanitizer
+/// would report).
+const DEFAULT_SYSTEM: [&[u8]; 12] = [
+    b"/etc/", b"/dev/", b"/usr/", b"/bin/", b"/boot/", b"/lib/", b"/opt/", b"/sbin/", b"/sys/",
+    b"/proc/", b"/var/", b"/run/",
+];
+
+/// Whether `DRHOOK_IO_EXCLUDE` is set (0: not read yet, 1: no, 2: yes).
+static EXCLUDE_SET: AtomicU8 = AtomicU8::new(0);
+
 /// Whether the file `path` (absolute) is one of the system files.
 pub(super) fn is_system(path: &[u8]) -> bool {
-    EXCLUDE.matches(path) == Some(true) && INCLUDE.matches(path) != Some(true)
+    let set = match EXCLUDE_SET.load(Ordering::Relaxed) {
+        0 => {
+            let set =
+                crate::sys::env::env_value(b"DRHOOK_IO_EXCLUDE").is_some_and(|v| !v.is_empty());
+            EXCLUDE_SET.store(if set { 2 } else { 1 }, Ordering::Relaxed);
+            set
+        }
+        v => v == 2,
+    };
+    let excluded = if set {
+        EXCLUDE.matches(path) == Some(true)
+    } else {
+        DEFAULT_SYSTEM.iter().any(|p| path.starts_with(p))
+    };
+    excluded && INCLUDE.matches(path) != Some(true)
 }
 
 /// In every `fork` child (see [`Pattern::after_fork`]).

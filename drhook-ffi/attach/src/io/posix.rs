@@ -9,7 +9,8 @@ use std::sync::atomic::Ordering;
 
 use super::paths::file_of;
 use super::record::{
-    Dir, closing, data, duplicated, meta, opened, other_event, pass_or_time, path_meta, timed,
+    Dir, closing, data, duplicated, meta, opened, other_event, pass_or_time, path_meta, renamed,
+    timed,
 };
 use super::recording;
 use super::slots::{self as s, *};
@@ -163,6 +164,7 @@ pub unsafe fn read_chk<S: Source>(fd: c_int, b: *mut c_void, n: usize, len: usiz
         Dir::Read,
         r,
         None,
+        b as usize,
         a,
         t
     ))
@@ -186,6 +188,7 @@ pub unsafe fn pread_chk<S: Source>(
         Dir::Read,
         r,
         Some(off.max(0) as u64),
+        b as usize,
         a,
         t
     ))
@@ -277,8 +280,8 @@ pub unsafe fn copy_file_range<S: Source>(
     timed(
         || unsafe { f(i, io, o, oo, n, fl) },
         |r, a, t| {
-            data(i, Dir::Read, r, ai, a, t);
-            data(o, Dir::Write, r, ao, a, a);
+            data(i, Dir::Read, r, ai, 0, a, t);
+            data(o, Dir::Write, r, ao, 0, a, a);
         },
     )
 }
@@ -305,8 +308,8 @@ pub unsafe fn sendfile<S: Source>(
     timed(
         || unsafe { f(o, i, off, n) },
         |r, a, t| {
-            data(i, Dir::Read, r, at, a, t);
-            data(o, Dir::Write, r, None, a, a);
+            data(i, Dir::Read, r, at, 0, a, t);
+            data(o, Dir::Write, r, None, 0, a, a);
         },
     )
 }
@@ -368,7 +371,7 @@ unsafe fn rw_recorded(f: RwFn, write: bool, fd: c_int, b: *mut c_void, n: usize)
     // SAFETY: the C contract.
     timed(
         || unsafe { f(fd, b, n) },
-        |r, a, t| data(fd, dir, r, None, a, t),
+        |r, a, t| data(fd, dir, r, None, b as usize, a, t),
     )
 }
 
@@ -393,7 +396,7 @@ pub unsafe fn prw<S: Source>(
     // SAFETY: the C contract.
     timed(
         || unsafe { f(fd, b, n, off) },
-        |r, a, t| data(fd, dir, r, Some(off.max(0) as u64), a, t),
+        |r, a, t| data(fd, dir, r, Some(off.max(0) as u64), b as usize, a, t),
     )
 }
 
@@ -417,7 +420,7 @@ pub unsafe fn rwv<S: Source>(
     // SAFETY: the C contract.
     timed(
         || unsafe { f(fd, v, n) },
-        |r, a, t| data(fd, dir, r, None, a, t),
+        |r, a, t| data(fd, dir, r, None, 0, a, t),
     )
 }
 
@@ -442,7 +445,7 @@ pub unsafe fn prwv<S: Source>(
     // SAFETY: the C contract.
     timed(
         || unsafe { f(fd, v, n, off) },
-        |r, a, t| data(fd, dir, r, Some(off.max(0) as u64), a, t),
+        |r, a, t| data(fd, dir, r, Some(off.max(0) as u64), 0, a, t),
     )
 }
 
@@ -537,7 +540,15 @@ pub unsafe fn unlink<S: Source>(p: *const c_char) -> c_int {
 /// The C contract.
 pub unsafe fn rename<S: Source>(p: *const c_char, q: *const c_char) -> c_int {
     let f = real!(S, s::RENAME, RenameFn);
-    pass_or_time!(f(p, q), |_, a, b| path_meta(a, b))
+    pass_or_time!(f(p, q), |r, a, b| {
+        path_meta(a, b);
+        if r == 0 {
+            // SAFETY: C strings (the C contract).
+            renamed(libc::AT_FDCWD, unsafe { CStr::from_ptr(p) }, unsafe {
+                CStr::from_ptr(q)
+            });
+        }
+    })
 }
 
 /// `dup`.

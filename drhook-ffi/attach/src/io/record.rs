@@ -11,8 +11,8 @@ use std::sync::atomic::Ordering;
 use super::clock::{NS_PER_TICK, ticks};
 use super::paths::{absolute, classify, file_index, file_of, intern_opened, path_of};
 use super::table::{
-    FD_FILE, FD_POS, FILES, MAX_FD, OTHER_FILES, PATH_META, ROUTINES, add, bin, c, lower1, raise,
-    stamp,
+    FD_FILE, FD_POS, FILES, MAX_FD, MEM_ALIGNMENT, OTHER_FILES, PATH_META, ROUTINES, SIZES,
+    STRIDES, add, bin, c, lower1, raise, stamp,
 };
 use super::{guard, trace};
 use crate::engine::hooks;
@@ -25,9 +25,10 @@ pub(super) enum Dir {
 }
 
 /// A read or write of `n` bytes (the call's result; negative: failed) on
-/// `fd` at `off` (None: the descriptor's position, which then moves).
+/// `fd` at `off` (None: the descriptor's position, which then moves), from
+/// or to the buffer at `mem` (0: none, or several).
 #[inline]
-pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1: u64) {
+pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, mem: usize, t0: u64, t1: u64) {
     let i = file_index(fd);
     if trace::traced(i) {
         let op = if matches!(dir, Dir::Write) {
@@ -46,7 +47,7 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1:
     let f = &FILES[i as usize];
     let dt = t1.wrapping_sub(t0);
     let bytes = n.max(0) as u64;
-    let (ops, b, t, seq, consec, max, min1, hist, top1, last_byte, this_io) = match dir {
+    let (ops, b, t, seq, consec, max, min1, hist, top1, last_byte, this_io, slow) = match dir {
         Dir::Read => (
             c::READS,
             c::READ_BYTES,
@@ -59,6 +60,7 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1:
             c::MAX_BYTE_READ1,
             c::LAST_BYTE_READ,
             1,
+            c::MAX_READ_T,
         ),
         Dir::Write => (
             c::WRITES,
@@ -72,6 +74,7 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1:
             c::MAX_BYTE_WRITTEN1,
             c::LAST_BYTE_WRITTEN,
             2,
+            c::MAX_WRITE_T,
         ),
     };
     add(f, ops, 1);
@@ -81,6 +84,17 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1:
         add(f, hist + bin(bytes), 1);
         raise(f, max, bytes);
         lower1(f, min1, bytes);
+        if dt > f.0[slow].load(Ordering::Relaxed) {
+            // The slowest single access and its size (a race between two
+            // threads may pair one's time with the other's size).
+            f.0[slow].store(dt, Ordering::Relaxed);
+            f.0[slow + 1].store(bytes, Ordering::Relaxed);
+        }
+        if mem != 0 && mem as u64 % MEM_ALIGNMENT != 0 {
+            add(f, c::MEM_NOT_ALIGNED, 1);
+        }
+        let file = i as usize;
+        SIZES[file].add(bytes);
         let at = if fd >= 0 && (fd as usize) < MAX_FD {
             match off {
                 Some(o) => Some(o),
@@ -112,6 +126,18 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, t0: u64, t1:
             }
             if at == last.wrapping_add(1) {
                 add(f, consec, 1);
+            }
+            // Darshan's stride: the gap after the last byte, 0 for a first
+            // access or one that is not forward.
+            let stride = if at > 0 && at > last && last != 0 {
+                (at - last - 1) as u64
+            } else {
+                0
+            };
+            STRIDES[file].add(stride);
+            let align = f.0[c::FILE_ALIGNMENT].load(Ordering::Relaxed);
+            if align > 0 && (at as u64) % align != 0 {
+                add(f, c::FILE_NOT_ALIGNED, 1);
             }
             let end = at + bytes as i64;
             f.0[last_byte].store((end - 1) as u64, Ordering::Relaxed);
@@ -181,6 +207,15 @@ pub(super) fn opened(fd: c_int, path: Option<&CStr>, dirfd: c_int, flags: c_int,
     // Darshan's open: the file's last bytes read and written start again.
     f.0[c::LAST_BYTE_READ].store(0, Ordering::Relaxed);
     f.0[c::LAST_BYTE_WRITTEN].store(0, Ordering::Relaxed);
+    if f.0[c::FILE_ALIGNMENT].load(Ordering::Relaxed) == 0 {
+        // SAFETY: plain data written by fstat.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a descriptor just opened, a valid pointer (the system
+        // call directly: no wrapper of ours sees it).
+        if unsafe { libc::syscall(libc::SYS_fstat, fd, &mut st) } == 0 && st.st_blksize > 0 {
+            f.0[c::FILE_ALIGNMENT].store(st.st_blksize as u64, Ordering::Relaxed);
+        }
+    }
     add(f, c::OPENS, 1);
     add(f, c::OPEN_T, t1.wrapping_sub(t0));
     stamp(f, t1);
@@ -222,6 +257,20 @@ pub(super) fn duplicated(old: c_int, new: c_int) {
         OTHER_FILES
     };
     FD_FILE[new as usize].store(f, Ordering::Relaxed);
+    add(&FILES[f as usize], c::DUPS, 1);
+}
+
+/// `from` was renamed to `to` (relative to `dirfd`): Darshan's rename
+/// sources and targets, for files the profile knows by those names.
+pub(super) fn renamed(dirfd: c_int, from: &CStr, to: &CStr) {
+    let _ = guard(|| {
+        if let Some(i) = super::paths::known(&absolute(dirfd, from)) {
+            add(&FILES[i as usize], c::RENAMES_FROM, 1);
+        }
+        if let Some(i) = super::paths::known(&absolute(dirfd, to)) {
+            add(&FILES[i as usize], c::RENAMES_TO, 1);
+        }
+    });
 }
 
 pub(super) fn path_meta(a: u64, b: u64) {

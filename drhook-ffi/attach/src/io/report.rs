@@ -10,7 +10,7 @@ use super::aio::{AIO_BYTES, AIO_DEPTH, AIO_DONE, AIO_READS, AIO_STATS, AIO_T, AI
 use super::clock::{self, START_TICKS, ns_per_tick, ticks};
 use super::naming::{ANCESTRY_VAR, ancestry, env, output_path_as, set_ancestry, set_env, task};
 use super::paths::{entry, indices};
-use super::table::{FILES, PATH_META, ROUTINE_SLOTS, ROUTINES, RoutineBytes, c};
+use super::table::{FILES, PATH_META, ROUTINE_SLOTS, ROUTINES, RoutineBytes, SIZES, STRIDES, c};
 use super::{enabled, guard, trace};
 use crate::engine::hooks;
 use crate::events::{Ending, Events, ForkSide, Monitor, Process, register};
@@ -64,6 +64,9 @@ impl Monitor for IoMonitor {
         }
         for r in ROUTINES.iter() {
             r.clear();
+        }
+        for s in SIZES.iter().chain(STRIDES.iter()) {
+            s.clear();
         }
         for w in PATH_META.iter().chain(AIO_STATS.iter()) {
             w.store(0, Ordering::Relaxed);
@@ -283,14 +286,31 @@ fn write_report(how: Ending) {
                 }
             }
         }
-        for (k, name) in c::LATER_NAMES.iter().enumerate() {
-            let k = c::MAX_BYTE_READ1 + k;
+        for (k, name) in c::LATER_NAMES {
             let x = match k {
                 // Darshan's highest byte: the end less one (0 when none).
                 c::MAX_BYTE_READ1 | c::MAX_BYTE_WRITTEN1 => v(k).saturating_sub(1),
                 _ => v(k),
             };
             let _ = write!(o, ", \"{name}\": {x}");
+        }
+        let _ = write!(
+            o,
+            ", \"max_read_time\": {:.9}, \"max_write_time\": {:.9}, \"max_write_time_size\": {}, \"mem_alignment\": {}",
+            secs(v(c::MAX_READ_T)),
+            secs(v(c::MAX_WRITE_T)),
+            v(c::MAX_WRITE_T_SIZE),
+            super::table::MEM_ALIGNMENT
+        );
+        for (label, common) in [
+            ("common_access_sizes", &SIZES[i]),
+            ("common_strides", &STRIDES[i]),
+        ] {
+            let _ = write!(o, ", \"{label}\": [");
+            for (k, (value, count)) in common.top4().into_iter().enumerate() {
+                let _ = write!(o, "{}[{value}, {count}]", if k > 0 { ", " } else { "" });
+            }
+            o.push(']');
         }
         for (label, at) in [("read_hist", c::HIST_READ), ("write_hist", c::HIST_WRITE)] {
             let _ = write!(o, ", \"{label}\": [");

@@ -58,10 +58,42 @@ pub mod c {
     pub const LAST_BYTE_WRITTEN: usize = 56;
     /// The last access: 0 none, 1 read, 2 write.
     pub const LAST_IO: usize = 57;
-    pub const N: usize = 58;
+    /// Darshan's `MEM_NOT_ALIGNED`: accesses whose buffer is not aligned
+    /// to [`MEM_ALIGNMENT`](super::MEM_ALIGNMENT) bytes.
+    pub const MEM_NOT_ALIGNED: usize = 58;
+    /// Darshan's `FILE_NOT_ALIGNED`: accesses whose offset is not a
+    /// multiple of the file's alignment ([`FILE_ALIGNMENT`]).
+    pub const FILE_NOT_ALIGNED: usize = 59;
+    /// Darshan's `FILE_ALIGNMENT`: the file's `st_blksize` at its open.
+    pub const FILE_ALIGNMENT: usize = 60;
+    /// Darshan's `RENAME_SOURCES` and `RENAME_TARGETS`: renames of the
+    /// file to another name, of another name to it.
+    pub const RENAMES_FROM: usize = 61;
+    pub const RENAMES_TO: usize = 62;
+    /// Darshan's `DUPS`: descriptors duplicated from one of the file's.
+    pub const DUPS: usize = 63;
+    /// Darshan's `F_MAX_READ_TIME` (ticks) and `MAX_READ_TIME_SIZE`: the
+    /// slowest single read and its bytes; the same for writes.
+    pub const MAX_READ_T: usize = 64;
+    pub const MAX_READ_T_SIZE: usize = 65;
+    pub const MAX_WRITE_T: usize = 66;
+    pub const MAX_WRITE_T_SIZE: usize = 67;
+    pub const N: usize = 68;
     /// Names in the report of the counters after the histograms that are
-    /// reported ([`MAX_BYTE_READ1`] ..= [`RW_SWITCHES`]).
-    pub const LATER_NAMES: [&str; 3] = ["max_byte_read", "max_byte_written", "rw_switches"];
+    /// reported as they are, from [`MAX_BYTE_READ1`] (the internal ones,
+    /// the times, apart).
+    pub const LATER_NAMES: [(usize, &str); 10] = [
+        (MAX_BYTE_READ1, "max_byte_read"),
+        (MAX_BYTE_WRITTEN1, "max_byte_written"),
+        (RW_SWITCHES, "rw_switches"),
+        (MEM_NOT_ALIGNED, "mem_not_aligned"),
+        (FILE_NOT_ALIGNED, "file_not_aligned"),
+        (FILE_ALIGNMENT, "file_alignment"),
+        (RENAMES_FROM, "renames_from"),
+        (RENAMES_TO, "renames_to"),
+        (DUPS, "dups"),
+        (MAX_READ_T_SIZE, "max_read_time_size"),
+    ];
     /// Names in the report, by index (histograms apart).
     pub const NAMES: [&str; 32] = [
         "opens",
@@ -98,6 +130,78 @@ pub mod c {
         "syncs",
     ];
 }
+
+/// Darshan's default memory alignment (`MEM_ALIGNMENT`): 8 bytes.
+pub const MEM_ALIGNMENT: u64 = 8;
+
+/// Distinct values tracked per file for Darshan's four most common
+/// access sizes and strides (the first ones seen; more are not counted).
+pub(super) const COMMON_SLOTS: usize = 8;
+
+/// Per file: the most common values of one kind (access sizes, strides),
+/// a slot claimed by one compare-and-swap of `value + 1`.
+pub(super) struct Common {
+    pub(super) values: [AtomicU64; COMMON_SLOTS],
+    pub(super) counts: [AtomicU64; COMMON_SLOTS],
+}
+
+impl Common {
+    const fn new() -> Self {
+        Common {
+            values: [const { AtomicU64::new(0) }; COMMON_SLOTS],
+            counts: [const { AtomicU64::new(0) }; COMMON_SLOTS],
+        }
+    }
+
+    /// One more access of value `v`.
+    #[inline]
+    pub(super) fn add(&self, v: u64) {
+        let key = v.wrapping_add(1);
+        for k in 0..COMMON_SLOTS {
+            let s = self.values[k].load(Ordering::Relaxed);
+            let mine = s == key
+                || (s == 0
+                    && match self.values[k].compare_exchange(
+                        0,
+                        key,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => true,
+                        Err(now) => now == key,
+                    });
+            if mine {
+                self.counts[k].fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        }
+    }
+
+    /// The four most common `(value, count)`, most first (ties: smaller
+    /// value first).
+    pub(super) fn top4(&self) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = (0..COMMON_SLOTS)
+            .filter_map(|k| {
+                let key = self.values[k].load(Ordering::Relaxed);
+                (key != 0).then(|| (key - 1, self.counts[k].load(Ordering::Relaxed)))
+            })
+            .collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(4);
+        v
+    }
+
+    pub(super) fn clear(&self) {
+        for k in 0..COMMON_SLOTS {
+            self.values[k].store(0, Ordering::Relaxed);
+            self.counts[k].store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Per file: Darshan's common access sizes and strides.
+pub(super) static SIZES: [Common; MAX_FILES] = [const { Common::new() }; MAX_FILES];
+pub(super) static STRIDES: [Common; MAX_FILES] = [const { Common::new() }; MAX_FILES];
 
 /// Files tracked by path (more go to the "other files" entry).
 pub(crate) const MAX_FILES: usize = 4096;

@@ -79,6 +79,25 @@ int main(void) {
     must(fd >= 0, "through the link");
     must(read(fd, buf, 10) == 10, "read");
     close(fd);
+    /* A dup, renames (away from a known file, onto a known file), an
+     * unaligned buffer. */
+    fd = open("dup.dat", O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    must(fd >= 0, "dup.dat");
+    int fd2 = dup(fd);
+    must(fd2 >= 0, "dup");
+    must(write(fd2, buf, 10) == 10, "write on the dup");
+    must(write(fd, buf + 1, 10) == 10, "write from an unaligned buffer");
+    close(fd2);
+    close(fd);
+    fd = open("tgt.dat", O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    must(fd >= 0, "tgt.dat");
+    close(fd);
+    fd = open("old.dat", O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    must(fd >= 0, "old.dat");
+    must(write(fd, buf, 10) == 10, "write");
+    close(fd);
+    must(rename("old.dat", "tgt.dat") == 0, "rename");
+
     /* System files: one record together, unless DRHOOK_IO_EXCLUDE says. */
     const char *sys[] = {"/proc/self/status", "/etc/passwd"};
     for (int i = 0; i < 2; i++) {
