@@ -130,8 +130,6 @@ pub const UNSUPPORTED: &[(&str, Acts)] = &[
     ("DR_HOOK_TIMED_KILL", Acts::NonBlank),
     ("DR_HOOK_SHOW_LOCK", Acts::NonZero),
     ("DR_HACK", Acts::True),
-    ("DR_HOOK_NVTX", Acts::NonZero),
-    ("DR_HOOK_ROCTX", Acts::NonZero),
     ("DR_HOOK_ASSERT_MPI_INITIALIZED", Acts::MpiAssert),
 ];
 

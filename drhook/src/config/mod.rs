@@ -7,6 +7,7 @@
 pub mod env;
 pub mod options;
 pub mod process;
+pub mod ranges;
 pub mod task;
 
 use self::options::{Options, Warning};
@@ -231,6 +232,8 @@ pub struct Config {
     pub fsync: bool,
     /// `DRHOOK_PROCESS_TREE`: what the parent process passed down.
     pub tree: Option<TreeMarker>,
+    /// `DR_HOOK_NVTX` / `DR_HOOK_ROCTX` and their filters.
+    pub ranges: ranges::Ranges,
     /// Problems found; printed once at start-up (unless silent).
     pub warnings: Vec<Warning>,
 }
@@ -500,6 +503,9 @@ impl Config {
             0..=i64::MAX,
             &mut warnings,
         ) != 0;
+        let ranges = ranges::Ranges::from_lookup(get, &mut warnings);
+        // As the reference: ranges imply strict regions.
+        let strict_regions = strict_regions || ranges.any();
         let signals = SignalConfig::from_lookup(get, &mut warnings);
         let mpi_launched = env::MPI_LAUNCH_VARS
             .iter()
@@ -563,6 +569,7 @@ impl Config {
             trace_events,
             signals,
             strict_regions,
+            ranges,
             enabled,
             options,
             profile_template: profile_template(get(env::DR_HOOK_PROFILE).as_deref()),

@@ -41,6 +41,10 @@
 //! * `watch` — watch points checked at every enter and exit; installed
 //!   whenever Dr.Hook is on but stamped only once a watch point is set
 //!   (the `METRICS` bit is set then; see `watch.rs`).
+//! * `ranges` — NVTX / ROCTX ranges (`DR_HOOK_NVTX`, `DR_HOOK_ROCTX`):
+//!   a range pushed at enter and popped at exit, through a tool found at
+//!   run time; one word says which ranges the activation opened, two count
+//!   the activations the spam filter skipped.
 //! * `trace` — not a figure per routine but the timeline (`trace`): its
 //!   stamper appends each enter and exit, with the node and a timestamp,
 //!   to a bounded per-thread buffer that `profile::trace` writes out.
@@ -53,6 +57,7 @@ use crate::sys::linebuf::LineBuf;
 pub(crate) mod counters;
 pub(crate) mod io;
 pub(crate) mod mem;
+pub(crate) mod ranges;
 pub(crate) mod trace;
 pub(crate) mod watch;
 
@@ -121,12 +126,31 @@ pub(crate) trait Metric: Send + Sync + 'static {
     }
 }
 
+/// What a stamper may read of the node just entered, beyond its index:
+/// the tree's own figures before this activation's time is added.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Seen {
+    /// Calls of the node, this one included.
+    pub calls: u64,
+    /// Wall time of the node's earlier activations, in wall-clock ticks
+    /// (0 when wall time is not measured).
+    pub wall_incl: u64,
+    /// The routine's name.
+    pub name: &'static str,
+}
+
 /// Per-thread state of a metric read at every enter and exit. Called on
 /// the owning thread only.
 pub(crate) trait Stamper: Send + Sync {
     /// After the node became the top of the stack; `node` is its index in
     /// the thread's tree, `row` this metric's words of that node.
     fn enter(&self, node: u32, row: &[AtomicU64]);
+    /// As [`Stamper::enter`], with the node's figures (the stampers that
+    /// need them: the NVTX/ROCTX ranges).
+    #[inline]
+    fn enter_seen(&self, node: u32, row: &[AtomicU64], _seen: &Seen) {
+        self.enter(node, row);
+    }
     /// Before the node is left (also when it is closed by the repair of a
     /// mismatched exit); `wall` is the exit's wall-clock stamp, already
     /// read (0 when wall time is not measured).
@@ -149,10 +173,10 @@ impl PlacedStamper {
     /// `row` holds this stamper's words: `offset + len <= row.len()` (the
     /// tree checks its stampers against its row width once, at creation).
     #[inline]
-    pub unsafe fn enter(&self, node: u32, row: &[AtomicU64]) {
+    pub unsafe fn enter(&self, node: u32, row: &[AtomicU64], seen: &Seen) {
         // SAFETY: caller contract.
         let words = unsafe { row.get_unchecked(self.offset..self.offset + self.len) };
-        self.stamper.enter(node, words);
+        self.stamper.enter_seen(node, words, seen);
     }
 
     /// Before node `node` (whose row is `row`) is left at wall stamp

@@ -88,6 +88,7 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
         }
         let _ = writeln!(o, " ({})", t.lifetime_ticks);
     }
+    ranges_line(&mut o, s);
     // Threads that ended, summed per first routine (`profile::ended`): a
     // line no reader mistakes for a thread's.
     for t in s.threads.iter().filter(|t| t.threads > 1) {
@@ -100,6 +101,23 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
         );
     }
     o
+}
+
+/// With `DR_HOOK_NVTX` / `DR_HOOK_ROCTX`: the ranges the spam filter
+/// skipped (a line the reference's readers skip, like the ended threads'
+/// one; none when both are off).
+fn ranges_line(o: &mut String, s: &Summary) {
+    let (nvtx, roctx) = crate::metrics::ranges::tools();
+    let Some(m) = crate::metrics::layout().find("ranges") else {
+        return;
+    };
+    let (n, r) =
+        crate::metrics::ranges::skipped_in(s.rows.iter().map(|row| row.metric(m.offset, m.len).0));
+    for (on, tool, count) in [(nvtx, "NVTX", n), (roctx, "ROCTX", r)] {
+        if on {
+            let _ = writeln!(o, "	{tool} ranges skipped by the spam filter : {count}");
+        }
+    }
 }
 
 /// The first four lines every profile file of the reference starts with

@@ -166,6 +166,13 @@ fn build(config: Config) -> Engine {
         if config.strict_regions {
             mode |= bits::STRICT;
         }
+        // The ranges' filter reads each node's wall time.
+        if config.ranges.any() {
+            mode |= bits::WALL;
+            if wall_source == WallSource::Monotonic {
+                mode |= bits::WALL_MONO;
+            }
+        }
     }
     // Per-routine metrics, installed before any tree exists.
     let mut counter_notices = Vec::new();
@@ -181,6 +188,15 @@ fn build(config: Config) -> Engine {
     }
     if mode != 0 && o.mem.any() {
         metrics.push(crate::metrics::mem::init(o.mem.paging));
+    }
+    if mode != 0 && config.ranges.any() {
+        let p = ClockPair::now(wall_source);
+        let tps = clock::ticks_per_second(wall_source, p, p);
+        metrics.push(crate::metrics::ranges::init(
+            &config.ranges,
+            tps,
+            config.silent,
+        ));
     }
     if mode != 0 && config.writes_trace() {
         crate::metrics::trace::init(config.trace_events, wall_source == WallSource::Monotonic);
@@ -321,6 +337,9 @@ fn announce(e: &Engine) {
     }
     for w in &c.warnings {
         crate::diag!(f, "{w}");
+    }
+    for l in c.ranges.echo() {
+        crate::diag!(f, "{l}");
     }
     if crate::profile::name::writes_profile(e) {
         crate::diag!(

@@ -135,7 +135,7 @@ impl ThreadData {
             .store(n.calls.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         self.current.store(cand as *mut Node, Ordering::Release);
         if STAMP {
-            self.stamp_enter(n.index, mode);
+            self.stamp_enter(n, mode);
         }
         let h = self.handle_of(n, wide);
         if mode & bits::WALL != 0 {

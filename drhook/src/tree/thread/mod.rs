@@ -400,7 +400,7 @@ impl ThreadData {
             n.cpu_enter.store(clock::thread_cpu_ns(), Ordering::Relaxed);
         }
         if mode & bits::METRICS != 0 {
-            self.stamp_enter(n.index, mode);
+            self.stamp_enter(n, mode);
         }
         if mode & bits::WALL != 0 {
             n.wall_enter
@@ -448,14 +448,25 @@ impl ThreadData {
         }
     }
 
-    /// The stampers' enter of node `index`, just made the top of the stack
-    /// (`bits::METRICS`).
+    /// The stampers' enter of node `n`, just made the top of the stack
+    /// (`bits::METRICS`), before its entry time is stamped.
     #[inline]
-    fn stamp_enter(&self, index: u32, mode: u32) {
-        if let Some(row) = self.rows.get(index) {
+    fn stamp_enter(&self, n: &Node, mode: u32) {
+        if let Some(row) = self.rows.get(n.index) {
+            let seen = crate::metrics::Seen {
+                calls: n.calls.load(Ordering::Relaxed),
+                wall_incl: n.wall_incl.load(Ordering::Relaxed),
+                // (Only the root has no site, and it is never entered.)
+                name: if n.site.is_null() {
+                    ""
+                } else {
+                    // SAFETY: a non-null site lives forever.
+                    unsafe { (*n.site).name() }
+                },
+            };
             for s in self.active_stampers(mode) {
                 // SAFETY: as in `stamp_exit`.
-                unsafe { s.enter(index, row) };
+                unsafe { s.enter(n.index, row, &seen) };
             }
         }
     }
