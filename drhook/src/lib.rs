@@ -52,6 +52,7 @@ mod crash;
 pub mod diag;
 pub mod engine;
 mod front;
+mod gpu;
 pub mod lifecycle;
 mod metrics;
 mod profile;

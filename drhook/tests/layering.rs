@@ -15,6 +15,7 @@ const ORDER: &[&str] = &[
     "tree",
     "setup",
     "diag",
+    "gpu",
     "profile",
     "crash",
     "runtime",

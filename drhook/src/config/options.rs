@@ -64,6 +64,10 @@ pub struct Options {
     /// the preload library's interposers, in `<profile>-io`; the per-file
     /// report `drhook.io.*` (project extension).
     pub io: bool,
+    /// `gpu`: GPU time, kernel launches and bytes copied per region,
+    /// through CUPTI loaded at run time, in `<profile>-gpu` (project
+    /// extension).
+    pub gpu: bool,
     /// Memory statistics per routine (`mem`, `heap`, `stack`, `rss`,
     /// `paging`, `memprof`, `all`): which of them are on.
     pub mem: MemOptions,
@@ -137,6 +141,7 @@ pub const TOKENS: &[(&[&str], &str)] = &[
     (&["JSON"], "JSON"),
     (&["TRACE", "TIMELINE"], "TRACE"),
     (&["IO", "IOPROF"], "IO"),
+    (&["GPU"], "GPU"),
 ];
 
 /// Separators of list-valued variables (as in the reference: `", \t/"`).
@@ -246,6 +251,14 @@ impl Options {
                 }
                 "JSON" => o.json = true,
                 "TRACE" => o.trace = true,
+                "GPU" => {
+                    // Reported beside the profile: a wall profile unless
+                    // a profile token chose the clock.
+                    o.gpu = true;
+                    if o.profile.is_none() {
+                        o.set_wallprof();
+                    }
+                }
                 "IO" => {
                     // Self time splits into I/O and compute.
                     o.io = true;

@@ -10,11 +10,13 @@
 //! writes the timeline recorded by `metrics::trace` as a Chrome/Perfetto
 //! trace; `io` the I/O profile `drhook.prof.N-io` (`io`); `mem` writes the memory profile `drhook.prof.N-mem` (`memprof`)
 //! from the same rows; `name` says which file a process of a run writes;
+//! `gpu` the GPU profile `drhook.prof.N-gpu` (`gpu`);
 //! `ended` keeps what the profile needs of threads that ended, whose trees
 //! are freed.
 
 pub(crate) mod compute;
 pub(crate) mod ended;
+pub(crate) mod gpu;
 pub(crate) mod io;
 pub(crate) mod json;
 pub(crate) mod mem;

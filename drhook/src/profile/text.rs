@@ -89,6 +89,9 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
         let _ = writeln!(o, " ({})", t.lifetime_ticks);
     }
     ranges_line(&mut o, s);
+    if let Some(l) = super::gpu::header_line() {
+        let _ = writeln!(o, "{l}");
+    }
     // Threads that ended, summed per first routine (`profile::ended`): a
     // line no reader mistakes for a thread's.
     for t in s.threads.iter().filter(|t| t.threads > 1) {
@@ -101,6 +104,14 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
         );
     }
     o
+}
+
+#[cfg(test)]
+impl Header {
+    /// The header of the layout tests.
+    pub(crate) fn for_tests() -> Header {
+        tests::header(ProfileKind::Wall)
+    }
 }
 
 /// With `DR_HOOK_NVTX` / `DR_HOOK_ROCTX`: the ranges the spam filter
@@ -367,7 +378,7 @@ mod tests {
         assert_eq!(group(51_606_977), "51,606,977");
     }
 
-    fn header(kind: ProfileKind) -> Header {
+    pub(super) fn header(kind: ProfileKind) -> Header {
         Header {
             program: "./prof_example".into(),
             myproc: 1,

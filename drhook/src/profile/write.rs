@@ -601,7 +601,7 @@ fn write_siblings(
             super::io::write_io_text(w, header, summary, at)
         })?;
     }
-    Ok(())
+    super::gpu::write_beside(path, header)
 }
 
 /// `memprof` or `io` without a profile token: only `<path>-mem` and

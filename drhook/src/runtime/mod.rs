@@ -45,7 +45,30 @@ pub(crate) fn engine() -> Option<&'static Engine> {
 fn init() -> u32 {
     let e = ENGINE.get_or_init(|| crate::sys::own::own_work(start));
     MODE.store(e.mode, Ordering::Release);
+    start_gpu(e);
     e.mode
+}
+
+/// `DR_HOOK_OPT=gpu`: the GPU backend starts once the engine is up (its
+/// library may start threads, which enter the engine).
+fn start_gpu(e: &Engine) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if e.mode == 0 || !e.config.options.gpu {
+        return;
+    }
+    ONCE.call_once(|| {
+        let r = crate::sys::own::own_work(crate::gpu::start);
+        if e.config.silent {
+            return;
+        }
+        match r {
+            Ok(b) => crate::diag!("drhook_init", "gpu: GPU time per region through {b}"),
+            Err(why) => crate::diag!(
+                "drhook_init",
+                "Warning - DR_HOOK_OPT=gpu: {why}; no GPU profile"
+            ),
+        }
+    });
 }
 
 /// The engine, built from the environment (the engine's own work: what it
@@ -73,6 +96,7 @@ pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> 
         crate::sys::own::own_work(|| build(Config::from_os_lookup(lookup)))
     });
     MODE.store(e.mode, Ordering::Release);
+    start_gpu(e);
     ours
 }
 
@@ -268,6 +292,7 @@ fn build(config: Config) -> Engine {
             || engine.config.options.mem.memprof
             || engine.config.options.io
             || engine.config.writes_trace()
+            || engine.config.options.gpu
         {
             crate::profile::write::register_at_exit();
         }

@@ -128,3 +128,18 @@ pub fn current_routine(buf: &mut [u8]) -> usize {
     buf[..n].copy_from_slice(&text.as_bytes()[..n]);
     n
 }
+
+/// The calling thread's current routine and its Dr.Hook thread number
+/// (None outside any region or before the thread's first call).
+pub fn current_region() -> Option<(&'static str, u32)> {
+    let td = thread::current();
+    if td.is_null() {
+        return None;
+    }
+    // SAFETY: the calling thread's own tree (freed only once the thread ended it).
+    let td = unsafe { &*td };
+    let top = td.current();
+    // SAFETY: the top of the stack is a node of this arena; sites are 'static.
+    let site = unsafe { (*top).site.as_ref() }?;
+    Some((site.name(), td.tid))
+}
