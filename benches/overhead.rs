@@ -327,6 +327,19 @@ const CONFIGS: &[Config] = &[
         what: "exact wall profile",
     },
     Config {
+        name: "drhook, DR_HOOK_OPT=prof + DR_HOOK_NVTX=1 DR_HOOK_ROCTX=1, no tool",
+        mode: "leaf",
+        env: &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_NVTX", "1"),
+            ("DR_HOOK_ROCTX", "1"),
+            ("NVTX_INJECTION64_PATH", ""),
+            ("DR_HOOK_SILENT", "1"),
+        ],
+        what: "exact wall profile; NVTX/ROCTX asked for, no tool to take them",
+    },
+    Config {
         name: "drhook, DR_HOOK_OPT=cpuprof",
         mode: "cpuprof",
         env: &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "cpuprof")],

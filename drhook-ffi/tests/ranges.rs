@@ -282,10 +282,13 @@ fn without_a_tool_the_program_runs_and_says_so() {
         "{err}"
     );
     assert!(run.stdout().contains("sink="));
+    // Without a tool the ranges are not even tried: no header line.
     let p = run.profile("drhook.prof.1");
-    // The filter still counts without a tool: c_work's 5, 10, 15, 20 calls
-    // on the OpenMP threads (7 on each plain one): 5 + 10 past the 10th.
-    assert_eq!(skipped(&p, "NVTX"), 15);
+    assert!(
+        !p.header.iter().any(|l| l.contains("ranges skipped")),
+        "{:#?}",
+        p.header
+    );
     // Off: no header line.
     let plain = common::run(d.path(), &exe, &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")]);
     ok(&plain);

@@ -214,13 +214,12 @@ fn build(config: Config) -> Engine {
         metrics.push(crate::metrics::mem::init(o.mem.paging));
     }
     if mode != 0 && config.ranges.any() {
-        let p = ClockPair::now(wall_source);
-        let tps = clock::ticks_per_second(wall_source, p, p);
-        metrics.push(crate::metrics::ranges::init(
-            &config.ranges,
-            tps,
-            config.silent,
-        ));
+        let tools = crate::metrics::ranges::available(&config.ranges, config.silent);
+        if tools.any() {
+            let p = ClockPair::now(wall_source);
+            let tps = clock::ticks_per_second(wall_source, p, p);
+            metrics.push(crate::metrics::ranges::init(&tools, tps, config.silent));
+        }
     }
     if mode != 0 && config.writes_trace() {
         crate::metrics::trace::init(config.trace_events, wall_source == WallSource::Monotonic);

@@ -62,6 +62,25 @@ pub(crate) struct RangesMetric {
 
 static RANGES: OnceLock<RangesMetric> = OnceLock::new();
 
+/// The tools that can take ranges, looked for at start-up (NVTX: a tool
+/// named or loaded; ROCTX: `libroctx64.so` opened), with a line on stderr
+/// for each one asked for and missing: the ranges of a missing tool are
+/// not even tried (no cost).
+pub(crate) fn available(r: &Ranges, silent: bool) -> Ranges {
+    let nvtx = r.nvtx.filter(|_| nvtx::tool_present());
+    let roctx = r.roctx.filter(|_| roctx::open_at_start());
+    if !silent && r.nvtx.is_some() && nvtx.is_none() {
+        write_all(
+            2,
+            b"DRHOOK:NVTX: no NVTX tool attached (NVTX_INJECTION64_PATH unset): no ranges, no cost\n",
+        );
+    }
+    if !silent && r.roctx.is_some() && roctx.is_none() {
+        note_roctx(false);
+    }
+    Ranges { nvtx, roctx }
+}
+
 /// Sets the ranges up (once, at start-up): `ticks_per_sec` converts the
 /// wall-time thresholds to the tree's wall ticks.
 pub(crate) fn init(r: &Ranges, ticks_per_sec: f64, silent: bool) -> &'static dyn Metric {
@@ -197,7 +216,7 @@ fn note_nvtx(found: nvtx::Found, path: Option<String>) {
 }
 
 fn note_roctx(found: bool) {
-    if found || RANGES.get().is_none_or(|m| m.silent) {
+    if found {
         return;
     }
     write_all(

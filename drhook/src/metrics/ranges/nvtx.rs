@@ -230,6 +230,21 @@ fn attach() -> (Found, Option<String>) {
     (Found::Tool, path)
 }
 
+/// Whether a tool can attach at all (at start-up): one is loaded
+/// already, named by `NVTX_INJECTION64_PATH`, or linked in statically.
+/// Without one no range can go anywhere, and the ranges cost nothing.
+pub(crate) fn tool_present() -> bool {
+    if std::env::var_os("NVTX_INJECTION64_PATH").is_some_and(|p| !p.is_empty()) {
+        return true;
+    }
+    if !sym(libc::RTLD_DEFAULT, c"InitializeInjectionNvtx2").is_null() {
+        return true;
+    }
+    let p = sym(libc::RTLD_DEFAULT, c"InitializeInjectionNvtx2_fnptr") as *const *mut c_void;
+    // SAFETY: the symbol, when defined, is a function pointer variable.
+    !p.is_null() && !unsafe { *p }.is_null()
+}
+
 /// Settles the tool (the first range of the process). Returns false while
 /// another thread settles it (that range is not pushed).
 #[cold]

@@ -39,6 +39,20 @@ fn attach() -> bool {
     false
 }
 
+/// Opens the library at start-up; false when it is not there (then no
+/// range can go anywhere, and the ranges cost nothing).
+pub(crate) fn open_at_start() -> bool {
+    if STATE
+        .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return !PUSH.load(Ordering::Acquire).is_null();
+    }
+    let found = attach();
+    STATE.store(2, Ordering::Release);
+    found
+}
+
 #[cold]
 #[inline(never)]
 fn settle(report: fn(bool)) -> bool {
