@@ -1,0 +1,336 @@
+//! The per-process report `drhook.io.<task>[.<command>.<pid>]` as the
+//! preload library writes it (`drhook-ffi/attach/src/io/report.rs`), read
+//! with serde: reports of every version so far (members added later take
+//! their default when absent; the old `"ending": "Return(0)"` text is
+//! read as the word and status of the current reports).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The AIO summary of a process.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[allow(missing_docs)]
+pub struct Aio {
+    pub reads: u64,
+    pub writes: u64,
+    pub completed: u64,
+    pub bytes: u64,
+    pub time: f64,
+    pub max_queue_depth: u64,
+}
+
+/// One file of a process (or, in a job summary, of every process that
+/// used it: [`super::summary::JobFile`]).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[allow(missing_docs)]
+pub struct File {
+    pub path: String,
+    pub opened_by: String,
+    /// The routines that moved its bytes, most first (the first 8 to move
+    /// any; the others' bytes in `other_routines_bytes`). Absent in
+    /// reports of older versions.
+    #[serde(default)]
+    pub routines: Vec<RoutineBytes>,
+    #[serde(default)]
+    pub other_routines_bytes: u64,
+    pub opens: u64,
+    pub closes: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub read_time: f64,
+    pub write_time: f64,
+    pub meta_ops: u64,
+    pub meta_time: f64,
+    pub open_time: f64,
+    pub close_time: f64,
+    pub seq_reads: u64,
+    pub seq_writes: u64,
+    pub consec_reads: u64,
+    pub consec_writes: u64,
+    pub max_read: u64,
+    pub max_write: u64,
+    pub min_read: Option<u64>,
+    pub min_write: Option<u64>,
+    pub first: f64,
+    pub last: f64,
+    pub mmaps: u64,
+    pub stdio_reads: u64,
+    pub stdio_writes: u64,
+    pub stdio_read_bytes: u64,
+    pub stdio_write_bytes: u64,
+    pub stdio_other: u64,
+    pub bufsize: Option<u64>,
+    pub bufmode: Option<String>,
+    pub seeks: u64,
+    pub syncs: u64,
+    /// Darshan's `MAX_BYTE_READ`: the highest byte read (0 when none).
+    #[serde(default)]
+    pub max_byte_read: u64,
+    /// Darshan's `MAX_BYTE_WRITTEN`.
+    #[serde(default)]
+    pub max_byte_written: u64,
+    /// Darshan's `RW_SWITCHES`.
+    #[serde(default)]
+    pub rw_switches: u64,
+    /// Darshan's `FILE_ALIGNMENT` (the file system's block size).
+    #[serde(default)]
+    pub file_alignment: u64,
+    /// Darshan's `MEM_NOT_ALIGNED`.
+    #[serde(default)]
+    pub mem_not_aligned: u64,
+    /// Darshan's `FILE_NOT_ALIGNED`.
+    #[serde(default)]
+    pub file_not_aligned: u64,
+    /// Darshan's `ACCESS1..4`: `[size, count]`, most frequent first.
+    #[serde(default)]
+    pub common_access_sizes: Vec<(u64, u64)>,
+    /// Darshan's `STRIDE1..4`: `[stride, count]`, most frequent first.
+    #[serde(default)]
+    pub common_strides: Vec<(i64, u64)>,
+    /// Darshan's `RENAME_SOURCES`.
+    #[serde(default)]
+    pub renames_from: u64,
+    /// Darshan's `RENAME_TARGETS`.
+    #[serde(default)]
+    pub renames_to: u64,
+    /// Darshan's `DUPS`.
+    #[serde(default)]
+    pub dups: u64,
+    /// Darshan's `F_MAX_READ_TIME`: the slowest read (seconds).
+    #[serde(default)]
+    pub max_read_time: f64,
+    /// Darshan's `MAX_READ_TIME_SIZE`: its size.
+    #[serde(default)]
+    pub max_read_time_size: u64,
+    /// Darshan's `F_MAX_WRITE_TIME`.
+    #[serde(default)]
+    pub max_write_time: f64,
+    /// Darshan's `MAX_WRITE_TIME_SIZE`.
+    #[serde(default)]
+    pub max_write_time_size: u64,
+    pub read_hist: Vec<u64>,
+    pub write_hist: Vec<u64>,
+}
+
+impl File {
+    /// Bytes read and written, system calls and stdio together (the C
+    /// library's own flushes of a stream are not seen, so nothing counts
+    /// twice).
+    pub fn bytes(&self) -> u64 {
+        self.read_bytes
+            .saturating_add(self.write_bytes)
+            .saturating_add(self.stdio_read_bytes)
+            .saturating_add(self.stdio_write_bytes)
+    }
+
+    /// Seconds in its calls: reads, writes, metadata, opens and closes
+    /// (Darshan's read + write + meta time: its meta time holds opens
+    /// and closes).
+    pub fn time(&self) -> f64 {
+        self.read_time + self.write_time + self.meta_time + self.open_time + self.close_time
+    }
+
+    /// A grouped record (`<stdout>`, `<pipes>`, `<system files>`, ...),
+    /// not one file.
+    pub fn is_group(&self) -> bool {
+        self.path.starts_with('<')
+    }
+}
+
+/// Bytes a routine moved to or from one file.
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[allow(missing_docs)]
+pub struct RoutineBytes {
+    pub routine: String,
+    pub bytes: u64,
+}
+
+/// The report of one process (`drhook.io.*`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[allow(missing_docs)]
+pub struct Report {
+    pub format: String,
+    pub version: u32,
+    pub program: String,
+    pub command: String,
+    pub pid: u32,
+    pub ppid: u32,
+    pub task: u32,
+    /// `pid-command` of each process above this one, the first started
+    /// first.
+    pub ancestry: Vec<String>,
+    /// How the process ended: `return`, `exit`, `_exit`, `abort`, `exec`
+    /// or `mpi_finalize` (reports before these words said `Return(0)`,
+    /// `MpiFinalize`...: [`load`] turns them into these words).
+    pub ending: String,
+    /// The status of `return`, `exit` and `_exit`.
+    #[serde(default)]
+    pub status: Option<i64>,
+    pub seconds: f64,
+    pub path_meta_ops: u64,
+    pub path_meta_time: f64,
+    pub aio: Aio,
+    pub files: Vec<File>,
+}
+
+impl Report {
+    /// `return 0`, `abort`, ...
+    pub fn ended(&self) -> String {
+        match self.status {
+            Some(s) => format!("{} {s}", self.ending),
+            None => self.ending.clone(),
+        }
+    }
+
+    /// `pid-command`, as in the ancestry of its children.
+    pub fn id(&self) -> String {
+        format!("{}-{}", self.pid, self.command)
+    }
+}
+
+/// The ending word and status of a report's `"ending"` text: the words of
+/// the current reports as they are, the `Debug` text of the first
+/// reports (`Return(0)`, `UnderscoreExit(1)`, `MpiFinalize`) translated.
+pub fn ending_of(text: &str, status: Option<i64>) -> (String, Option<i64>) {
+    let (name, arg) = match text.split_once('(') {
+        Some((n, rest)) => (n, rest.strip_suffix(')').and_then(|s| s.parse().ok())),
+        None => (text, None),
+    };
+    let word = match name {
+        "Return" => "return",
+        "Exit" => "exit",
+        "UnderscoreExit" => "_exit",
+        "Abort" => "abort",
+        "Exec" => "exec",
+        "MpiFinalize" => "mpi_finalize",
+        _ => return (text.to_string(), status),
+    };
+    (word.to_string(), status.or(arg))
+}
+
+/// Darshan's access-size bins (each includes its upper edge).
+pub const BINS: [&str; 10] = [
+    "0-100", "100-1K", "1K-10K", "10K-100K", "100K-1M", "1M-4M", "4M-10M", "10M-100M", "100M-1G",
+    "1G+",
+];
+
+/// Reads a `drhook.io.*` file.
+pub fn load(path: &Path) -> Result<Report> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+    parse(&text, path)
+}
+
+/// Parses the text of a report; `path` names it in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Report> {
+    let mut r: Report = serde_json::from_str(text)
+        .map_err(|e| Error::file(path, format!("not a drhook-io report: {e}")))?;
+    if r.format != "drhook-io" {
+        return Err(Error::file(path, "not a drhook-io report (format)"));
+    }
+    (r.ending, r.status) = ending_of(&r.ending, r.status);
+    Ok(r)
+}
+
+/// The reports named on the command line: files as given, and every
+/// `drhook.io.*` file of a directory (in natural order: `drhook.io.2`
+/// before `drhook.io.10`), each with the path it was read from.
+pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for a in args {
+        let md = std::fs::metadata(a).map_err(|e| Error::io(a, &e))?;
+        if !md.is_dir() {
+            out.push(a.clone());
+            continue;
+        }
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(a).map_err(|e| Error::io(a, &e))? {
+            let p = entry.map_err(|e| Error::io(a, &e))?.path();
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            if name.is_some_and(|n| n.starts_with("drhook.io.")) && p.is_file() {
+                found.push(p);
+            }
+        }
+        if found.is_empty() {
+            return Err(Error::file(
+                a,
+                "no I/O reports (drhook.io.*) in this directory",
+            ));
+        }
+        found.sort_by_key(|p| natural_key(&p.to_string_lossy()));
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+/// Sort key: digit runs compared as numbers.
+fn natural_key(s: &str) -> Vec<(String, u128)> {
+    let mut v = Vec::new();
+    let mut text = String::new();
+    let mut num: Option<u128> = None;
+    for c in s.chars() {
+        if let Some(d) = c.to_digit(10) {
+            num = Some(
+                num.unwrap_or(0)
+                    .saturating_mul(10)
+                    .saturating_add(u128::from(d)),
+            );
+        } else {
+            if let Some(n) = num.take() {
+                v.push((std::mem::take(&mut text), n));
+            }
+            text.push(c);
+        }
+    }
+    v.push((text, num.map_or(0, |n| n + 1)));
+    v
+}
+
+/// `1.5 KiB`: bytes in binary units, one decimal.
+pub fn human(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = b as f64;
+    let mut i = 0;
+    while x >= 1024.0 && i < U.len() - 1 {
+        x /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{x:.1} {}", U[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endings_old_and_new() {
+        assert_eq!(ending_of("Return(0)", None), ("return".into(), Some(0)));
+        assert_eq!(
+            ending_of("UnderscoreExit(3)", None),
+            ("_exit".into(), Some(3))
+        );
+        assert_eq!(ending_of("Exit(-1)", None), ("exit".into(), Some(-1)));
+        assert_eq!(
+            ending_of("MpiFinalize", None),
+            ("mpi_finalize".into(), None)
+        );
+        assert_eq!(ending_of("Abort", None), ("abort".into(), None));
+        assert_eq!(ending_of("exit", Some(2)), ("exit".into(), Some(2)));
+        assert_eq!(ending_of("exec", None), ("exec".into(), None));
+    }
+
+    #[test]
+    fn natural_order() {
+        let mut v = ["d/drhook.io.10", "d/drhook.io.2", "d/drhook.io.1.sh.7"];
+        v.sort_by_key(|s| natural_key(s));
+        assert_eq!(v, ["d/drhook.io.1.sh.7", "d/drhook.io.2", "d/drhook.io.10"]);
+    }
+}
