@@ -327,6 +327,60 @@ mod tests {
         assert_eq!(ending_of("exec", None), ("exec".into(), None));
     }
 
+    const OLD: &str = r#"{"format": "drhook-io", "version": 1, "program": "./p",
+        "command": "p", "pid": 7, "ppid": 1, "task": 1, "ancestry": [],
+        "ending": "Return(0)", "seconds": 0.5, "path_meta_ops": 0,
+        "path_meta_time": 0.0, "aio": {"reads": 0, "writes": 0, "completed": 0,
+        "bytes": 0, "time": 0.0, "max_queue_depth": 0}, "files": [
+        {"path": "/d/x", "opened_by": "main@1", "opens": 1, "closes": 1,
+        "reads": 0, "writes": 1, "read_bytes": 0, "write_bytes": 10,
+        "read_time": 0.0, "write_time": 0.1, "meta_ops": 0, "meta_time": 0.0,
+        "open_time": 0.0, "close_time": 0.0, "seq_reads": 0, "seq_writes": 0,
+        "consec_reads": 0, "consec_writes": 0, "max_read": 0, "max_write": 10,
+        "min_read": null, "min_write": 10, "first": 0.1, "last": 0.2,
+        "mmaps": 0, "stdio_reads": 0, "stdio_writes": 0, "stdio_read_bytes": 0,
+        "stdio_write_bytes": 0, "stdio_other": 0, "bufsize": null,
+        "bufmode": null, "seeks": 0, "syncs": 0,
+        "read_hist": [0,0,0,0,0,0,0,0,0,0], "write_hist": [1,0,0,0,0,0,0,0,0,0]}]}"#;
+
+    #[test]
+    fn old_reports_read_with_defaults() {
+        let r = parse(OLD, Path::new("old")).unwrap();
+        assert_eq!(r.ended(), "return 0");
+        let f = &r.files[0];
+        assert_eq!((f.max_byte_written, f.rw_switches, f.dups), (0, 0, 0));
+        assert!(f.common_access_sizes.is_empty() && f.routines.is_empty());
+    }
+
+    #[test]
+    fn new_reports_read_whole() {
+        let new = OLD
+            .replace(
+                r#""ending": "Return(0)""#,
+                r#""ending": "exit", "status": 3"#,
+            )
+            .replace(
+                r#""syncs": 0,"#,
+                r#""syncs": 0, "max_byte_read": 0, "max_byte_written": 9,
+                "rw_switches": 2, "file_alignment": 4096, "mem_not_aligned": 1,
+                "file_not_aligned": 1, "common_access_sizes": [[10, 1]],
+                "common_strides": [[-20, 2], [0, 1]], "renames_from": 1,
+                "renames_to": 0, "dups": 2, "max_read_time": 0.0,
+                "max_read_time_size": 0, "max_write_time": 0.1,
+                "max_write_time_size": 10,"#,
+            );
+        let r = parse(&new, Path::new("new")).unwrap();
+        assert_eq!(r.ended(), "exit 3");
+        let f = &r.files[0];
+        assert_eq!(f.common_strides, [(-20, 2), (0, 1)]);
+        assert_eq!(f.common_access_sizes, [(10, 1)]);
+        assert_eq!(
+            (f.file_alignment, f.dups, f.max_write_time_size),
+            (4096, 2, 10)
+        );
+        assert_eq!(f.max_write_time, 0.1);
+    }
+
     #[test]
     fn natural_order() {
         let mut v = ["d/drhook.io.10", "d/drhook.io.2", "d/drhook.io.1.sh.7"];

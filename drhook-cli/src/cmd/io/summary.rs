@@ -378,11 +378,11 @@ fn reduce_counters(parts: &[&File]) -> File {
 /// Reduces one path's records (`parts`: each with its report's index).
 /// The records of one process (the images of a process that called
 /// `exec`: one pid, several reports) are first added into one.
-fn reduce(parts: &[(usize, &File)], reports: &[Report]) -> JobFile {
+fn reduce(parts: &[(usize, &File)], reports: &[Report], ptask: &[u32]) -> JobFile {
     // Per process (task, pid), in the order met.
     let mut units: Vec<((u32, u32), Vec<&File>)> = Vec::new();
     for &(i, f) in parts {
-        let key = (reports[i].task, reports[i].pid);
+        let key = (ptask[i], reports[i].pid);
         match units.iter_mut().find(|(k, _)| *k == key) {
             Some((_, v)) => v.push(f),
             None => units.push((key, vec![f])),
@@ -403,9 +403,8 @@ fn reduce(parts: &[(usize, &File)], reports: &[Report]) -> JobFile {
         parts
             .iter()
             .rev()
-            .map(|&(i, _)| &reports[i])
-            .find(|x| x.task == t && x.pid == p)
-            .map(|x| x.command.clone())
+            .find(|&&(i, _)| ptask[i] == t && reports[i].pid == p)
+            .map(|&(i, _)| reports[i].command.clone())
             .unwrap_or_default()
     };
     let io = |(k, f): &((u32, u32), File)| ProcessIo {
@@ -478,33 +477,55 @@ fn process_totals(r: &Report) -> Totals {
     t
 }
 
-/// The report of each report's parent process: one whose pid is its
-/// `ppid`, of the same task, the last image of that process (not one
-/// that ended in `exec`) when there are several.
-fn parents(reports: &[Report]) -> Vec<Option<usize>> {
-    let mut by_pid: HashMap<(u32, u32), usize> = HashMap::new();
+/// The task of each report's process: its own, except for the image of
+/// a process before an `exec` (a launcher's child before it becomes a
+/// rank), which takes the task of the process's last image when one
+/// report with that pid did not end in `exec`.
+fn process_tasks(reports: &[Report]) -> Vec<u32> {
+    let mut last: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, r) in reports.iter().enumerate() {
-        let key = (r.task, r.pid);
-        match by_pid.get(&key) {
-            Some(&k) if reports[k].ending != "exec" => {}
-            _ => {
-                by_pid.insert(key, i);
-            }
+        if r.ending != "exec" {
+            last.entry(r.pid).or_default().push(i);
         }
     }
     reports
         .iter()
-        .map(|r| by_pid.get(&(r.task, r.ppid)).copied())
+        .map(|r| match last.get(&r.pid).map(Vec::as_slice) {
+            Some([k]) if r.ending == "exec" => reports[*k].task,
+            _ => r.task,
+        })
+        .collect()
+}
+
+/// The report of each report's parent process: one whose pid is its
+/// `ppid` — of the same task if there is one, the last image of that
+/// process (not one that ended in `exec`) if there are several.
+fn parents(reports: &[Report], tasks: &[u32]) -> Vec<Option<usize>> {
+    let mut by_pid: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (i, r) in reports.iter().enumerate() {
+        by_pid.entry(r.pid).or_default().push(i);
+    }
+    reports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            by_pid.get(&r.ppid).and_then(|c| {
+                c.iter()
+                    .copied()
+                    .filter(|&k| k != i)
+                    .max_by_key(|&k| (tasks[k] == tasks[i], reports[k].ending != "exec", k))
+            })
+        })
         .collect()
 }
 
 /// The reports in tree order (depth first, a parent before its children;
 /// siblings by task, pid, the images before an `exec` first) with their
 /// depth.
-fn tree_order(reports: &[Report], parent: &[Option<usize>]) -> Vec<(usize, u32)> {
+fn tree_order(reports: &[Report], tasks: &[u32], parent: &[Option<usize>]) -> Vec<(usize, u32)> {
     let key = |&i: &usize| {
         let r = &reports[i];
-        (r.task, r.pid, r.ending != "exec", i)
+        (tasks[i], r.pid, r.ending != "exec", i)
     };
     let mut kids: Vec<Vec<usize>> = vec![Vec::new(); reports.len()];
     let mut roots = Vec::new();
@@ -563,7 +584,11 @@ pub fn summarize(reports: &[Report], names: &[String], top: usize) -> Summary {
                 .push((i, f));
         }
     }
-    let mut files: Vec<JobFile> = order.iter().map(|p| reduce(&by_path[p], reports)).collect();
+    let ptask = process_tasks(reports);
+    let mut files: Vec<JobFile> = order
+        .iter()
+        .map(|p| reduce(&by_path[p], reports, &ptask))
+        .collect();
     files.sort_by(|a, b| {
         b.bytes
             .cmp(&a.bytes)
@@ -597,7 +622,7 @@ pub fn summarize(reports: &[Report], names: &[String], top: usize) -> Summary {
     // shell keeps its own copy of the environment, so the ancestry its
     // children inherit through `exec` may miss a level).
     let own: Vec<Totals> = reports.iter().map(process_totals).collect();
-    let parent = parents(reports);
+    let parent = parents(reports, &ptask);
     let mut with_children = own.clone();
     let mut below: Vec<Vec<usize>> = (0..reports.len()).map(|i| vec![i]).collect();
     for i in 0..reports.len() {
@@ -623,7 +648,7 @@ pub fn summarize(reports: &[Report], names: &[String], top: usize) -> Summary {
         paths.dedup();
         wc.files = paths.len() as u64;
     }
-    let processes = tree_order(reports, &parent)
+    let processes = tree_order(reports, &ptask, &parent)
         .into_iter()
         .map(|(i, depth)| Process {
             report: names.get(i).cloned().unwrap_or_default(),
