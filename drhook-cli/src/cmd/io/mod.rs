@@ -6,13 +6,16 @@
 //!
 //! * [`read`]: the reports (serde), directories of them;
 //! * [`process`]: the table of one process;
-//! * [`summary`]: the job summary (Darshan's shared-record reduction);
+//! * [`summary`]: the job summary (Darshan's shared-record reduction, in
+//!   `reduce.rs`; the process tree in `tree.rs`);
 //! * [`summary_text`]: the job summary as text.
 
 pub mod process;
 pub mod read;
+mod reduce;
 pub mod summary;
 pub mod summary_text;
+mod tree;
 
 use std::path::PathBuf;
 

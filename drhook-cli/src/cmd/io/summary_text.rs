@@ -13,6 +13,11 @@ pub fn render(s: &Summary, top: usize) -> String {
     crate::report::table::printable(&render_raw(s, top)).into_owned()
 }
 
+/// `1 task`, `4 tasks`.
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn calls(t: &Totals) -> String {
     format!(
         "read {} in {} calls, wrote {} in {} calls (stdio: {} reads, {} writes)",
@@ -106,10 +111,10 @@ fn shared(o: &mut String, s: &Summary, top: usize) {
         let c = &f.counters;
         let _ = writeln!(
             o,
-            "  {}: {} processes ({} tasks), read {} in {} calls, wrote {} in {} calls, {:.6} s",
+            "  {}: {} ({}), read {} in {} calls, wrote {} in {} calls, {:.6} s",
             c.path,
-            f.processes,
-            f.tasks,
+            count(f.processes, "process", "processes"),
+            count(f.tasks, "task", "tasks"),
             human(c.read_bytes + c.stdio_read_bytes),
             c.reads + c.stdio_reads,
             human(c.write_bytes + c.stdio_write_bytes),
@@ -135,7 +140,7 @@ fn shared(o: &mut String, s: &Summary, top: usize) {
         if let (Some(vt), Some(vb)) = (f.variance_time, f.variance_bytes) {
             let _ = writeln!(
                 o,
-                "    variance across processes: time {vt:.3e} s², bytes {vb:.6e} B²"
+                "    variance across processes: time {vt:.4e} s², bytes {vb:.4e} B²"
             );
         }
         let _ = writeln!(
@@ -180,11 +185,12 @@ fn render_raw(s: &Summary, top: usize) -> String {
     let nshared = s.files.iter().filter(|f| f.shared).count();
     let _ = writeln!(
         o,
-        "I/O of a job: {} processes ({} commands; tasks {}), {} files ({} shared)",
-        s.processes.len(),
-        s.commands.len(),
+        "I/O of a job: {} ({}; {} {}), {} ({} shared)",
+        count(s.processes.len() as u64, "process", "processes"),
+        count(s.commands.len() as u64, "command", "commands"),
+        if s.tasks.len() == 1 { "task" } else { "tasks" },
         list(&s.tasks),
-        s.files.len(),
+        count(s.files.len() as u64, "file", "files"),
         nshared
     );
     let _ = writeln!(
