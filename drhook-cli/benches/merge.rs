@@ -105,6 +105,7 @@ fn write_rank(dir: &Path, rank: u32, nranks: u32, nroutines: usize) -> u64 {
             sizes: None,
             path: Vec::new(),
             memory: None,
+            io: None,
         };
         row(&mut text, &h, &row_);
     }

@@ -507,7 +507,10 @@ fn bad_input_is_exit_status_2_with_file_and_line() {
         &fx,
         &["merge", "prof_example.memprof.drhook.prof.1-mem"],
     ));
-    assert!(e.contains("a memory profile has no times to merge"), "{e}");
+    assert!(
+        e.contains("a memory or I/O profile has no times to merge"),
+        "{e}"
+    );
     // A usage error is status 2 too (clap).
     assert_eq!(run_drhook(d, &["merge"]).status.code(), Some(2));
 }

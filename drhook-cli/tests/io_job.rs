@@ -304,10 +304,7 @@ fn job_summary_of_a_process_tree() {
     // --per-process, one table for one report.
     let text = ok(&run_drhook(d.path(), &["io", "."]));
     assert!(text.starts_with("I/O of a job: "), "{text}");
-    assert!(
-        text.contains("/shared.dat: 4 processes (1 tasks)"),
-        "{text}"
-    );
+    assert!(text.contains("/shared.dat: 4 processes (1 task)"), "{text}");
     assert!(text.contains("variance across processes: time "), "{text}");
     assert!(text.contains("\nCommands\n"), "{text}");
     let per = ok(&run_drhook(d.path(), &["io", "--per-process", "."]));
@@ -317,6 +314,64 @@ fn job_summary_of_a_process_tree() {
     assert!(one.starts_with("I/O of sh (pid "), "{one}");
     let one = json(d.path(), &["--summary", "drhook.io.1"]);
     assert_eq!(one["processes"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn io_profiles_read_by_json_and_top() {
+    let d = tempfile::tempdir().unwrap();
+    run_io(
+        d.path(),
+        &[
+            "sh",
+            "-c",
+            "dd if=/dev/zero of=a.dat bs=3000 count=2 status=none; dd if=a.dat of=b.dat bs=1000 status=none",
+        ],
+    );
+    let v = schema();
+    let mut checked = 0;
+    for (name, rep) in reports(d.path()) {
+        if rep["command"] != "dd" {
+            continue;
+        }
+        // drhook.io.1.dd.PID -> drhook.prof.1.dd.PID-io
+        let prof = format!("{}-io", name.replacen("drhook.io.", "drhook.prof.", 1));
+        let doc: Value =
+            serde_json::from_str(&ok(&run_drhook(d.path(), &["json", &prof]))).unwrap();
+        assert_valid(&v, &doc);
+        let task = &doc["tasks"][0];
+        assert_eq!(task["kind"], "io");
+        let rows = task["rows"].as_array().unwrap();
+        let sum = |k: &str| rows.iter().map(|r| u(&r["io"][k])).sum::<u64>();
+        // The per-routine profile and the per-file report of one process
+        // count the same calls.
+        let files = rep["files"].as_array().unwrap();
+        let fsum = |k: &str| files.iter().map(|x| u(&x[k])).sum::<u64>();
+        assert_eq!(
+            sum("read_bytes"),
+            fsum("read_bytes") + fsum("stdio_read_bytes"),
+            "{prof}"
+        );
+        assert_eq!(
+            sum("write_bytes"),
+            fsum("write_bytes") + fsum("stdio_write_bytes"),
+            "{prof}"
+        );
+        assert_eq!(sum("reads"), fsum("reads"), "{prof}");
+        assert_eq!(sum("writes"), fsum("writes"), "{prof}");
+        assert_eq!(sum("write_bytes"), 6000, "{prof}: {doc:#}");
+        let top = ok(&run_drhook(d.path(), &["top", "--width", "100", &prof]));
+        assert!(top.contains("I/O profile"), "{top}");
+        assert!(top.contains("main@1"), "{top}");
+        assert!(top.lines().all(|l| l.chars().count() <= 100), "{top}");
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+    // merge refuses them with a reason.
+    let e = stderr(&run_drhook(d.path(), &["merge", "drhook.prof.1-io"]));
+    assert!(
+        e.contains("a memory or I/O profile has no times to merge"),
+        "{e}"
+    );
 }
 
 fn works(cmd: &str, arg: &str) -> bool {

@@ -34,7 +34,7 @@ pub fn run(a: &Args, g: &Global) -> Result<u8> {
     let profiles = load_all(&a.files, g)?;
     if let Some(p) = profiles.iter().find(|p| !p.header.kind.has_times()) {
         return Err(Error::msg(format!(
-            "{}: a memory profile has no times for a flame graph",
+            "{}: a memory or I/O profile has no times for a flame graph",
             p.source.as_deref().unwrap_or("input")
         )));
     }

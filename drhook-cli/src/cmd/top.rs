@@ -1,4 +1,5 @@
-//! `drhook top`: a profile as a readable tree (or table) in the terminal.
+//! `drhook top`: a profile as a readable tree (or table) in the terminal
+//! (an I/O profile `drhook.prof.N-io` as a table by I/O time).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -22,7 +23,7 @@ pub enum Color {
 /// Arguments of `drhook top`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A profile (text or JSON).
+    /// A profile (text or JSON; wall, CPU or I/O `-io`).
     pub file: PathBuf,
     /// Only this thread.
     #[arg(long, value_name = "N")]
@@ -64,10 +65,10 @@ pub fn run(a: &Args, g: &Global) -> Result<u8> {
             ));
         }
     };
-    if !p.header.kind.has_times() {
+    if p.header.kind == crate::profile::Kind::Memory {
         return Err(Error::file(
             &a.file,
-            "a memory profile: top shows wall and CPU profiles",
+            "a memory profile: top shows wall, CPU and I/O profiles",
         ));
     }
     let tty = std::io::stdout().is_terminal();

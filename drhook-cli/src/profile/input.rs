@@ -15,6 +15,8 @@ pub enum Format {
     Text,
     /// A memory profile (`Memory-profiling information for program=`).
     MemoryText,
+    /// An I/O profile (`I/O-profiling information for program=`).
+    IoText,
     /// A `drhook-profile` JSON document.
     Json,
     /// Anything else.
@@ -45,6 +47,9 @@ pub fn sniff_bytes(head: &[u8]) -> Format {
     if head.starts_with(b"Memory-profiling information for program=") {
         return Format::MemoryText;
     }
+    if head.starts_with(b"I/O-profiling information for program=") {
+        return Format::IoText;
+    }
     let t = head.trim_ascii_start();
     if t.first() == Some(&b'{') && t.windows(16).any(|w| w == b"\"drhook-profile\"") {
         return Format::Json;
@@ -54,7 +59,7 @@ pub fn sniff_bytes(head: &[u8]) -> Format {
 
 /// Expands the command-line arguments into profile files: files are taken
 /// as given (and must exist); a directory gives its time profiles and JSON
-/// documents (not memory profiles, not other files), in natural order
+/// documents (not memory or I/O profiles, not other files), in natural order
 /// (`drhook.prof.2` before `drhook.prof.10`). A text profile whose JSON
 /// companion (`drhook.prof.N.json`) is also an input is read from the
 /// companion only.
@@ -139,7 +144,7 @@ fn natural_key(p: &Path) -> Vec<(String, u128)> {
 /// document may hold several).
 pub fn load(path: &Path, options: ReadOptions) -> Result<Vec<Profile>> {
     match sniff(path)? {
-        Format::Text | Format::MemoryText => Ok(vec![text::read(path, options)?]),
+        Format::Text | Format::MemoryText | Format::IoText => Ok(vec![text::read(path, options)?]),
         Format::Json => {
             let s = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
             super::json::parse(&s, path)

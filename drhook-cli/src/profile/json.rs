@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Cluster, Columns, Header, Kind, MemColumns, MemItem, Node, PerCall, Profile, Row, RowSizes,
-    ThreadInfo,
+    Cluster, Columns, Header, IoColumns, Kind, MemColumns, MemItem, Node, PerCall, Profile, Row,
+    RowSizes, ThreadInfo,
 };
 use crate::error::{Error, Result};
 
@@ -47,7 +47,7 @@ pub struct Task {
     pub nprocs: u32,
     /// Number of threads.
     pub nthreads: u32,
-    /// `wall`, `cpu` or `memory`.
+    /// `wall`, `cpu`, `memory` or `io`.
     pub kind: Kind,
     /// Distinct routines called.
     pub routines_called: u64,
@@ -153,6 +153,9 @@ pub struct JsonRow {
     /// Memory-profile columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemColumns>,
+    /// I/O-profile columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoColumns>,
 }
 
 /// `Option<Option<T>>`: absent / `null` / value.
@@ -183,7 +186,7 @@ impl JsonRow {
             rank: r.rank,
             pct: r.pct,
             cumul_s: times.then_some(r.cumul_s),
-            self_s: times.then_some(r.self_s),
+            self_s: (times || kind == Kind::Io).then_some(r.self_s),
             total_s: times.then_some(r.total_s),
             calls: r.calls,
             self_ms_per_call: self_ms,
@@ -198,6 +201,7 @@ impl JsonRow {
             sizes: r.sizes,
             path: r.path.clone(),
             memory: r.memory,
+            io: r.io,
         }
     }
 
@@ -231,6 +235,7 @@ impl JsonRow {
             sizes: self.sizes,
             path: self.path.clone(),
             memory: self.memory,
+            io: self.io,
         }
     }
 }

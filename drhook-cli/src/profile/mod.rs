@@ -30,12 +30,15 @@ pub enum Kind {
     Cpu,
     /// Memory profile (`memprof`, `drhook.prof.N-mem`): no times.
     Memory,
+    /// I/O profile (`DR_HOOK_OPT=io`, `drhook.prof.N-io`): per row its
+    /// self time and its I/O ([`IoColumns`]); no total, no calls.
+    Io,
 }
 
 impl Kind {
-    /// Whether rows carry times.
+    /// Whether rows carry self and total times (wall and CPU profiles).
     pub fn has_times(self) -> bool {
-        self != Kind::Memory
+        matches!(self, Kind::Wall | Kind::Cpu)
     }
 }
 
@@ -123,6 +126,26 @@ pub struct MemColumns {
     pub frees: u64,
 }
 
+/// The columns of an I/O-profile row (`drhook.prof.N-io`): what the
+/// routine did while it was the top of its thread's stack.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IoColumns {
+    /// `I/O(sec)`: seconds inside I/O calls.
+    pub io_s: f64,
+    /// `Compute(sec)`: self seconds less I/O seconds.
+    pub compute_s: f64,
+    /// `Read(bytes)`.
+    pub read_bytes: u64,
+    /// `Written(bytes)`.
+    pub write_bytes: u64,
+    /// `#Reads`.
+    pub reads: u64,
+    /// `#Writes`.
+    pub writes: u64,
+    /// `#Other`: other I/O calls (open, close, seek, sync, metadata...).
+    pub other: u64,
+}
+
 /// The two columns after `# of calls`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PerCall {
@@ -150,7 +173,8 @@ pub enum PerCall {
 pub struct Row {
     /// The `#` column (1-based).
     pub rank: u64,
-    /// `% Time` (self), or `Memory-%` in a memory profile.
+    /// `% Time` (self), `Memory-%` in a memory profile, `I/O-%` in an
+    /// I/O profile.
     pub pct: f64,
     /// `Cumul` seconds (0 in memory profiles).
     pub cumul_s: f64,
@@ -158,7 +182,7 @@ pub struct Row {
     pub self_s: f64,
     /// `Total` seconds (0 in memory profiles).
     pub total_s: f64,
-    /// `# of calls`.
+    /// `# of calls` (0 in I/O profiles, which do not print it).
     pub calls: u64,
     /// ms/call or MIPS/MFlops.
     pub per_call: PerCall,
@@ -178,6 +202,8 @@ pub struct Row {
     pub path: Vec<String>,
     /// Memory-profile columns.
     pub memory: Option<MemColumns>,
+    /// I/O-profile columns.
+    pub io: Option<IoColumns>,
 }
 
 impl Row {
@@ -199,6 +225,7 @@ impl Row {
             sizes: None,
             path: Vec::new(),
             memory: None,
+            io: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Reader of `drhook.prof.N` text files: ours and the reference Dr.Hook's
 //! (wall and CPU profiles, `callpath`, `clusterinfo`, size lines, `hpmprof`
-//! MIPS/MFlops columns, `$drhook` rows, and memory profiles `-mem`).
+//! MIPS/MFlops columns, `$drhook` rows, memory profiles `-mem`, and I/O
+//! profiles `-io`).
 //!
 //! [`RowReader`] parses the header, then hands out rows one at a time into
 //! a caller's [`Row`] (no allocation per row once the buffers have grown),
@@ -14,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use super::number::{decimal, grouped, signed, unsigned};
 use super::{
-    Cluster, Columns, Header, Kind, MemColumns, MemItem, PerCall, Profile, Row, RowSizes,
-    ThreadInfo,
+    Cluster, Columns, Header, IoColumns, Kind, MemColumns, MemItem, PerCall, Profile, Row,
+    RowSizes, ThreadInfo,
 };
 use crate::error::{Error, Result};
 
@@ -33,8 +34,10 @@ pub struct ReadOptions {
 
 const PROFILING: &str = "Profiling information for program='";
 const MEM_PROFILING: &str = "Memory-profiling information for program='";
+const IO_PROFILING: &str = "I/O-profiling information for program='";
 const COLS_TIME: &str = "    #  % Time";
 const COLS_MEM: &str = "    #  Memory-%";
+const COLS_IO: &str = "    #    I/O-%";
 const SIZE_HEADER: &str = "(Size; Size/sec; Size/call; MinSize; MaxSize)";
 /// Longest line read (a binary file without newlines is not read whole).
 pub const MAX_LINE: u64 = 1 << 20;
@@ -181,6 +184,8 @@ impl<R: BufRead> RowReader<R> {
             (r, None)
         } else if let Some(r) = first.strip_prefix(MEM_PROFILING) {
             (r, Some(Kind::Memory))
+        } else if let Some(r) = first.strip_prefix(IO_PROFILING) {
+            (r, Some(Kind::Io))
         } else {
             let shown: String = first.chars().take(60).collect();
             return Err(self.err(format!(
@@ -221,18 +226,18 @@ impl<R: BufRead> RowReader<R> {
             "Instrumentation   ended",
             "Instrumentation overhead",
         ];
-        let needed = if kind == Some(Kind::Memory) { 3 } else { 4 };
+        let needed = if kind.is_some() { 3 } else { 4 };
         for (i, name) in names.iter().enumerate().take(needed) {
             if !seen[i] {
                 return Err(self.err(format!("the header has no \"{name}\" line")));
             }
         }
         match kind {
-            Some(Kind::Memory) => {
+            Some(k) => {
                 if !seen_time {
                     return Err(self.err("the header has no \"No. of procs/threads\" line"));
                 }
-                self.header.kind = Kind::Memory;
+                self.header.kind = k;
             }
             _ => {
                 if !seen_time {
@@ -278,8 +283,8 @@ impl<R: BufRead> RowReader<R> {
                     .map(|v| (Kind::Cpu, v))
             })
         {
-            if kind == Some(Kind::Memory) {
-                return Err(self.err("a time line in a memory profile"));
+            if kind.is_some() {
+                return Err(self.err("a time line in a memory or I/O profile"));
             }
             self.header.kind = k;
             let (secs, rest) = v.split_once(" sec on proc#").ok_or_else(|| {
@@ -303,7 +308,7 @@ impl<R: BufRead> RowReader<R> {
             self.procs_threads(counts)?;
             *seen_time = true;
         } else if let Some(v) = item.strip_prefix("No. of procs/threads: ") {
-            if kind != Some(Kind::Memory) {
+            if kind.is_none() {
                 return Err(self.err("a \"No. of procs/threads\" line in a time profile"));
             }
             self.procs_threads(v)?;
@@ -406,7 +411,12 @@ impl<R: BufRead> RowReader<R> {
         }
         let l = self.line().to_string();
         let memory = self.header.kind == Kind::Memory;
-        let expected = if memory { COLS_MEM } else { COLS_TIME };
+        let io = self.header.kind == Kind::Io;
+        let expected = match self.header.kind {
+            Kind::Memory => COLS_MEM,
+            Kind::Io => COLS_IO,
+            _ => COLS_TIME,
+        };
         if !l.starts_with(expected) {
             return Err(self.err(format!(
                 "expected the column header \"{}...\", found \"{}\"",
@@ -422,6 +432,16 @@ impl<R: BufRead> RowReader<R> {
         }
         if !memory && l.contains("MIPS") && l.contains("MFlops") {
             self.header.columns = Columns::Counters;
+        }
+        if io {
+            // A blank line, then the rows (no size or units line).
+            if !self.next_line()? {
+                return Err(self.err("the file ends after the column header: truncated profile"));
+            }
+            if !self.line().is_empty() {
+                return Err(self.err("expected a blank line after the column header"));
+            }
+            return Ok(());
         }
         // Size header (optional), then the units line.
         if !self.next_line()? {
@@ -523,7 +543,12 @@ impl<R: BufRead> RowReader<R> {
     fn parse_row(&mut self, row: &mut Row) -> Result<()> {
         let line = std::str::from_utf8(&self.buf).unwrap_or("");
         let memory = self.header.kind == Kind::Memory;
-        let nnum = if memory { 11 } else { 8 };
+        let io = self.header.kind == Kind::Io;
+        let nnum = match self.header.kind {
+            Kind::Memory => 11,
+            Kind::Io => 10,
+            _ => 8,
+        };
         let mut toks: [&str; 11] = [""; 11];
         let mut end = 0;
         let bytes = line.as_bytes();
@@ -558,6 +583,12 @@ impl<R: BufRead> RowReader<R> {
                 ),
             )
         };
+        // I/O profiles put four spaces before the mark.
+        let rest = if io {
+            rest.strip_prefix(' ').ok_or_else(bad_name)?
+        } else {
+            rest
+        };
         let (star, name_part) = match rest.as_bytes() {
             [b' ', b' ', b' ', s @ (b'*' | b' '), ..] if rest.len() > 4 => (*s == b'*', &rest[4..]),
             _ => return Err(bad_name()),
@@ -585,7 +616,26 @@ impl<R: BufRead> RowReader<R> {
         row.pct = decimal(toks[1]).ok_or_else(|| num_err("% time", toks[1]))?;
         row.path.clear();
         row.sizes = None;
-        if memory {
+        row.io = None;
+        if io {
+            let f = |k: usize, what: &str| decimal(toks[k]).ok_or_else(|| num_err(what, toks[k]));
+            let n = |k: usize, what: &str| unsigned(toks[k]).ok_or_else(|| num_err(what, toks[k]));
+            row.self_s = f(2, "self")?;
+            row.io = Some(IoColumns {
+                io_s: f(3, "I/O seconds")?,
+                compute_s: f(4, "compute seconds")?,
+                read_bytes: n(5, "bytes read")?,
+                write_bytes: n(6, "bytes written")?,
+                reads: n(7, "#reads")?,
+                writes: n(8, "#writes")?,
+                other: n(9, "#other")?,
+            });
+            row.cumul_s = 0.0;
+            row.total_s = 0.0;
+            row.calls = 0;
+            row.per_call = PerCall::None;
+            row.memory = None;
+        } else if memory {
             let i = |k: usize, what: &str| signed(toks[k]).ok_or_else(|| num_err(what, toks[k]));
             let allocs_tok = toks[9].strip_suffix('*').unwrap_or(toks[9]);
             row.memory = Some(MemColumns {
@@ -698,7 +748,8 @@ impl<R: BufRead> RowReader<R> {
             rows,
             tree: None,
         };
-        if p.has_callpaths() {
+        // (An I/O profile's rows have no totals or calls to build from.)
+        if p.has_callpaths() && p.header.kind != Kind::Io {
             p.tree = Some(super::tree::from_rows(&p.rows));
         }
         Ok(p)
@@ -779,6 +830,87 @@ fn short(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An I/O profile as the engine writes it (`drhook/src/profile/io.rs`),
+    /// with a call path under its second row.
+    fn io_text() -> String {
+        let mut t = String::from(
+            "I/O-profiling information for program='./io', proc#2:\n\
+             \tNo. of instrumented routines called : 3\n\
+             \tInstrumentation started : 20260101 120000\n\
+             \tInstrumentation   ended : 20260101 120001\n\
+             \tI/O : 104096 bytes read in 12 calls, 104096 bytes written in 101 calls, 4 other calls, 0.026225 sec in I/O calls\n\
+             \tNo. of procs/threads: 4 procs, 2 threads\n\n\
+             \x20   #    I/O-%    Self(sec)     I/O(sec) Compute(sec)      Read(bytes)   Written(bytes)    #Reads   #Writes    #Other   Routine@<thread-id>\n\n",
+        );
+        t.push_str("    1    98.45     0.026334     0.026225     0.000109           104096           104096        12       101         4    *IO:POSIX@1\n");
+        t.push_str("    2     1.55     0.003246     0.000315     0.002931                0            32768         0         4      9915     IO:AIO@2\n");
+        t.push_str(&format!("{:>120}MAIN\n", ""));
+        t
+    }
+
+    #[test]
+    fn io_profiles() {
+        let p = parse_str(&io_text(), Path::new("x-io"), ReadOptions::default()).unwrap();
+        assert_eq!(p.header.kind, Kind::Io);
+        assert_eq!(
+            (p.header.proc, p.header.nprocs, p.header.nthreads),
+            (2, 4, 2)
+        );
+        assert!(p.header.extra_header[0].starts_with("I/O : 104096 bytes read"));
+        assert_eq!(p.rows.len(), 2);
+        let r = &p.rows[0];
+        assert!(r.star);
+        assert_eq!(
+            (r.routine.as_str(), r.thread, r.pct, r.self_s),
+            ("IO:POSIX", 1, 98.45, 0.026334)
+        );
+        assert_eq!(
+            r.io,
+            Some(IoColumns {
+                io_s: 0.026225,
+                compute_s: 0.000109,
+                read_bytes: 104096,
+                write_bytes: 104096,
+                reads: 12,
+                writes: 101,
+                other: 4
+            })
+        );
+        let r = &p.rows[1];
+        assert!(!r.star);
+        assert_eq!((r.routine.as_str(), r.thread), ("IO:AIO", 2));
+        assert_eq!(r.io.unwrap().other, 9915);
+        assert_eq!(r.path, ["MAIN"]);
+        assert!(p.tree.is_none(), "no totals to build a tree from");
+        // Packed call paths.
+        let packed = io_text()
+            .replace("     IO:AIO@2", "     MAIN/IO:AIO@2")
+            .replace(&format!("{:>120}MAIN\n", ""), "");
+        let p = parse_str(
+            &packed,
+            Path::new("x-io"),
+            ReadOptions {
+                packed_callpath: true,
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            (p.rows[1].routine.as_str(), p.rows[1].path.clone()),
+            ("IO:AIO", vec!["MAIN".to_string()])
+        );
+        // A time line does not belong in an I/O profile.
+        let bad = io_text().replace(
+            "\tNo. of procs/threads: 4 procs, 2 threads",
+            "\tWall-time is 1.00 sec on proc#2 (4 procs, 2 threads)",
+        );
+        let e = parse_str(&bad, Path::new("x-io"), ReadOptions::default()).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("a time line in a memory or I/O profile"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn names_threads_and_files() {

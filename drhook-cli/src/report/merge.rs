@@ -200,10 +200,10 @@ impl Merger {
 
     /// Starts a task; `what` names it in errors.
     pub fn begin_task(&mut self, kind: Kind, proc: u32, what: &Path) -> Result<()> {
-        if kind == Kind::Memory {
+        if !kind.has_times() {
             return Err(Error::file(
                 what,
-                "a memory profile has no times to merge (merge, diff, top and flamegraph read wall and CPU profiles)",
+                "a memory or I/O profile has no times to merge (merge, diff and flamegraph read wall and CPU profiles)",
             ));
         }
         if let Some(k) = self.kind
@@ -420,6 +420,7 @@ fn kind_name(k: Kind) -> &'static str {
         Kind::Wall => "wall-clock",
         Kind::Cpu => "CPU-time",
         Kind::Memory => "memory",
+        Kind::Io => "I/O",
     }
 }
 

@@ -107,6 +107,7 @@ pub fn merge_text(t: &Table, limit: Option<usize>) -> String {
         Kind::Wall => "wall-clock",
         Kind::Cpu => "CPU-time",
         Kind::Memory => "memory",
+        Kind::Io => "I/O",
     };
     let per_task = match t.kind {
         Kind::Cpu => "threads added up",

@@ -142,6 +142,7 @@ fn title(p: &Profile) -> String {
         Kind::Wall => "wall-clock",
         Kind::Cpu => "CPU-time",
         Kind::Memory => "memory",
+        Kind::Io => "I/O",
     };
     let mut s = format!(
         "program '{}', proc#{} of {}, {what} profile",
@@ -161,6 +162,19 @@ pub fn render(p: &Profile, o: &TopOptions) -> String {
         sc.push(LineKind::Bold, src.clone());
     }
     sc.push(LineKind::Plain, title(p));
+    if p.header.kind == Kind::Io {
+        // The header's `I/O : ...` line (the process's totals).
+        for l in p
+            .header
+            .extra_header
+            .iter()
+            .filter(|l| l.starts_with("I/O : "))
+        {
+            sc.push(LineKind::Plain, l.clone());
+        }
+        io_flat(p, o, &mut sc);
+        return sc.finish(o);
+    }
     match &p.tree {
         Some(_) if !o.flat => tree(p, o, &mut sc),
         _ => flat(p, o, &mut sc),
@@ -226,6 +240,81 @@ fn flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
             LineKind::Dim,
             format!("({} more rows; --limit 0 shows all)", p.rows.len() - n),
         );
+    }
+}
+
+/// An I/O profile: rows by I/O time (as in the file), the bar the row's
+/// share of the I/O time.
+fn io_flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
+    let rows: Vec<_> = p
+        .rows
+        .iter()
+        .filter(|r| o.thread.is_none_or(|t| r.thread == t))
+        .collect();
+    let n = if o.limit == 0 {
+        rows.len()
+    } else {
+        o.limit.min(rows.len())
+    };
+    let rows = &rows[..n];
+    let rank_w = n.to_string().len().max(1);
+    // "# " + "I/O%  " + bar + " I/O(s) Self(s) Read Written Calls   "
+    let fixed = rank_w + 9 + 11 + 11 + 11 + 11 + 10 + 5;
+    let bar_w = o.width.saturating_sub(fixed + 16).clamp(6, 20);
+    let name_room = o.width.saturating_sub(fixed + bar_w);
+    let head = format!(
+        "{:>rank_w$} {:>7} {:bar_w$} {:>10} {:>10} {:>10} {:>10} {:>9}    {}",
+        "#", "I/O%", "", "I/O(s)", "Self(s)", "Read", "Written", "Calls", "Routine@thread"
+    );
+    sc.push(LineKind::Plain, String::new());
+    sc.push(LineKind::Bold, head);
+    for (i, r) in rows.iter().enumerate() {
+        let io = r.io.unwrap_or(crate::profile::IoColumns {
+            io_s: 0.0,
+            compute_s: 0.0,
+            read_bytes: 0,
+            write_bytes: 0,
+            reads: 0,
+            writes: 0,
+            other: 0,
+        });
+        let name = format!("{}@{}", r.routine, r.thread);
+        let star = if r.star { "*" } else { " " };
+        let line = format!(
+            "{:>rank_w$} {:>6.2}% {} {:>10.6} {:>10.6} {:>10} {:>10} {:>9}   {star}{}",
+            i + 1,
+            r.pct,
+            bar(r.pct / 100.0, bar_w),
+            io.io_s,
+            r.self_s,
+            bytes(io.read_bytes),
+            bytes(io.write_bytes),
+            io.reads + io.writes + io.other,
+            fit(&name, name_room.max(8))
+        );
+        sc.push(LineKind::Bar, line);
+    }
+    if n < p.rows.len() && o.limit != 0 {
+        sc.push(
+            LineKind::Dim,
+            format!("({} more rows; --limit 0 shows all)", p.rows.len() - n),
+        );
+    }
+}
+
+/// Bytes in binary units (`12.3K`, `4.0M`), at most 7 characters.
+fn bytes(b: u64) -> String {
+    const U: [&str; 5] = ["", "K", "M", "G", "T"];
+    let mut x = b as f64;
+    let mut i = 0;
+    while x >= 1024.0 && i < U.len() - 1 {
+        x /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        b.to_string()
+    } else {
+        format!("{x:.1}{}", U[i])
     }
 }
 

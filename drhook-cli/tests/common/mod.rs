@@ -253,6 +253,7 @@ fn row(s: Shape) -> impl Strategy<Value = Row> {
                         allocs: u64::from(m[6] % 3),
                         frees: u64::from(m[7] % 3),
                     }),
+                    io: None,
                 }
             },
         )
