@@ -48,7 +48,8 @@ enum Command {
     /// routines in the calling tree).
     Wrap(Box<cmd::wrap::WrapArgs>),
     /// The per-file I/O report of processes run with DR_HOOK_OPT=io
-    /// (drhook.io.* files): a table per process, or --json.
+    /// (drhook.io.* files, or directories of them): one process's table,
+    /// or one summary of several (a job); --json.
     Io(cmd::io::Args),
     /// Runs an unmodified program (and every process it starts) with
     /// Dr.Hook attached (LD_PRELOAD); the exit status is the program's.
