@@ -59,7 +59,7 @@ pub mod c {
     /// The last access: 0 none, 1 read, 2 write.
     pub const LAST_IO: usize = 57;
     /// Darshan's `MEM_NOT_ALIGNED`: accesses whose buffer is not aligned
-    /// to [`MEM_ALIGNMENT`](super::MEM_ALIGNMENT) bytes.
+    /// to `MEM_ALIGNMENT` (8) bytes.
     pub const MEM_NOT_ALIGNED: usize = 58;
     /// Darshan's `FILE_NOT_ALIGNED`: accesses whose offset is not a
     /// multiple of the file's alignment ([`FILE_ALIGNMENT`]).
