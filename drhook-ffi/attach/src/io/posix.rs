@@ -15,7 +15,7 @@ use super::record::{
 use super::recording;
 use super::slots::{self as s, *};
 use super::stdio::stdio_data;
-use super::table::{FD_POS, MAX_FD, add, c};
+use super::table::{MAX_FD, add, c, pos_of};
 use crate::sys::{errno, set_errno};
 
 /// `open`, `open64` (`which`: the slot).
@@ -469,7 +469,7 @@ pub unsafe fn lseek<S: Source>(
         || unsafe { f(fd, off, wh) },
         |r, a, b| {
             if r >= 0 && fd >= 0 && (fd as usize) < MAX_FD {
-                FD_POS[fd as usize].store(r as u64, Ordering::Relaxed);
+                pos_of(fd as usize).store(r as u64, Ordering::Relaxed);
             }
             meta(fd, Some(c::SEEKS), a, b)
         },

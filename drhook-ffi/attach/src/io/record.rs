@@ -11,8 +11,8 @@ use std::sync::atomic::Ordering;
 use super::clock::{NS_PER_TICK, ticks};
 use super::paths::{absolute, classify, file_index, file_of, intern_opened, path_of};
 use super::table::{
-    FD_FILE, FD_POS, FILES, MAX_FD, MEM_ALIGNMENT, OTHER_FILES, PATH_META, ROUTINES, SIZES,
-    STRIDES, add, bin, c, lower1, raise, stamp,
+    FD_FILE, FD_POS, FD_POS_AT, FILES, MAX_FD, MEM_ALIGNMENT, OTHER_FILES, PATH_META, ROUTINES,
+    SIZES, STRIDES, add, bin, c, lower1, pos_of, raise, stamp,
 };
 use super::{guard, trace};
 use crate::engine::hooks;
@@ -37,7 +37,7 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, mem: usize, 
             b'r'
         };
         let at = off.or_else(|| {
-            (fd >= 0 && (fd as usize) < MAX_FD).then(|| FD_POS[fd as usize].load(Ordering::Relaxed))
+            (fd >= 0 && (fd as usize) < MAX_FD).then(|| pos_of(fd as usize).load(Ordering::Relaxed))
         });
         // (The descriptor's position as this table follows it: exact for
         // a descriptor opened through us and not moved by another process.)
@@ -100,8 +100,9 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, mem: usize, 
                 Some(o) => Some(o),
                 None => {
                     let i = fd as usize;
-                    let p = FD_POS[i].load(Ordering::Relaxed);
-                    FD_POS[i].store(p + bytes, Ordering::Relaxed);
+                    let pos = pos_of(i);
+                    let p = pos.load(Ordering::Relaxed);
+                    pos.store(p + bytes, Ordering::Relaxed);
                     Some(p)
                 }
             }
@@ -199,6 +200,7 @@ pub(super) fn opened(fd: c_int, path: Option<&CStr>, dirfd: c_int, flags: c_int,
             0
         };
         FD_POS[fd as usize].store(pos, Ordering::Relaxed);
+        FD_POS_AT[fd as usize].store(0, Ordering::Relaxed);
     }
     if trace::traced(i) {
         let _ = guard(|| trace::open(fd, path_of(i), flags, t0, t1));
@@ -257,7 +259,19 @@ pub(super) fn duplicated(old: c_int, new: c_int) {
         OTHER_FILES
     };
     FD_FILE[new as usize].store(f, Ordering::Relaxed);
+    // The duplicate shares the original's position.
+    let at = if (old as usize) < MAX_FD {
+        match FD_POS_AT[old as usize].load(Ordering::Relaxed) {
+            0 => old as u32 + 1,
+            at => at,
+        }
+    } else {
+        0
+    };
+    FD_POS_AT[new as usize].store(at, Ordering::Relaxed);
+    // Darshan's DUPS, and its OPENS count a duplicate too.
     add(&FILES[f as usize], c::DUPS, 1);
+    add(&FILES[f as usize], c::OPENS, 1);
 }
 
 /// `from` was renamed to `to` (relative to `dirfd`): Darshan's rename

@@ -135,8 +135,9 @@ pub mod c {
 pub const MEM_ALIGNMENT: u64 = 8;
 
 /// Distinct values tracked per file for Darshan's four most common
-/// access sizes and strides (the first ones seen; more are not counted).
-pub(super) const COMMON_SLOTS: usize = 8;
+/// access sizes and strides (the first ones seen, as Darshan's runtime
+/// tracks its first 32; more are not counted).
+pub(super) const COMMON_SLOTS: usize = 32;
 
 /// Per file: the most common values of one kind (access sizes, strides),
 /// a slot claimed by one compare-and-swap of `value + 1`.
@@ -177,16 +178,17 @@ impl Common {
         }
     }
 
-    /// The four most common `(value, count)`, most first (ties: smaller
-    /// value first).
+    /// The four most common `(value, count)` as Darshan reports them: most
+    /// first, ties with the larger value first, the value 0 never (a zero
+    /// size or stride is not among Darshan's common values).
     pub(super) fn top4(&self) -> Vec<(u64, u64)> {
         let mut v: Vec<(u64, u64)> = (0..COMMON_SLOTS)
             .filter_map(|k| {
                 let key = self.values[k].load(Ordering::Relaxed);
-                (key != 0).then(|| (key - 1, self.counts[k].load(Ordering::Relaxed)))
+                (key > 1).then(|| (key - 1, self.counts[k].load(Ordering::Relaxed)))
             })
             .collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(b.0.cmp(&a.0)));
         v.truncate(4);
         v
     }
@@ -274,8 +276,23 @@ pub(super) static FILES: [FileStats; MAX_FILES] =
     [const { FileStats([const { AtomicU64::new(0) }; c::N]) }; MAX_FILES];
 /// The file of each descriptor (0: not known yet).
 pub(super) static FD_FILE: [AtomicU32; MAX_FD] = [const { AtomicU32::new(0) }; MAX_FD];
-/// Each descriptor's implicit position.
+/// Each descriptor's implicit position (see [`pos_of`]).
 pub(super) static FD_POS: [AtomicU64; MAX_FD] = [const { AtomicU64::new(0) }; MAX_FD];
+/// The descriptor whose [`FD_POS`] a descriptor uses, + 1 (0: its own): a
+/// duplicate shares its original's open file description, and so its
+/// position. (A duplicate whose original is closed and whose number is
+/// then opened again follows the new file's position: rare, and only the
+/// offsets of the access counters are wrong then.)
+pub(super) static FD_POS_AT: [AtomicU32; MAX_FD] = [const { AtomicU32::new(0) }; MAX_FD];
+
+/// The position of descriptor `fd` (< [`MAX_FD`]).
+#[inline]
+pub(super) fn pos_of(fd: usize) -> &'static AtomicU64 {
+    match FD_POS_AT[fd].load(Ordering::Relaxed) {
+        0 => &FD_POS[fd],
+        at => &FD_POS[(at - 1) as usize % MAX_FD],
+    }
+}
 
 /// Entries 1.. of the file table; entry 1 is "other files".
 pub(super) const OTHER_FILES: u32 = 1;
