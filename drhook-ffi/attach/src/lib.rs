@@ -63,8 +63,9 @@
 //!    `dlopen` and MPI functions, and the events they make ([`mpi`]: rank
 //!    and size once MPI is initialised).
 //! 6. The tools, each a folder: [`alloc`] (the `malloc` family, for the
-//!    memory profile) and [`io`] (the POSIX, stdio and AIO functions, for
-//!    the I/O profile and its per-operation trace).
+//!    memory profile), [`io`] (the POSIX, stdio and AIO functions, for
+//!    the I/O profile and its per-operation trace) and [`libmonitor`]
+//!    (libmonitor's C interface: a preloaded C tool's callbacks).
 //!
 //! This file wires them: [`interpose!`] exports every wrapper, and starts
 //! the tools with the process (the lifecycle knows none of them).
@@ -81,6 +82,7 @@ pub mod lifecycle;
 
 pub mod alloc;
 pub mod io;
+pub mod libmonitor;
 
 pub use engine::{drhook_attach_register_engine_v1, is_programs_engine};
 pub use events::{Ending, Events, ForkSide, Monitor, Process, TooManyMonitors, register};
@@ -107,6 +109,7 @@ pub const fn __cstr(s: &'static str) -> &'static std::ffi::CStr {
 #[doc(hidden)]
 pub fn __start_tools() {
     io::register_if_enabled();
+    libmonitor::start();
 }
 
 /// Exports the wrapped functions: `interpose!(preload)` under their own
@@ -119,6 +122,7 @@ macro_rules! interpose {
         $crate::__interpose_lifecycle!("", preload, $crate::__start_tools);
         $crate::__interpose_alloc!("", preload);
         $crate::__interpose_io!("", preload);
+        $crate::__interpose_libmonitor!(preload);
     };
     (wrap) => {
         $crate::__interpose_lifecycle!("__wrap_", wrap, $crate::__start_tools);

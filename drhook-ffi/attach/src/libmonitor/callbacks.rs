@@ -1,0 +1,315 @@
+//! The tool's callbacks: looked up once, called from the layer's events.
+
+use std::cell::Cell;
+use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU8, Ordering};
+
+use crate::events::{Ending, Events, ForkSide, Monitor, Process, register};
+use crate::sys::diag;
+
+/// `MONITOR_EXIT_NORMAL`, `_SIGNAL`, `_EXEC` of `monitor.h`.
+pub const EXIT_NORMAL: c_int = 1;
+/// A process ended by a signal (here: `abort`).
+pub const EXIT_SIGNAL: c_int = 2;
+/// A process about to `exec`.
+pub const EXIT_EXEC: c_int = 3;
+
+macro_rules! callbacks {
+    ($($idx:ident = $name:literal;)*) => {
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        #[derive(Clone, Copy)]
+        #[repr(usize)]
+        enum Cb { $($idx,)* }
+        const NAMES: &[&CStr] = &[$($name,)*];
+    };
+}
+
+callbacks! {
+    InitLibrary = c"monitor_init_library";
+    FiniLibrary = c"monitor_fini_library";
+    InitProcess = c"monitor_init_process";
+    FiniProcess = c"monitor_fini_process";
+    BeginProcessExit = c"monitor_begin_process_exit";
+    PreFork = c"monitor_pre_fork";
+    PostFork = c"monitor_post_fork";
+    InitThreadSupport = c"monitor_init_thread_support";
+    InitThread = c"monitor_init_thread";
+    FiniThread = c"monitor_fini_thread";
+    Dlopen = c"monitor_dlopen";
+    Dlclose = c"monitor_dlclose";
+    InitMpi = c"monitor_init_mpi";
+    FiniMpi = c"monitor_fini_mpi";
+}
+
+static FOUND: [AtomicPtr<c_void>; NAMES.len()] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; NAMES.len()];
+/// 0: not looked up, 1: looked up.
+static LOOKED_UP: AtomicU8 = AtomicU8::new(0);
+
+/// The tool's `name`, if it defines it.
+#[inline]
+fn cb(c: Cb) -> Option<*mut c_void> {
+    let p = FOUND[c as usize].load(Ordering::Acquire);
+    (!p.is_null()).then_some(p)
+}
+
+/// Looks every callback up once (`dlsym(RTLD_DEFAULT)`: a preloaded tool
+/// or the program). Not in a static program (no dynamic symbols).
+fn look_up() {
+    if LOOKED_UP.swap(1, Ordering::AcqRel) != 0 || crate::real::link_mode() {
+        return;
+    }
+    for (slot, name) in FOUND.iter().zip(NAMES) {
+        // SAFETY: a lookup of a NUL-terminated name in the global scope.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+        slot.store(p, Ordering::Release);
+    }
+}
+
+/// `MONITOR_DEBUG` set: a line on stderr before each callback.
+static DEBUG: AtomicBool = AtomicBool::new(false);
+
+fn debug(what: &str) {
+    if DEBUG.load(Ordering::Relaxed) {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() };
+        let msg = format!("monitor debug [{pid},{}] calling {what} ...", thread_num());
+        diag(&msg);
+    }
+}
+
+// --- the data passed through ------------------------------------------------
+
+/// `*argc` as `monitor_init_process` and `monitor_init_mpi` get it.
+static ARGC: AtomicI32 = AtomicI32::new(0);
+static ARGV: AtomicPtr<*mut c_char> = AtomicPtr::new(std::ptr::null_mut());
+/// What `monitor_init_process` returned.
+static MAIN_DATA: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+/// Threads started so far (the next one's number less one).
+static THREADS: AtomicI32 = AtomicI32::new(0);
+static THREAD_SUPPORT: AtomicU8 = AtomicU8::new(0);
+static LIBRARY_DONE: AtomicU8 = AtomicU8::new(0);
+/// `monitor_set_size_rank`'s values (-1: none).
+pub(crate) static SIZE: AtomicI32 = AtomicI32::new(-1);
+pub(crate) static RANK: AtomicI32 = AtomicI32::new(-1);
+
+thread_local! {
+    /// This thread's number (0: the main thread).
+    static TID: Cell<c_int> = const { Cell::new(0) };
+    /// What `monitor_init_thread` returned on this thread.
+    static THREAD_DATA: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
+    /// What `monitor_pre_fork` returned on this thread (the child is a
+    /// copy of it).
+    static FORK_DATA: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// `monitor_get_thread_num`.
+pub(crate) fn thread_num() -> c_int {
+    TID.with(|t| t.get())
+}
+
+/// `monitor_get_user_data`.
+pub(crate) fn user_data() -> *mut c_void {
+    MAIN_DATA.load(Ordering::Acquire)
+}
+
+/// `monitor_is_threaded`.
+pub(crate) fn is_threaded() -> bool {
+    THREADS.load(Ordering::Acquire) > 0
+}
+
+/// `*argc`, `argv` of the process (`monitor_init_process`'s).
+pub(crate) fn main_args() -> (c_int, *mut *mut c_char) {
+    (ARGC.load(Ordering::Acquire), ARGV.load(Ordering::Acquire))
+}
+
+// --- the calls ----------------------------------------------------------------
+
+/// Calls the callback `$c` of type `$ty` with `$args`, if the tool has it.
+macro_rules! call {
+    ($c:expr, $ty:ty, ($($a:expr),*)) => {
+        cb($c).map(|p| {
+            debug(NAMES[$c as usize].to_str().unwrap_or("?"));
+            // SAFETY: the tool's definition of a callback of `monitor.h`,
+            // whose C type is `$ty`.
+            let f = unsafe { std::mem::transmute::<*mut c_void, $ty>(p) };
+            // SAFETY: the arguments `monitor.h` documents.
+            unsafe { f($($a),*) }
+        })
+    };
+}
+
+type VoidFn = unsafe extern "C" fn();
+type IntFn = unsafe extern "C" fn(c_int);
+type PtrFn = unsafe extern "C" fn(*mut c_void);
+type GetFn = unsafe extern "C" fn() -> *mut c_void;
+
+/// When the preload library is loaded: the callbacks are looked up and
+/// `monitor_init_library` runs (libmonitor's order: from its constructor).
+pub fn library_init() {
+    let _ = std::panic::catch_unwind(|| {
+        DEBUG.store(
+            crate::sys::env::env_value(b"MONITOR_DEBUG").is_some(),
+            Ordering::Relaxed,
+        );
+        look_up();
+        call!(Cb::InitLibrary, VoidFn, ());
+    });
+}
+
+fn fini_library() {
+    if LIBRARY_DONE.swap(1, Ordering::AcqRel) == 0 {
+        call!(Cb::FiniLibrary, VoidFn, ());
+    }
+}
+
+/// At the process's start (the tools' start, just before the monitors'
+/// `init_process`): registers [`CMonitor`] when the process has a tool.
+pub fn start() {
+    look_up();
+    let wanted = wanted();
+    if wanted == Events::NONE {
+        return;
+    }
+    static M: CMonitor = CMonitor;
+    static DONE: AtomicU8 = AtomicU8::new(0);
+    if DONE.swap(1, Ordering::AcqRel) == 0 && register(&M).is_err() {
+        diag("drhook: no room for libmonitor's callbacks; the tool gets no events");
+    }
+}
+
+/// The events the tool's callbacks need.
+fn wanted() -> Events {
+    let has = |cs: &[Cb]| cs.iter().any(|c| cb(*c).is_some());
+    let mut e = Events::NONE;
+    if has(&[
+        Cb::InitProcess,
+        Cb::FiniProcess,
+        Cb::BeginProcessExit,
+        Cb::FiniLibrary,
+    ]) {
+        // A fork child and a failed exec start a process again.
+        e = e | Events::PROCESS | Events::FORK | Events::EXEC;
+    }
+    if has(&[Cb::PreFork, Cb::PostFork]) {
+        e = e | Events::FORK;
+    }
+    if has(&[Cb::InitThreadSupport, Cb::InitThread, Cb::FiniThread]) {
+        e = e | Events::THREADS;
+    }
+    if has(&[Cb::Dlopen, Cb::Dlclose]) {
+        e = e | Events::DLOPEN;
+    }
+    if has(&[Cb::InitMpi, Cb::FiniMpi]) {
+        e = e | Events::MPI;
+    }
+    e
+}
+
+fn how(e: Ending) -> c_int {
+    match e {
+        Ending::Return(_) | Ending::Exit(_) | Ending::UnderscoreExit(_) | Ending::MpiFinalize => {
+            EXIT_NORMAL
+        }
+        Ending::Abort => EXIT_SIGNAL,
+        Ending::Exec => EXIT_EXEC,
+    }
+}
+
+fn init_process(data: *mut c_void) {
+    LIBRARY_DONE.store(0, Ordering::Release);
+    type F = unsafe extern "C" fn(*mut c_int, *mut *mut c_char, *mut c_void) -> *mut c_void;
+    let r = call!(
+        Cb::InitProcess,
+        F,
+        (ARGC.as_ptr(), ARGV.load(Ordering::Acquire), data)
+    );
+    MAIN_DATA.store(r.unwrap_or(std::ptr::null_mut()), Ordering::Release);
+}
+
+/// libmonitor's callbacks on the layer's events.
+pub struct CMonitor;
+
+impl Monitor for CMonitor {
+    fn events(&self) -> Events {
+        wanted()
+    }
+
+    fn init_process(&self, p: &Process<'_>) {
+        if p.forked {
+            // libmonitor: the child starts again with the parent's
+            // arguments and `monitor_pre_fork`'s data; its threads are
+            // numbered afresh.
+            THREADS.store(0, Ordering::Release);
+            TID.with(|t| t.set(0));
+            init_process(FORK_DATA.with(|d| d.get()));
+        } else {
+            ARGC.store(p.argc, Ordering::Release);
+            ARGV.store(p.argv as *mut *mut c_char, Ordering::Release);
+            init_process(std::ptr::null_mut());
+        }
+    }
+
+    fn fini_process(&self, e: Ending) {
+        let h = how(e);
+        call!(Cb::BeginProcessExit, IntFn, (h));
+        type F = unsafe extern "C" fn(c_int, *mut c_void);
+        call!(Cb::FiniProcess, F, (h, MAIN_DATA.load(Ordering::Acquire)));
+        fini_library();
+    }
+
+    fn exec_failed(&self, _errno: c_int) {
+        // libmonitor leaves the process unmonitored after a failed exec
+        // (its fini already ran); here it starts again, so that the end it
+        // will have is seen too.
+        init_process(std::ptr::null_mut());
+    }
+
+    fn init_thread(&self, _start: usize) {
+        if THREAD_SUPPORT.swap(1, Ordering::AcqRel) == 0 {
+            call!(Cb::InitThreadSupport, VoidFn, ());
+        }
+        let tid = THREADS.fetch_add(1, Ordering::AcqRel) + 1;
+        TID.with(|t| t.set(tid));
+        type F = unsafe extern "C" fn(c_int, *mut c_void) -> *mut c_void;
+        let r = call!(Cb::InitThread, F, (tid, std::ptr::null_mut()));
+        THREAD_DATA.with(|d| d.set(r.unwrap_or(std::ptr::null_mut())));
+    }
+
+    fn fini_thread(&self) {
+        call!(Cb::FiniThread, PtrFn, (THREAD_DATA.with(|d| d.get())));
+    }
+
+    fn pre_fork(&self) {
+        let r = call!(Cb::PreFork, GetFn, ());
+        FORK_DATA.with(|d| d.set(r.unwrap_or(std::ptr::null_mut())));
+    }
+
+    fn post_fork(&self, side: ForkSide) {
+        // libmonitor calls `monitor_post_fork` in the parent only; the
+        // child gets `monitor_init_process`.
+        if let ForkSide::Parent(pid) = side {
+            type F = unsafe extern "C" fn(libc::pid_t, *mut c_void);
+            call!(Cb::PostFork, F, (pid, FORK_DATA.with(|d| d.get())));
+        }
+    }
+
+    fn dlopen(&self, file: Option<&CStr>, flags: c_int, handle: *mut c_void) {
+        type F = unsafe extern "C" fn(*const c_char, c_int, *mut c_void);
+        let path = file.map_or(std::ptr::null(), |f| f.as_ptr());
+        call!(Cb::Dlopen, F, (path, flags, handle));
+    }
+
+    fn dlclose(&self, handle: *mut c_void) {
+        call!(Cb::Dlclose, PtrFn, (handle));
+    }
+
+    fn init_mpi(&self, _rank: c_int, _size: c_int) {
+        type F = unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char);
+        call!(Cb::InitMpi, F, (ARGC.as_ptr(), ARGV.as_ptr()));
+    }
+
+    fn fini_mpi(&self) {
+        call!(Cb::FiniMpi, VoidFn, ());
+    }
+}

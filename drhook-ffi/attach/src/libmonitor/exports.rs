@@ -1,0 +1,240 @@
+//! The support functions of `monitor.h` a tool calls, exported by the
+//! preload library (`__interpose_libmonitor!`), each calling its body here.
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::Ordering;
+
+use super::callbacks::{self, RANK, SIZE};
+
+/// `monitor_real_exit`: the real `_exit`, as libmonitor's.
+pub fn real_exit(status: c_int) -> ! {
+    crate::real::underscore_exit(status)
+}
+
+/// `monitor_real_abort`: the real `abort`.
+pub fn real_abort() -> ! {
+    crate::real::abort()
+}
+
+/// `monitor_real_fork`: the real `fork` (no callbacks).
+pub fn real_fork() -> libc::pid_t {
+    crate::real::fork()
+}
+
+/// `monitor_real_execve`.
+///
+/// # Safety
+/// As `execve(2)`.
+pub unsafe fn real_execve(
+    path: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    // SAFETY: caller contract.
+    unsafe { crate::real::execve(path, argv, envp) }
+}
+
+/// `monitor_real_dlopen`.
+///
+/// # Safety
+/// As `dlopen(3)`.
+pub unsafe fn real_dlopen(path: *const c_char, flags: c_int) -> *mut c_void {
+    // SAFETY: caller contract.
+    unsafe { crate::real::dlopen(path, flags) }
+}
+
+/// `monitor_real_dlclose`.
+///
+/// # Safety
+/// As `dlclose(3)`.
+pub unsafe fn real_dlclose(handle: *mut c_void) -> c_int {
+    // SAFETY: caller contract.
+    unsafe { crate::real::dlclose(handle) }
+}
+
+/// `monitor_get_thread_num`: 0 on the main thread, then 1, 2, ... in the
+/// order threads start.
+pub fn get_thread_num() -> c_int {
+    callbacks::thread_num()
+}
+
+/// `monitor_get_user_data`: what `monitor_init_process` returned.
+pub fn get_user_data() -> *mut c_void {
+    callbacks::user_data()
+}
+
+/// `monitor_is_threaded`.
+pub fn is_threaded() -> c_int {
+    callbacks::is_threaded() as c_int
+}
+
+/// `monitor_set_size_rank`.
+pub fn set_size_rank(size: c_int, rank: c_int) {
+    SIZE.store(size, Ordering::Release);
+    RANK.store(rank, Ordering::Release);
+}
+
+/// `monitor_mpi_comm_size`: as set, else `MPI_COMM_WORLD`'s once MPI is
+/// initialised, else 0.
+pub fn mpi_comm_size() -> c_int {
+    match SIZE.load(Ordering::Acquire) {
+        -1 => crate::lifecycle::mpi::size().unwrap_or(0),
+        s => s,
+    }
+}
+
+/// `monitor_mpi_comm_rank`: as set, else this process's rank once MPI is
+/// initialised, else 0.
+pub fn mpi_comm_rank() -> c_int {
+    match RANK.load(Ordering::Acquire) {
+        -1 => crate::lifecycle::mpi::rank().unwrap_or(0),
+        r => r,
+    }
+}
+
+/// `monitor_get_main_args` (libmonitor's, not in its header): `*argc`,
+/// `argv` and the environment.
+///
+/// # Safety
+/// Each pointer null or writable.
+pub unsafe fn get_main_args(
+    argc: *mut c_int,
+    argv: *mut *mut *mut c_char,
+    env: *mut *mut *mut c_char,
+) {
+    unsafe extern "C" {
+        static mut environ: *mut *mut c_char;
+    }
+    let (c, v) = callbacks::main_args();
+    // SAFETY: caller contract; `environ` read, not written.
+    unsafe {
+        if !argc.is_null() {
+            *argc = c;
+        }
+        if !argv.is_null() {
+            *argv = v;
+        }
+        if !env.is_null() {
+            *env = environ;
+        }
+    }
+}
+
+/// Exports libmonitor's support functions and runs `monitor_init_library`
+/// when the preload library is loaded.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __interpose_libmonitor {
+    (preload) => {
+        /// libmonitor's support functions (`monitor.h`).
+        #[doc(hidden)]
+        // Each body forwards its arguments under the C contract of
+        // `monitor.h`.
+        #[allow(
+            clippy::missing_safety_doc,
+            clippy::undocumented_unsafe_blocks,
+            missing_docs
+        )]
+        pub mod __drhook_libmonitor_exports {
+            use std::ffi::{c_char, c_int, c_void};
+            use $crate::libmonitor::exports as x;
+
+            extern "C" fn library_init() {
+                $crate::libmonitor::library_init();
+            }
+            #[used]
+            #[unsafe(link_section = ".init_array")]
+            static LIBMONITOR_INIT: extern "C" fn() = library_init;
+
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_real_exit(status: c_int) -> ! {
+                x::real_exit(status)
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_real_abort() -> ! {
+                x::real_abort()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_real_fork() -> libc::pid_t {
+                x::real_fork()
+            }
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn monitor_real_execve(
+                path: *const c_char,
+                argv: *const *const c_char,
+                envp: *const *const c_char,
+            ) -> c_int {
+                unsafe { x::real_execve(path, argv, envp) }
+            }
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn monitor_real_system(command: *const c_char) -> c_int {
+                unsafe { libc::system(command) }
+            }
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn monitor_real_dlopen(
+                path: *const c_char,
+                flags: c_int,
+            ) -> *mut c_void {
+                unsafe { x::real_dlopen(path, flags) }
+            }
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn monitor_real_dlclose(handle: *mut c_void) -> c_int {
+                unsafe { x::real_dlclose(handle) }
+            }
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn monitor_real_sigprocmask(
+                how: c_int,
+                set: *const libc::sigset_t,
+                old: *mut libc::sigset_t,
+            ) -> c_int {
+                unsafe { libc::sigprocmask(how, set, old) }
+            }
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn monitor_real_pthread_sigmask(
+                how: c_int,
+                set: *const libc::sigset_t,
+                old: *mut libc::sigset_t,
+            ) -> c_int {
+                unsafe { libc::pthread_sigmask(how, set, old) }
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_get_thread_num() -> c_int {
+                x::get_thread_num()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_get_user_data() -> *mut c_void {
+                x::get_user_data()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_is_threaded() -> c_int {
+                x::is_threaded()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_set_size_rank(size: c_int, rank: c_int) {
+                x::set_size_rank(size, rank)
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_mpi_comm_size() -> c_int {
+                x::mpi_comm_size()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_mpi_comm_rank() -> c_int {
+                x::mpi_comm_rank()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_block_shootdown() -> c_int {
+                0
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_unblock_shootdown() {}
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn monitor_get_main_args(
+                argc: *mut c_int,
+                argv: *mut *mut *mut c_char,
+                env: *mut *mut *mut c_char,
+            ) {
+                unsafe { x::get_main_args(argc, argv, env) }
+            }
+        }
+    };
+}

@@ -1,0 +1,88 @@
+/* A libmonitor tool written only against monitor.h: logs every callback
+ * (pid, thread number, arguments) to $MONITOR_TOOL_LOG, one line each. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "monitor.h"
+
+static void logf_(const char *fmt, ...)
+{
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "%d ", (int) getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+    va_end(ap);
+    buf[n++] = '\n';
+    const char *path = getenv("MONITOR_TOOL_LOG");
+    if (path == NULL)
+        return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0)
+        return;
+    if (write(fd, buf, n) < 0) {
+    }
+    close(fd);
+}
+
+static int proc_cookie = 1234;
+static int fork_cookie = 99;
+
+void monitor_init_library(void) { logf_("init_library"); }
+void monitor_fini_library(void) { logf_("fini_library"); }
+
+void *monitor_init_process(int *argc, char **argv, void *data)
+{
+    logf_("init_process argc=%d argv0=%s data=%s tid=%d", *argc,
+          argv && argv[0] ? strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0] : "-",
+          data == &fork_cookie ? "fork" : data == NULL ? "null" : "other",
+          monitor_get_thread_num());
+    return &proc_cookie;
+}
+
+void monitor_begin_process_exit(int how) { logf_("begin_process_exit how=%d", how); }
+
+void monitor_fini_process(int how, void *data)
+{
+    logf_("fini_process how=%d data=%s user=%s", how,
+          data == &proc_cookie ? "ok" : "bad",
+          monitor_get_user_data() == &proc_cookie ? "ok" : "bad");
+}
+
+void *monitor_pre_fork(void)
+{
+    logf_("pre_fork");
+    return &fork_cookie;
+}
+
+void monitor_post_fork(pid_t child, void *data)
+{
+    logf_("post_fork child=%s data=%s", child > 0 ? "pid" : "none",
+          data == &fork_cookie ? "ok" : "bad");
+}
+
+void monitor_init_thread_support(void) { logf_("init_thread_support"); }
+
+void *monitor_init_thread(int tid, void *data)
+{
+    (void) data;
+    logf_("init_thread tid=%d num=%d threaded=%d", tid, monitor_get_thread_num(),
+          monitor_is_threaded());
+    return (void *) (long) (1000 + tid);
+}
+
+void monitor_fini_thread(void *data)
+{
+    logf_("fini_thread data=%ld num=%d", (long) data, monitor_get_thread_num());
+}
+
+void monitor_dlopen(const char *path, int flags, void *handle)
+{
+    (void) flags;
+    logf_("dlopen %s handle=%s", path ? path : "null", handle ? "ok" : "null");
+}
+
+void monitor_dlclose(void *handle) { logf_("dlclose handle=%s", handle ? "ok" : "null"); }
