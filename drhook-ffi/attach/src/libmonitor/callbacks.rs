@@ -238,9 +238,9 @@ impl Monitor for CMonitor {
     fn init_process(&self, p: &Process<'_>) {
         if p.forked {
             // libmonitor: the child starts again with the parent's
-            // arguments and `monitor_pre_fork`'s data; its threads are
-            // numbered afresh.
-            THREADS.store(0, Ordering::Release);
+            // arguments and `monitor_pre_fork`'s data; the forking thread
+            // is its main thread (number 0); new threads go on numbering
+            // from the parent's count.
             TID.with(|t| t.set(0));
             init_process(FORK_DATA.with(|d| d.get()));
         } else {

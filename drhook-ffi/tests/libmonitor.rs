@@ -1,0 +1,207 @@
+//! libmonitor's C interface: a C tool written only against `monitor.h`
+//! (`tests/progs/libmonitor/tool.c`, which logs each callback with its
+//! pid, thread number and arguments) preloaded beside drhook's library
+//! under `drhook run`, on a C program with threads, a `fork` whose child
+//! starts a thread and exits, a `dlopen`, and each way of ending. The
+//! sequence is checked against libmonitor's (HPCToolkit/libmonitor's
+//! `fork.c`, `pthread.c`, `main.c`); with `LIBMONITOR_SO` set to a built
+//! `libmonitor.so`, the same tool and program run under it too and both
+//! logs must be the same (pids aside).
+
+mod common;
+use common::*;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The tool and the program, built once per test in `dir`.
+fn build(dir: &Path) -> (PathBuf, PathBuf) {
+    let src = prog("libmonitor");
+    let inc = format!("-I{}", include_dir().display());
+    let tool_c = src.join("tool.c").display().to_string();
+    let prog_c = src.join("prog.c").display().to_string();
+    tool(
+        dir,
+        "gcc",
+        &[
+            "-Wall",
+            "-shared",
+            "-fPIC",
+            &inc,
+            "-o",
+            "libtool.so",
+            &tool_c,
+        ],
+    );
+    tool(
+        dir,
+        "gcc",
+        &["-Wall", "-o", "prog", &prog_c, "-pthread", "-ldl"],
+    );
+    (dir.join("libtool.so"), dir.join("prog"))
+}
+
+/// The log's lines, each pid replaced by its order of appearance (`P0`,
+/// `P1`, ...), grouped by process.
+fn by_process(log: &str) -> Vec<Vec<String>> {
+    let mut order: BTreeMap<String, usize> = BTreeMap::new();
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    for line in log.lines() {
+        let (pid, rest) = line.split_once(' ').unwrap();
+        let n = order.len();
+        let i = *order.entry(pid.to_string()).or_insert(n);
+        if i == groups.len() {
+            groups.push(Vec::new());
+        }
+        groups[i].push(rest.to_string());
+    }
+    groups
+}
+
+/// Runs `prog ending` with the tool: under `drhook run`, or with
+/// `LD_PRELOAD="tool monitor"` when `monitor` is given.
+fn run_tool(dir: &Path, ending: &str, monitor: Option<&Path>) -> (Run, String) {
+    let (libtool, program) = build(dir);
+    let log = dir.join(format!("log.{ending}"));
+    let _ = std::fs::remove_file(&log);
+    let log_s = log.display().to_string();
+    let tool_s = libtool.display().to_string();
+    let prog_s = program.display().to_string();
+    let r = match monitor {
+        None => {
+            let exe = drhook_exe().display().to_string();
+            run_in(
+                dir,
+                &exe,
+                &["run", "--", &prog_s, ending],
+                &[("LD_PRELOAD", &tool_s), ("MONITOR_TOOL_LOG", &log_s)],
+            )
+        }
+        Some(m) => {
+            let pre = format!("{tool_s} {}", m.display());
+            run_in(
+                dir,
+                &prog_s,
+                &[ending],
+                &[("LD_PRELOAD", &pre), ("MONITOR_TOOL_LOG", &log_s)],
+            )
+        }
+    };
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    (r, text)
+}
+
+fn lines(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// The callbacks libmonitor makes for `prog ending`, `how` the ending's
+/// `MONITOR_EXIT_*`.
+fn expected(how: i32) -> Vec<Vec<String>> {
+    let mut parent = lines(&[
+        "init_library",
+        "init_process argc=2 argv0=prog data=null tid=0",
+        "init_thread_support",
+    ]);
+    for t in 1..=3 {
+        parent.push(format!("init_thread tid={t} num={t} threaded=1"));
+        parent.push(format!("fini_thread data={} num={t}", 1000 + t));
+    }
+    parent.extend(lines(&[
+        "pre_fork",
+        "post_fork child=pid data=ok",
+        "dlopen libm.so.6 handle=ok",
+        "dlclose handle=ok",
+    ]));
+    parent.push(format!("begin_process_exit how={how}"));
+    parent.push(format!("fini_process how={how} data=ok user=ok"));
+    parent.push("fini_library".into());
+    if how == 3 {
+        // The exec'd program is the same process, monitored again.
+        parent.extend(lines(&[
+            "init_library",
+            "init_process argc=1 argv0=true data=null tid=0",
+            "begin_process_exit how=1",
+            "fini_process how=1 data=ok user=ok",
+            "fini_library",
+        ]));
+    }
+    // The child: init_process with pre_fork's data, no post_fork; its
+    // thread goes on from the parent's count.
+    let child = lines(&[
+        "init_process argc=2 argv0=prog data=fork tid=0",
+        "init_thread tid=4 num=4 threaded=1",
+        "fini_thread data=1004 num=4",
+        "begin_process_exit how=1",
+        "fini_process how=1 data=ok user=ok",
+        "fini_library",
+    ]);
+    vec![parent, child]
+}
+
+/// Groups in a fixed order: the first process first, then the others
+/// (the child's lines interleave with the parent's).
+fn check(ending: &str, how: i32, status: Option<i32>) {
+    if !have_gcc() {
+        return;
+    }
+    let dir = tempdir();
+    let (r, log) = run_tool(dir.path(), ending, None);
+    assert_eq!(
+        r.output.status.code(),
+        status,
+        "{ending}: {:?}\n{}",
+        r.output.status,
+        r.stderr()
+    );
+    let got = by_process(&log);
+    assert_eq!(got, expected(how), "{ending}: the log was\n{log}");
+}
+
+#[test]
+fn return_from_main() {
+    check("return", 1, Some(0));
+}
+
+#[test]
+fn exit() {
+    check("exit", 1, Some(5));
+}
+
+#[test]
+fn underscore_exit() {
+    check("_exit", 1, Some(6));
+}
+
+#[test]
+fn abort_is_a_signal() {
+    check("abort", 2, None);
+}
+
+#[test]
+fn exec_ends_and_restarts() {
+    check("exec", 3, Some(0));
+}
+
+/// With `LIBMONITOR_SO` (a built libmonitor.so), the same log under
+/// libmonitor as under drhook, for every ending.
+#[test]
+fn same_as_libmonitor() {
+    let Some(so) = std::env::var_os("LIBMONITOR_SO") else {
+        eprintln!("LIBMONITOR_SO not set: no comparison with libmonitor");
+        return;
+    };
+    if !have_gcc() {
+        return;
+    }
+    for ending in ["return", "exit", "_exit", "abort", "exec"] {
+        let dir = tempdir();
+        let (_, ours) = run_tool(dir.path(), ending, None);
+        let (_, theirs) = run_tool(dir.path(), ending, Some(Path::new(&so)));
+        assert_eq!(
+            by_process(&ours),
+            by_process(&theirs),
+            "{ending}: ours\n{ours}\nlibmonitor's\n{theirs}"
+        );
+    }
+}
