@@ -69,6 +69,9 @@ static MAIN: AtomicBool = AtomicBool::new(true);
 /// Unix time at which this process's profile starts when it is not the
 /// engine's start-up (a `fork` child: the fork); 0 otherwise.
 static START_UNIX: AtomicI64 = AtomicI64::new(0);
+/// `CLOCK_MONOTONIC` nanoseconds at which this process's profile starts
+/// when it is not the engine's start-up (a `fork` child); 0 otherwise.
+static START_NS: AtomicU64 = AtomicU64::new(0);
 /// What this process passes to its children (`root, claimed, heir`).
 static MARKER: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
 
@@ -112,6 +115,18 @@ pub(crate) fn start_unix(e: &Engine) -> i64 {
 /// Makes this process's profile start at Unix time `t` (a `fork` child).
 pub(crate) fn set_start_unix(t: i64) {
     START_UNIX.store(t, Ordering::Release);
+    START_NS.store(crate::sys::clock::monotonic_ns().max(1), Ordering::Release);
+}
+
+/// Seconds of wall-clock time from this process's profile start (the
+/// engine's start-up, or the fork) to `now_ns` (`CLOCK_MONOTONIC`): the
+/// task's elapsed time in its profile.
+pub(crate) fn elapsed_s(e: &Engine, now_ns: u64) -> f64 {
+    let start = match START_NS.load(Ordering::Acquire) {
+        0 => e.start.ns,
+        t => t,
+    };
+    now_ns.saturating_sub(start) as f64 * 1e-9
 }
 
 /// What this process passes to its children.

@@ -58,9 +58,12 @@ pub struct Task {
     /// Instrumentation overhead in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_pct: Option<f64>,
-    /// Wall or CPU time of the task in seconds.
+    /// The reference's `Wall-time is` (or `Total CPU-time is`) in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_s: Option<f64>,
+    /// The task's elapsed wall-clock time in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
     /// Items of the `Memory usage` line, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_usage: Option<Vec<MemItem>>,
@@ -256,6 +259,7 @@ impl Task {
             ended: h.ended.clone(),
             overhead_pct: h.overhead_pct,
             total_s: h.total_s,
+            elapsed_s: h.elapsed_s,
             memory_usage: h.memory_usage.clone(),
             threads: h.threads.clone(),
             columns: h.columns,
@@ -293,6 +297,7 @@ impl Task {
                 overhead_pct: self.overhead_pct,
                 memory_usage: self.memory_usage.clone(),
                 total_s: self.total_s,
+                elapsed_s: self.elapsed_s,
                 threads: self.threads.clone(),
                 columns: self.columns,
                 clusterinfo: self.clusterinfo,

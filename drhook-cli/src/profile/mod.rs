@@ -253,8 +253,14 @@ pub struct Header {
     pub overhead_pct: Option<f64>,
     /// The `Memory usage :` items, in order (absent from stderr echoes).
     pub memory_usage: Option<Vec<MemItem>>,
-    /// `Wall-time is X sec` / `Total CPU-time is X sec` (not in memory profiles).
+    /// `Wall-time is X sec` / `Total CPU-time is X sec` (not in memory
+    /// profiles): the reference's figure, the sum over routines of the
+    /// busiest thread's self time (wall) or of every row's (CPU) — not the
+    /// elapsed time.
     pub total_s: Option<f64>,
+    /// `Elapsed time is X sec`: the task's wall-clock time from the
+    /// instrumentation's start to the profile (drhook-rs engines only).
+    pub elapsed_s: Option<f64>,
     /// The `Thread#N:` lines.
     pub threads: Vec<ThreadInfo>,
     /// What the columns after `# of calls` hold.

@@ -108,6 +108,7 @@ impl<R: BufRead> RowReader<R> {
                 overhead_pct: None,
                 memory_usage: None,
                 total_s: None,
+                elapsed_s: None,
                 threads: Vec::new(),
                 columns: Columns::PerCall,
                 clusterinfo: false,
@@ -307,6 +308,11 @@ impl<R: BufRead> RowReader<R> {
                 .ok_or_else(|| self.err("malformed time line: no closing parenthesis"))?;
             self.procs_threads(counts)?;
             *seen_time = true;
+        } else if let Some(v) = item.strip_prefix("Elapsed time is ") {
+            let secs = v.split_once(" sec").map_or(v, |(s, _)| s);
+            self.header.elapsed_s = Some(
+                decimal(secs).ok_or_else(|| self.err("malformed time in the elapsed time line"))?,
+            );
         } else if let Some(v) = item.strip_prefix("No. of procs/threads: ") {
             if kind.is_none() {
                 return Err(self.err("a \"No. of procs/threads\" line in a time profile"));

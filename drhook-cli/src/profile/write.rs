@@ -88,6 +88,12 @@ pub fn header(o: &mut String, h: &Header) {
         }
         o.push('\n');
     }
+    if let Some(el) = h.elapsed_s {
+        let _ = writeln!(
+            o,
+            "\tElapsed time is {el:.3} sec (wall clock, from the instrumentation's start to this profile)"
+        );
+    }
     o.push('\n');
     if memory {
         o.push_str("    #  Memory-%      Self-alloc     + Children    Self-Leaked          Heap       Max.Stack     Paging     #Calls    #Allocs     #Frees   Routine@<thread-id>");

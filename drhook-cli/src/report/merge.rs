@@ -43,8 +43,9 @@ pub struct Stats {
     pub stddev: f64,
     /// Task (`proc#`) of the maximum.
     pub max_task: u32,
-    /// Thread of the maximum (0 for calls, which add up over threads).
-    pub max_thread: u32,
+    /// Thread of the maximum (`None` for calls, which add up over a
+    /// task's threads: no one thread has them).
+    pub max_thread: Option<u32>,
 }
 
 /// One routine across tasks.
@@ -62,8 +63,13 @@ pub struct Merged {
     pub self_s: Stats,
     /// Total seconds per task.
     pub total_s: Stats,
-    /// max / mean of the self time (`None` when the mean is 0).
+    /// max / mean of the self time over tasks (`None` when the mean is 0):
+    /// 1 is balanced, N is one task of N doing everything.
     pub imbalance: Option<f64>,
+    /// The reference's `Imbal-%` (fiat's `drhook_merge_walltime.pl`):
+    /// 100·(max − min) / max of the self time over tasks (`None` when the
+    /// max is 0): 0 is balanced, 100 a task without the routine.
+    pub imbalance_pct: Option<f64>,
 }
 
 /// The merged table.
@@ -77,6 +83,9 @@ pub struct Table {
     pub procs: Vec<u32>,
     /// Routines by decreasing maximum self time.
     pub routines: Vec<Merged>,
+    /// The job's elapsed time: the longest task's `Elapsed time is`
+    /// (`None` when a task's profile does not say it: the reference's).
+    pub elapsed_s: Option<f64>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -142,7 +151,7 @@ impl Acc {
             },
             stddev: var.sqrt(),
             max_task: self.max_task,
-            max_thread: self.max_thread,
+            max_thread: Some(self.max_thread),
         }
     }
 }
@@ -178,6 +187,8 @@ pub struct Merger {
     cur_kind: Option<Kind>,
     /// The first file merged (named in errors about mixed kinds).
     first: Option<PathBuf>,
+    /// The longest elapsed time of the tasks so far; whether a task had none.
+    elapsed: (f64, bool),
 }
 
 impl Merger {
@@ -226,6 +237,14 @@ impl Merger {
         self.cur_proc = proc;
         self.cur.clear();
         Ok(())
+    }
+
+    /// The current task's elapsed time (`Elapsed time is`), if known.
+    pub fn task_elapsed(&mut self, elapsed_s: Option<f64>) {
+        match elapsed_s {
+            Some(e) => self.elapsed.0 = self.elapsed.0.max(e),
+            None => self.elapsed.1 = true,
+        }
     }
 
     /// Adds one row of the current task. `total_s` must be 0 for a call
@@ -298,6 +317,7 @@ impl Merger {
     /// Adds every row (or tree node) of a whole profile as one task.
     pub fn add_profile(&mut self, p: &Profile, what: &Path) -> Result<()> {
         self.begin_task(p.header.kind, p.header.proc, what)?;
+        self.task_elapsed(p.header.elapsed_s);
         match &p.tree {
             Some(nodes) if p.rows.is_empty() || !p.has_callpaths() => {
                 let paths = crate::profile::tree::paths(nodes);
@@ -323,6 +343,8 @@ impl Merger {
             Source::Text(mut reader) => {
                 let h = reader.header();
                 self.begin_task(h.kind, h.proc, path)?;
+                let elapsed = h.elapsed_s;
+                self.task_elapsed(elapsed);
                 let mut row = Row::empty();
                 while reader.next_into(&mut row)? {
                     self.add_row(&row);
@@ -372,6 +394,10 @@ impl Merger {
         }
         self.procs.extend(other.procs);
         self.order += other.order;
+        self.elapsed = (
+            self.elapsed.0.max(other.elapsed.0),
+            self.elapsed.1 || other.elapsed.1,
+        );
         Ok(())
     }
 
@@ -389,12 +415,16 @@ impl Merger {
             .zip(&self.accs)
             .map(|(name, a)| {
                 let self_s = a.self_s.stats(a.present, n);
+                let mut calls = a.calls.stats(a.present, n);
+                calls.max_thread = None;
                 Merged {
                     routine: name.to_string(),
                     tasks: a.present,
                     ntasks: n,
-                    calls: a.calls.stats(a.present, n),
+                    calls,
                     imbalance: (self_s.mean > 0.0).then(|| self_s.max / self_s.mean),
+                    imbalance_pct: (self_s.max > 0.0)
+                        .then(|| 100.0 * (self_s.max - self_s.min) / self_s.max),
                     self_s,
                     total_s: a.total_s.stats(a.present, n),
                 }
@@ -409,6 +439,7 @@ impl Merger {
         Table {
             kind: self.kind.unwrap_or(Kind::Wall),
             ntasks: n,
+            elapsed_s: (!self.elapsed.1 && n > 0).then_some(self.elapsed.0),
             procs: self.procs,
             routines,
         }
@@ -568,7 +599,7 @@ mod tests {
         );
         let t = m.finish();
         let a = &t.routines[0];
-        assert_eq!((a.self_s.max, a.self_s.max_thread), (4.0, 2));
+        assert_eq!((a.self_s.max, a.self_s.max_thread), (4.0, Some(2)));
         assert_eq!(a.total_s.max, 5.0);
         assert_eq!(a.calls.max, 2.0);
     }

@@ -113,8 +113,12 @@ pub fn merge_text(t: &Table, limit: Option<usize>) -> String {
         Kind::Cpu => "threads added up",
         _ => "busiest thread",
     };
+    let elapsed = match t.elapsed_s {
+        Some(e) => format!("elapsed {e:.3} s (longest task)"),
+        None => "elapsed not recorded (reference-format profiles)".to_string(),
+    };
     let mut o = format!(
-        "{} task{} merged ({kind} profiles, {}), {} routines; seconds per task ({per_task}); a routine missing on a task counts 0 there\n\n",
+        "{} task{} merged ({kind} profiles, {}), {} routines, {elapsed}; seconds per task ({per_task}); a routine missing on a task counts 0 there; Max/mean = max/mean of the self time, Imbal-% = 100*(max-min)/max (the reference's)\n\n",
         t.ntasks,
         if t.ntasks == 1 { "" } else { "s" },
         proc_range(&t.procs),
@@ -128,7 +132,8 @@ pub fn merge_text(t: &Table, limit: Option<usize>) -> String {
         ("Self mean", Right),
         ("Self min", Right),
         ("Self sdev", Right),
-        ("Imbal", Right),
+        ("Max/mean", Right),
+        ("Imbal-%", Right),
         ("Total max", Right),
         ("task:thr", Right),
         ("Total mean", Right),
@@ -149,13 +154,14 @@ pub fn merge_text(t: &Table, limit: Option<usize>) -> String {
             vec![
                 (i + 1).to_string(),
                 secs(m.self_s.max),
-                format!("{}:{}", m.self_s.max_task, m.self_s.max_thread),
+                task_thread(&m.self_s),
                 secs(m.self_s.mean),
                 secs(m.self_s.min),
                 secs(m.self_s.stddev),
                 m.imbalance.map_or("-".into(), |v| format!("{v:.2}")),
+                m.imbalance_pct.map_or("-".into(), |v| format!("{v:.1}")),
                 secs(m.total_s.max),
-                format!("{}:{}", m.total_s.max_task, m.total_s.max_thread),
+                task_thread(&m.total_s),
                 secs(m.total_s.mean),
                 secs(m.total_s.min),
                 secs(m.total_s.stddev),
@@ -176,6 +182,14 @@ pub fn merge_text(t: &Table, limit: Option<usize>) -> String {
         ));
     }
     o
+}
+
+/// `task:thread` of a maximum.
+fn task_thread(s: &Stats) -> String {
+    match s.max_thread {
+        Some(t) => format!("{}:{t}", s.max_task),
+        None => s.max_task.to_string(),
+    }
 }
 
 /// `1-4`, `1,3,7-9`.
@@ -210,6 +224,7 @@ pub fn merge_csv(t: &Table) -> Result<String> {
         }
     }
     head.push("imbalance".into());
+    head.push("imbalance_pct".into());
     let e = |e: csv::Error| Error::msg(format!("writing CSV: {e}"));
     w.write_record(&head).map_err(e)?;
     for m in &t.routines {
@@ -218,6 +233,7 @@ pub fn merge_csv(t: &Table) -> Result<String> {
             push_stats(&mut r, s);
         }
         r.push(m.imbalance.map_or(String::new(), |v| v.to_string()));
+        r.push(m.imbalance_pct.map_or(String::new(), |v| v.to_string()));
         w.write_record(&r).map_err(e)?;
     }
     let bytes = w
@@ -232,7 +248,7 @@ fn push_stats(r: &mut Vec<String>, s: &Stats) {
     r.push(s.max.to_string());
     r.push(s.stddev.to_string());
     r.push(s.max_task.to_string());
-    r.push(s.max_thread.to_string());
+    r.push(s.max_thread.map_or(String::new(), |t| t.to_string()));
 }
 
 /// The merge table as JSON.

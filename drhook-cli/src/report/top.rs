@@ -148,11 +148,30 @@ fn title(p: &Profile) -> String {
         "program '{}', proc#{} of {}, {what} profile",
         h.program, h.proc, h.nprocs
     );
-    if let Some(t) = h.total_s {
-        s.push_str(&format!(", {t:.2} s"));
-    }
+    s.push_str(&format!(", {}", elapsed_words(h)));
     s.push_str(&format!(", {} threads", h.nthreads));
     s
+}
+
+/// `elapsed X s` and the reference's figure, named for what it is.
+pub fn elapsed_words(h: &crate::profile::Header) -> String {
+    match h.elapsed_s {
+        Some(e) => format!("elapsed {e:.3} s"),
+        None => "elapsed not recorded".to_string(),
+    }
+}
+
+/// What the header's `Wall-time is` / `Total CPU-time is` figure is.
+pub fn reference_time_note(h: &crate::profile::Header) -> Option<String> {
+    match (h.kind, h.total_s) {
+        (Kind::Wall, Some(t)) => Some(format!(
+            "Wall-time {t:.2} s (the file's header): the sum over routines of the busiest thread's self time, not the elapsed time"
+        )),
+        (Kind::Cpu, Some(t)) => Some(format!(
+            "Total CPU-time {t:.2} s (the file's header): the self time of every row added"
+        )),
+        _ => None,
+    }
 }
 
 /// The whole screen: every line at most `o.width` characters.
@@ -162,6 +181,9 @@ pub fn render(p: &Profile, o: &TopOptions) -> String {
         sc.push(LineKind::Bold, src.clone());
     }
     sc.push(LineKind::Plain, title(p));
+    if let Some(n) = reference_time_note(&p.header) {
+        sc.push(LineKind::Dim, n);
+    }
     if p.header.kind == Kind::Io {
         // The header's `I/O : ...` line (the process's totals).
         for l in p
@@ -193,6 +215,11 @@ fn flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
     } else {
         o.limit.min(rows.len())
     };
+    // The % base: the self time of every row shown (all threads), so the
+    // column sums to 100%; the file's `% Time` is of the reference's
+    // Wall-time and sums past 100% with threads.
+    let base: f64 = rows.iter().map(|r| r.self_s).sum();
+    let base_div = if base > 0.0 { base } else { 1.0 };
     let rows = &rows[..n];
     // Fixed columns: "    # " + "  Self%" + " bar " + "   Self(s)" + "  Total(s)" + "       Calls" + "  "
     let rank_w = n.to_string().len().max(1);
@@ -217,9 +244,22 @@ fn flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
         "#", "Self%", "", "Self(s)", "Total(s)", "Calls", "Routine@thread"
     );
     sc.push(LineKind::Plain, String::new());
+    let times = p.header.kind.has_times();
+    if times {
+        sc.push(
+            LineKind::Dim,
+            format!(
+                "Self% = share of the {base:.3} s of self time of all rows (all threads added)"
+            ),
+        );
+    }
     sc.push(LineKind::Bold, head);
     for (i, r) in rows.iter().enumerate() {
-        let pct = r.pct;
+        let pct = if times {
+            100.0 * r.self_s / base_div
+        } else {
+            r.pct
+        };
         let name = format!("{}@{}", r.routine, r.thread);
         let star = if r.star { "*" } else { " " };
         let line_start = format!("{:>rank_w$} {:>6.2}% ", i + 1, pct);

@@ -311,6 +311,7 @@ pub fn profile() -> impl Strategy<Value = Profile> {
                         overhead_pct: (!memory).then_some(overhead),
                         memory_usage: mem,
                         total_s: (!memory).then_some(total),
+                        elapsed_s: None,
                         threads: if memory { Vec::new() } else { threads },
                         columns: s.columns,
                         clusterinfo: s.clusterinfo,

@@ -102,6 +102,8 @@ struct Tail {
     ended: String,
     overhead_pct: f64,
     total_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    elapsed_s: Option<f64>,
     memory_usage: [MemItem; 5],
     threads: Vec<ThreadLine>,
 }
@@ -221,6 +223,7 @@ impl TreeWriter {
             ended: h.ended.clone(),
             overhead_pct: finite(s.overhead_pct),
             total_s: finite(s.total).max(0.0),
+            elapsed_s: h.elapsed_s.map(|e| finite(e).max(0.0)),
             memory_usage: [
                 MemItem {
                     name: "heap",

@@ -27,6 +27,9 @@ pub(crate) struct Header {
     pub counters: Vec<hpm::EventSpec>,
     /// Where the counters' words start in the rows' metric values.
     pub counters_at: usize,
+    /// Seconds from the instrumentation's start to the profile's write
+    /// (the `Elapsed time is` line; none in the reference's layout tests).
+    pub elapsed_s: Option<f64>,
 }
 
 /// Column where row names start.
@@ -101,6 +104,16 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
             t.threads,
             t.tid,
             s.name(t.first_routine)
+        );
+    }
+    // Not in the reference: the task's true elapsed time. Its
+    // `Wall-time is` above is the sum over routines of the busiest
+    // thread's self time, which counts twice the routines that ran at the
+    // same time on different threads.
+    if let Some(el) = h.elapsed_s {
+        let _ = writeln!(
+            o,
+            "\tElapsed time is {el:.3} sec (wall clock, from the instrumentation's start to this profile)"
         );
     }
     o
@@ -398,6 +411,7 @@ mod tests {
             callpath_indent: 2,
             callpath_packed: false,
             limit: -10.0,
+            elapsed_s: None,
             counters: Vec::new(),
             counters_at: 0,
         }

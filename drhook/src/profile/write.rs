@@ -82,6 +82,7 @@ fn collect<R>(
             None => Vec::new(),
         },
         counters_at: counters.map_or(0, |c| c.offset),
+        elapsed_s: Some(crate::setup::elapsed_s(e, now.ns)),
     };
     write(&header, &summary)
 }
