@@ -39,6 +39,12 @@ impl Error {
 
     /// An I/O error on a file.
     pub fn io(path: &Path, e: &std::io::Error) -> Error {
+        if e.kind() == std::io::ErrorKind::IsADirectory || path.is_dir() {
+            return Error::file(
+                path,
+                "a directory, not a profile file (merge and diff read the profiles of a directory)",
+            );
+        }
         Error::file(path, e.to_string())
     }
 

@@ -165,3 +165,16 @@ fn merge_names_its_imbalances_and_gives_calls_no_thread() {
         "{text}"
     );
 }
+
+#[test]
+fn top_of_an_absent_thread_or_a_directory_fails_clearly() {
+    let d = tempfile::tempdir().unwrap();
+    let f = fixtures().join("prof_example.wallprof.drhook.prof.1");
+    let o = run_drhook(d.path(), &["top", "--thread", "9", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("no thread 9"), "{}", stderr(&o));
+    let o = run_drhook(d.path(), &["top", d.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("a directory") && !e.contains("os error"), "{e}");
+}

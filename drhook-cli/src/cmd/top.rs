@@ -71,6 +71,19 @@ pub fn run(a: &Args, g: &Global) -> Result<u8> {
             "a memory profile: top shows wall, CPU and I/O profiles",
         ));
     }
+    if let Some(t) = a.thread {
+        let ids = p.thread_ids();
+        if !ids.contains(&t) {
+            let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
+            return Err(Error::file(
+                &a.file,
+                format!(
+                    "no thread {t} in this profile (threads: {})",
+                    ids.join(", ")
+                ),
+            ));
+        }
+    }
     let tty = std::io::stdout().is_terminal();
     let size = terminal_size::terminal_size();
     let width = a
