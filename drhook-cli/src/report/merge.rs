@@ -573,7 +573,7 @@ mod tests {
         assert_eq!((a.calls.min, a.calls.max, a.calls.mean), (4.0, 15.0, 9.5));
         assert_eq!(
             (a.self_s.max, a.self_s.max_task, a.self_s.max_thread),
-            (3.0, 1, 2)
+            (3.0, 1, Some(2))
         );
         assert_eq!(a.self_s.min, 2.0);
         assert_eq!(a.self_s.mean, 2.5);
