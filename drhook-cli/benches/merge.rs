@@ -48,6 +48,7 @@ fn write_rank(dir: &Path, rank: u32, nranks: u32, nroutines: usize) -> u64 {
             unit: "MB".into(),
         }]),
         total_s: Some(600.0),
+        elapsed_s: Some(600.0),
         threads: vec![
             ThreadInfo {
                 id: 1,

@@ -315,6 +315,7 @@ mod tests {
             limit: -10.0,
             counters: Vec::new(),
             counters_at: 0,
+            elapsed_s: None,
         }
     }
 

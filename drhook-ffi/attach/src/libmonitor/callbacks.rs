@@ -59,8 +59,7 @@ fn cb(c: Cb) -> Option<*mut c_void> {
 /// libraries is preloaded: the fourteen look-ups cost ~44 000
 /// instructions, a sixth of what the layer costs a process.
 fn look_up() {
-    if LOOKED_UP.swap(1, Ordering::AcqRel) != 0 || crate::real::link_mode() || !may_have_a_tool()
-    {
+    if LOOKED_UP.swap(1, Ordering::AcqRel) != 0 || crate::real::link_mode() || !may_have_a_tool() {
         return;
     }
     for (slot, name) in FOUND.iter().zip(NAMES) {
