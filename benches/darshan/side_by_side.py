@@ -8,7 +8,12 @@ counter that carries Darshan's name with the two values and a mark where
 they differ. Not part of CI: Darshan is built outside the repository.
 
     DARSHAN=/work/ext/darshan-inst python3 benches/darshan/side_by_side.py \
-        [--drhook target/release/drhook] [--setup CMD] -- PROGRAM [ARGS...]
+        [--drhook target/release/drhook] [--processes] -- PROGRAM [ARGS...]
+
+With --processes (a program that starts several processes: `mpirun -n 4
+ior ...`) the counters that add up (calls, bytes, sequential and
+consecutive accesses, size bins) are summed per file over the processes,
+Darshan's logs and the I/O reports alike.
 
 Without a program it builds and runs drhook-ffi/tests/progs/attach/darshan.c
 (the program whose counters tests/io_counters.rs checks by Darshan's
@@ -53,7 +58,7 @@ BINS = ["0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M",
         "10M_100M", "100M_1G", "1G_PLUS"]
 
 
-def darshan_counters(prefix, workdir, argv, env):
+def darshan_counters(prefix, workdir, argv, env, processes):
     logs = tempfile.mkdtemp(prefix="darshan-logs-")
     e = dict(env, LD_PRELOAD=os.path.join(prefix, "lib", "libdarshan.so"),
              DARSHAN_ENABLE_NONMPI="1", DARSHAN_LOGPATH=logs)
@@ -61,26 +66,48 @@ def darshan_counters(prefix, workdir, argv, env):
     files = [os.path.join(logs, f) for f in os.listdir(logs)]
     if not files:
         sys.exit("darshan wrote no log (DARSHAN_LOGPATH=%s)" % logs)
-    out = subprocess.run([os.path.join(prefix, "bin", "darshan-parser"), files[0]],
-                         check=True, capture_output=True, text=True).stdout
     per = {}
-    for line in out.splitlines():
-        if not line.startswith("POSIX\t"):
-            continue
-        parts = line.split("\t")
-        counter, value, path = parts[3], parts[4], parts[5]
-        per.setdefault(path, {})[counter] = float(value) if "." in value else int(value)
+    for log in files if processes else files[:1]:
+        out = subprocess.run([os.path.join(prefix, "bin", "darshan-parser"), log],
+                             check=True, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if not line.startswith("POSIX\t"):
+                continue
+            parts = line.split("\t")
+            counter, value, path = parts[3], parts[4], parts[5]
+            v = float(value) if "." in value else int(value)
+            d = per.setdefault(path, {})
+            d[counter] = d.get(counter, 0) + v if processes else v
     shutil.rmtree(logs, ignore_errors=True)
     return per
 
 
-def drhook_counters(drhook, workdir, argv, env):
+def drhook_counters(drhook, workdir, argv, env, processes):
     e = {k: v for k, v in env.items() if not k.startswith(("DR_HOOK", "DRHOOK_"))}
     subprocess.run([drhook, "run", "--opt", "io", "--"] + argv, cwd=workdir, env=e,
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    with open(os.path.join(workdir, "drhook.io.1")) as f:
-        rep = json.load(f)
-    return {f["path"]: f for f in rep["files"]}
+    names = sorted(n for n in os.listdir(workdir) if n.startswith("drhook.io."))
+    per = {}
+    for name in names if processes else ["drhook.io.1"]:
+        with open(os.path.join(workdir, name)) as f:
+            rep = json.load(f)
+        for f in rep["files"]:
+            d = per.get(f["path"])
+            if d is None or not processes:
+                per[f["path"]] = dict(f)
+                continue
+            for k, v in f.items():
+                if isinstance(v, int) and k in SUMMED:
+                    d[k] = d.get(k, 0) + v
+                elif k in ("read_hist", "write_hist"):
+                    d[k] = [a + b for a, b in zip(d[k], v)]
+    return per
+
+
+# Counters that add up over processes (the --processes comparison).
+SUMMED = {"opens", "reads", "writes", "read_bytes", "write_bytes", "seq_reads",
+          "seq_writes", "consec_reads", "consec_writes", "rw_switches",
+          "mem_not_aligned", "file_not_aligned", "dups", "renames_from", "renames_to"}
 
 
 def ours(f, name):
@@ -93,6 +120,7 @@ def ours(f, name):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--drhook", default=os.path.join(ROOT, "target", "release", "drhook"))
+    ap.add_argument("--processes", action="store_true")
     ap.add_argument("program", nargs="*")
     a = ap.parse_args()
     prefix = os.environ.get("DARSHAN")
@@ -111,9 +139,9 @@ def main():
         for name in os.listdir(src):
             shutil.copy(os.path.join(src, name), d)
         runs.append(d)
-    dar = darshan_counters(prefix, runs[0], argv, env)
-    dr = drhook_counters(a.drhook, runs[1], argv, env)
-    rows = [(o, d) for o, d in PLAIN]
+    dar = darshan_counters(prefix, runs[0], argv, env, a.processes)
+    dr = drhook_counters(a.drhook, runs[1], argv, env, a.processes)
+    rows = [(o, d) for o, d in PLAIN if not a.processes or o in SUMMED]
     rows += [("SIZE_READ_" + b, "POSIX_SIZE_READ_" + b) for b in BINS]
     rows += [("SIZE_WRITE_" + b, "POSIX_SIZE_WRITE_" + b) for b in BINS]
     differ = 0
@@ -132,7 +160,7 @@ def main():
             mark = "" if x == y else "   <- differs"
             differ += x != y
             print("  %-34s %14s %14s%s" % (d, x, y, mark))
-        for k in range(4):
+        for k in range(0 if a.processes else 4):
             x = (dar[dpath].get("POSIX_ACCESS%d_ACCESS" % (k + 1)), dar[dpath].get("POSIX_ACCESS%d_COUNT" % (k + 1)))
             c = mine.get("common_access_sizes", [])
             y = tuple(c[k]) if k < len(c) else (0, 0)
