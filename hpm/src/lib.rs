@@ -27,9 +27,9 @@
 //! 5. [`report`] — the measured data of one task, independent of the format.
 //! 6. [`sections`] — what is measured: libhpm sessions of instrumented
 //!    sections (inclusive/exclusive values, interval arithmetic, API errors)
-//!    and `hpmcount`'s whole program.
+//!    and `hpmcount`'s whole program, `hpmstat`'s system-wide counting.
 //! 7. [`output`] — reports as ASCII, XML and CSV (and CSV read back), and
-//!    the aggregators.
+//!    the aggregators, the `-l`/`-c` listings.
 //! 8. [`config`] — the `HPM_*` environment and the output plan resolved from
 //!    it and `hpmcount`'s options.
 //! 9. [`libhpm`] — the process-wide C-shaped API that wires them all.

@@ -14,14 +14,17 @@ pub enum Tool {
     Hpmcount,
     /// The libhpm API (`hpmInit` ... `hpmTerminate`).
     Libhpm,
+    /// The `hpmstat` command (system-wide counting).
+    Hpmstat,
 }
 
 impl Tool {
-    /// `hpmcount` or `libhpm`.
+    /// `hpmcount`, `libhpm` or `hpmstat`.
     pub fn name(self) -> &'static str {
         match self {
             Tool::Hpmcount => "hpmcount",
             Tool::Libhpm => "libhpm",
+            Tool::Hpmstat => "hpmstat",
         }
     }
 }

@@ -167,7 +167,7 @@ impl CounterBackend for FakeBackend {
             names: events.iter().map(|e| e.name.clone()).collect(),
             opened_ns: self.now_ns(),
             // No exec here: a Child group counts from its opening.
-            enabled: scope != Scope::ProcessTree,
+            enabled: !matches!(scope, Scope::ProcessTree | Scope::Cpu(_)),
         }))
     }
 

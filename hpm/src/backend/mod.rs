@@ -44,6 +44,11 @@ pub enum Scope {
     /// so neither this process nor the child's set-up is counted. Values of
     /// the child's own children are complete once they have exited.
     Child(libc::pid_t),
+    /// Every process and thread running on one CPU (system-wide counting,
+    /// `perf_event_open(pid = -1, cpu = N)`, `hpmstat`). Needs root,
+    /// `CAP_PERFMON` or `perf_event_paranoid <= 0`. Groups are opened
+    /// disabled, as for [`Scope::ProcessTree`].
+    Cpu(u32),
 }
 
 /// Enabled and running time of a group, in nanoseconds. When the kernel
@@ -134,7 +139,8 @@ pub trait CounterGroup: Send + Sync {
     /// and returns the group's enabled/running times.
     fn read(&self, values: &mut [u64]) -> io::Result<GroupTimes>;
 
-    /// Starts counting (groups are opened disabled for [`Scope::ProcessTree`],
+    /// Starts counting (groups are opened disabled for [`Scope::ProcessTree`]
+    /// and [`Scope::Cpu`],
     /// enabled for [`Scope::CallingThread`], and start by themselves at the
     /// child's `exec` for [`Scope::Child`]).
     fn enable(&mut self) -> io::Result<()>;

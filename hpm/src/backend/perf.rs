@@ -112,11 +112,17 @@ impl PerfBackend {
                 message: format!("a group holds at most {MAX_GROUP_EVENTS} events"),
             });
         }
-        let inherit = scope != Scope::CallingThread;
+        let inherit = matches!(scope, Scope::ProcessTree | Scope::Child(_));
         let mut gb = Group::builder();
         gb.inherit(inherit);
-        if let Scope::Child(pid) = scope {
-            gb.observe_pid(pid).enable_on_exec(true);
+        match scope {
+            Scope::Child(pid) => {
+                gb.observe_pid(pid).enable_on_exec(true);
+            }
+            Scope::Cpu(cpu) => {
+                gb.any_pid().one_cpu(cpu as usize);
+            }
+            Scope::CallingThread | Scope::ProcessTree => {}
         }
         let mut group = gb.build_group().map_err(|e| OpenError::from_io("", &e))?;
         let mut members = Vec::with_capacity(events.len());
@@ -129,9 +135,16 @@ impl PerfBackend {
                 });
             };
             b.inherit(inherit).exclude_kernel(false);
-            if let Scope::Child(pid) = scope {
+            match scope {
                 // The leader alone starts the group at the child's exec.
-                b.observe_pid(pid).enabled(true);
+                Scope::Child(pid) => {
+                    b.observe_pid(pid).enabled(true);
+                }
+                // As for ProcessTree, enabling the leader starts them all.
+                Scope::Cpu(cpu) => {
+                    b.any_pid().one_cpu(cpu as usize);
+                }
+                Scope::CallingThread | Scope::ProcessTree => {}
             }
             let counter = match group.add(&b) {
                 Ok(c) => c,

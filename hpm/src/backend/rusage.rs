@@ -88,7 +88,7 @@ impl CounterGroup for RusageGroup {
                 }
                 (Rusage::read(RusageWho::Thread), None)
             }
-            Scope::ProcessTree | Scope::Child(_) => (
+            Scope::ProcessTree | Scope::Child(_) | Scope::Cpu(_) => (
                 Rusage::read(RusageWho::Process),
                 Rusage::read(RusageWho::Children),
             ),

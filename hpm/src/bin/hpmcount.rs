@@ -16,7 +16,7 @@ use hpm::report::{LocalDateTime, Report, SectionReport, Tool, host_name};
 use hpm::sections::program::run_counted;
 use hpm::{
     Aggregator, AsciiWriter, CliOutput, CounterBackend, CountingPlan, CpuInfo, CsvCodec, EnvConfig,
-    EventSet, EventSpec, MetricContext, MonotonicClock, OutputPlan, PerfBackend, RenderOptions,
+    MetricContext, MonotonicClock, OutputPlan, PerfBackend, RenderOptions,
 };
 
 /// Count hardware and software events of a program and everything it spawns.
@@ -90,70 +90,6 @@ fn notice(text: &str) {
 
 fn error(text: &str) {
     eprintln!("hpmcount ERROR - {text}");
-}
-
-fn list_groups(cpu: &CpuInfo) {
-    println!("Event sets (use -g <number|name>[,...] or HPM_EVENT_SET):");
-    for s in EventSet::builtin(cpu) {
-        println!();
-        println!(
-            "  {:>2} {:<8} {}",
-            s.number.unwrap_or(0),
-            s.name,
-            s.description
-        );
-        for (i, g) in s.groups.iter().enumerate() {
-            let names: Vec<&str> = g.iter().map(|e| e.name.as_str()).collect();
-            println!("       group {i}: {}", names.join(", "));
-        }
-    }
-    println!();
-    println!("  A comma list of perf event names forms a set named 'user' (see -c).");
-}
-
-fn list_events(cpu: &CpuInfo) {
-    let perf = PerfBackend::without_rdpmc();
-    println!(
-        "Events on this machine ({}):",
-        if cpu.model_name.is_empty() {
-            "unknown CPU"
-        } else {
-            &cpu.model_name
-        }
-    );
-    println!();
-    println!(
-        "  {:<44} {:<10} {:<16} description",
-        "event", "kind", "status"
-    );
-    for e in EventSpec::all_known(cpu) {
-        let kind = if e.kind.is_hardware() {
-            "hardware"
-        } else {
-            "software"
-        };
-        let status = match perf.open_group(std::slice::from_ref(&e), Scope::CallingThread) {
-            Ok(_) => "countable".to_string(),
-            Err(err) => match err.kind {
-                hpm::OpenErrorKind::NotSupported => "not supported".into(),
-                hpm::OpenErrorKind::Denied => "denied".into(),
-                hpm::OpenErrorKind::Unavailable => "no perf_event".into(),
-                _ => "error".into(),
-            },
-        };
-        println!(
-            "  {:<44} {:<10} {:<16} {}",
-            e.name, kind, status, e.description
-        );
-    }
-    for e in EventSpec::rusage_events() {
-        println!(
-            "  {:<44} {:<10} {:<16} {}",
-            e.name, "getrusage", "fallback only", e.description
-        );
-    }
-    println!();
-    println!("  Raw PMU events: r<hex config> (e.g. r01c0).");
 }
 
 fn merge(args: Vec<OsString>) -> ExitCode {
@@ -240,10 +176,13 @@ fn main() -> ExitCode {
     let cpu = CpuInfo::detect();
     if cli.list_groups || cli.list_events {
         if cli.list_groups {
-            list_groups(&cpu);
+            print!("{}", hpm::output::listing::groups_text(&cpu));
         }
         if cli.list_events {
-            list_events(&cpu);
+            print!(
+                "{}",
+                hpm::output::listing::events_text(&cpu, Scope::CallingThread)
+            );
         }
         return ExitCode::SUCCESS;
     }

@@ -84,7 +84,7 @@ impl OutputPlan {
             .clone()
             .or_else(|| cfg.output_name.clone())
             .or_else(|| match tool {
-                Tool::Hpmcount => None,
+                Tool::Hpmcount | Tool::Hpmstat => None,
                 Tool::Libhpm => Some(
                     default_name
                         .filter(|n| !n.trim().is_empty())
@@ -102,7 +102,7 @@ impl OutputPlan {
             )
         } else {
             match tool {
-                Tool::Hpmcount => (true, false, false),
+                Tool::Hpmcount | Tool::Hpmstat => (true, false, false),
                 Tool::Libhpm => (true, true, false),
             }
         };
@@ -110,7 +110,9 @@ impl OutputPlan {
             csv = true;
         }
         let stdout = match tool {
-            Tool::Hpmcount => !(name.is_some() && (cli.no_stdout || cfg.stdout == Some(false))),
+            Tool::Hpmcount | Tool::Hpmstat => {
+                !(name.is_some() && (cli.no_stdout || cfg.stdout == Some(false)))
+            }
             Tool::Libhpm => cfg.stdout == Some(true),
         };
         let unique = cli.unique || cfg.unique_file_name;

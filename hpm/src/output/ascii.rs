@@ -49,6 +49,9 @@ impl AsciiWriter {
             Tool::Hpmcount => {
                 let _ = writeln!(o, " Command: {}", r.program);
             }
+            Tool::Hpmstat => {
+                let _ = writeln!(o, " System-wide, during: {}", r.program);
+            }
             Tool::Libhpm => {
                 let _ = writeln!(o, " Program: {}", r.program);
             }
@@ -79,6 +82,7 @@ impl AsciiWriter {
         }
         let what = match r.tool {
             Tool::Hpmcount => "Execution time (wall clock time)",
+            Tool::Hpmstat => "Counting time (wall clock time)",
             Tool::Libhpm => "Total execution time of instrumented code (wall time)",
         };
         let _ = writeln!(o, " {what}: {:.6} seconds", r.wall_s);
@@ -113,7 +117,9 @@ impl AsciiWriter {
         for s in &r.sections {
             let _ = writeln!(o);
             match r.tool {
-                Tool::Hpmcount => self.measurement(&mut o, &s.inclusive, " ", "Counting duration"),
+                Tool::Hpmcount | Tool::Hpmstat => {
+                    self.measurement(&mut o, &s.inclusive, " ", "Counting duration")
+                }
                 Tool::Libhpm => self.section(&mut o, s),
             }
         }

@@ -329,6 +329,8 @@ impl CsvCodec {
                         "tool" => {
                             r.tool = if v == "hpmcount" {
                                 Tool::Hpmcount
+                            } else if v == "hpmstat" {
+                                Tool::Hpmstat
                             } else {
                                 Tool::Libhpm
                             }

@@ -1,7 +1,8 @@
 //! What is measured: libhpm's instrumented sections ([`session`], with
 //! inclusive and exclusive values, the [`intervals`] arithmetic that defines
 //! them, and the API [`error`]s), and `hpmcount`'s whole [`program`] with
-//! everything it spawns (reported as section 0).
+//! everything it spawns (reported as section 0), and `hpmstat`'s [`system`]-wide
+//! counting on every CPU.
 //!
 //! Both produce [`crate::report`] measurements; nothing here formats or
 //! writes them.
@@ -10,3 +11,4 @@ pub mod error;
 pub mod intervals;
 pub mod program;
 pub mod session;
+pub mod system;

@@ -63,12 +63,12 @@ impl std::fmt::Display for SpawnError {
 
 /// Keeps SIGINT and SIGQUIT from killing the counting process while the
 /// program runs (the program gets them from the terminal and decides).
-struct IgnoreInterrupts {
+pub(crate) struct IgnoreInterrupts {
     old: [libc::sighandler_t; 2],
 }
 
 impl IgnoreInterrupts {
-    fn new() -> IgnoreInterrupts {
+    pub(crate) fn new() -> IgnoreInterrupts {
         // SAFETY: installing SIG_IGN is async-signal-safe and affects only
         // this process; the child has already exec'd, so it keeps its own
         // dispositions.
@@ -95,7 +95,7 @@ impl Drop for IgnoreInterrupts {
 /// Waits for `child` with `wait4`, returning its status and its own
 /// resource usage (with that of its waited-for descendants, as the kernel
 /// accounts them). Falls back to `wait` (and no usage) if `wait4` fails.
-fn wait_with_usage(
+pub(crate) fn wait_with_usage(
     child: &mut std::process::Child,
 ) -> (std::io::Result<std::process::ExitStatus>, Option<Rusage>) {
     let pid = child.id() as libc::pid_t;
