@@ -137,12 +137,15 @@ fn main() -> ExitCode {
     };
 
     // Environment, then options, then the distributor (seed §2.7.2).
+    let (plugin, plugin_notices) =
+        hpm::output::plugin::load_for_command(cli.aggregate.as_deref(), cli.group.as_deref());
     let (mut cfg, warnings) = EnvConfig::from_env();
     let mut notices: Vec<String> = warnings.into_iter().map(|w| w.0).collect();
-    if let Some(g) = &cli.group {
+    notices.extend(plugin_notices);
+    if let Some(g) = cli.group.as_ref().filter(|_| plugin.is_none()) {
         cfg.event_set = Some(g.clone());
     }
-    if let Some(a) = &cli.aggregate {
+    if let Some(a) = cli.aggregate.as_ref().filter(|_| plugin.is_none()) {
         match Aggregator::parse(a) {
             Ok(a) => cfg.aggregate = Some(a),
             Err(e) => notices.push(format!("-a: {e}; using mirror")),
@@ -251,7 +254,15 @@ fn main() -> ExitCode {
             aggregate: None,
         };
         let aggregator = cfg.aggregate.unwrap_or(Aggregator::Mirror);
-        if aggregator.apply_local(&mut report) {
+        let prints = match plugin.as_ref().map(|p| p.aggregate(&mut report)) {
+            Some(Ok(prints)) => prints,
+            Some(Err(e)) => {
+                error(&format!("{e}; using the built-in {aggregator}"));
+                aggregator.apply_local(&mut report)
+            }
+            None => aggregator.apply_local(&mut report),
+        };
+        if prints {
             let id = cfg.mpi_rank.unwrap_or_else(std::process::id);
             let suffix = unique_suffix(&report.host, id, &started);
             let cli_out = CliOutput {

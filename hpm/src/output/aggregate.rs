@@ -75,7 +75,7 @@ impl Aggregator {
             "max" | "maximum" => Ok(Aggregator::Max),
             _ => Err(format!(
                 "unknown aggregator '{t}' (built in: mirror, single, average, loc_merge, min, max; \
-                 plug-in shared objects are not loaded)"
+                 a name ending in .so is loaded as a plug-in)"
             )),
         }
     }

@@ -10,4 +10,5 @@ pub mod aggregate;
 pub mod ascii;
 pub mod csv;
 pub mod listing;
+pub mod plugin;
 pub mod viz;
