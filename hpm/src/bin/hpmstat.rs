@@ -64,7 +64,7 @@ struct Cli {
     /// List the events and whether this machine can count them system-wide.
     #[arg(short = 'c')]
     list_events: bool,
-    /// <interval> [<count>], or the program to run and its arguments.
+    /// <interval> (<count>), or the program to run and its arguments.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
