@@ -100,39 +100,58 @@ fn lines(v: &[&str]) -> Vec<String> {
 fn expected(how: i32) -> Vec<Vec<String>> {
     let mut parent = lines(&[
         "init_library",
+        "start_main_init",
         "init_process argc=2 argv0=prog data=null tid=0",
+        "at_main main=ok bottom=ok",
         "init_thread_support",
     ]);
-    for t in 1..=3 {
-        parent.push(format!("init_thread tid={t} num={t} threaded=1"));
-        parent.push(format!("fini_thread data={} num={t}", 1000 + t));
+    // The second thread is ignored (MONITOR_IGNORE_NEW_THREAD): no
+    // callbacks, no number.
+    for (n, t) in [(1, Some(1)), (2, None), (3, Some(2))] {
+        if let Some(t) = t {
+            parent.push("thread_pre_create info=ok".into());
+            parent.push("reset_stacksize ok".into());
+            parent.push(format!(
+                "init_thread tid={t} num={t} threaded=1 data=ok start=ok"
+            ));
+            parent.push(format!("fini_thread data={} num={t}", 1000 + t));
+        } else {
+            assert_eq!(n, 2);
+            parent.push("thread_pre_create info=ok ignore".into());
+        }
     }
     parent.extend(lines(&[
         "pre_fork",
         "post_fork child=pid data=ok",
+        "pre_dlopen libm.so.6 flags=2",
         "dlopen libm.so.6 handle=ok",
         "dlclose handle=ok",
+        "post_dlclose handle=ok ret=0",
     ]));
-    parent.push(format!("begin_process_exit how={how}"));
+    parent.push(format!("begin_process_exit how={how} post_creates=2"));
     parent.push(format!("fini_process how={how} data=ok user=ok"));
     parent.push("fini_library".into());
     if how == 3 {
         // The exec'd program is the same process, monitored again.
         parent.extend(lines(&[
             "init_library",
+            "start_main_init",
             "init_process argc=1 argv0=true data=null tid=0",
-            "begin_process_exit how=1",
+            "at_main main=ok bottom=ok",
+            "begin_process_exit how=1 post_creates=0",
             "fini_process how=1 data=ok user=ok",
             "fini_library",
         ]));
     }
-    // The child: init_process with pre_fork's data, no post_fork; its
-    // thread goes on from the parent's count.
+    // The child: init_process with pre_fork's data, no post_fork, no
+    // at_main; its thread goes on from the parent's count.
     let child = lines(&[
         "init_process argc=2 argv0=prog data=fork tid=0",
-        "init_thread tid=4 num=4 threaded=1",
-        "fini_thread data=1004 num=4",
-        "begin_process_exit how=1",
+        "thread_pre_create info=ok",
+        "reset_stacksize ok",
+        "init_thread tid=3 num=3 threaded=1 data=ok start=ok",
+        "fini_thread data=1003 num=3",
+        "begin_process_exit how=1 post_creates=3",
         "fini_process how=1 data=ok user=ok",
         "fini_library",
     ]);

@@ -121,6 +121,27 @@ pub trait Monitor: Sync + 'static {
     fn fini_process(&self, how: Ending) {}
     /// On a new thread, before its start routine; `start` is the routine.
     fn init_thread(&self, start: usize) {}
+    /// On the creating thread, before a thread is created (`start` its
+    /// routine): a word handed to the new thread's
+    /// [`init_thread_with`](Monitor::init_thread_with) and to
+    /// [`post_thread_create`](Monitor::post_thread_create).
+    fn pre_thread_create(&self, start: usize) -> usize {
+        0
+    }
+    /// On the creating thread, the stack size the new thread gets (`old`:
+    /// what the program asked, or the default): returns the size wanted.
+    fn thread_stack_size(&self, old: usize) -> usize {
+        old
+    }
+    /// On the creating thread, after the thread was created (or its
+    /// creation failed), with [`pre_thread_create`](Monitor::pre_thread_create)'s word.
+    fn post_thread_create(&self, word: usize) {}
+    /// As [`init_thread`](Monitor::init_thread), with the word the
+    /// creator's [`pre_thread_create`](Monitor::pre_thread_create) returned
+    /// (0 for a thread created before the monitor was registered).
+    fn init_thread_with(&self, start: usize, word: usize) {
+        self.init_thread(start)
+    }
     /// On the thread, after its start routine returned or at
     /// `pthread_exit`. Threads that never end get no call.
     fn fini_thread(&self) {}
@@ -131,16 +152,25 @@ pub trait Monitor: Sync + 'static {
     /// An `exec` announced with `fini_process(Ending::Exec)` failed with
     /// `errno`; the process goes on.
     fn exec_failed(&self, errno: c_int) {}
+    /// Before `dlopen` (`file` as the program passed it).
+    fn pre_dlopen(&self, file: Option<&CStr>, flags: c_int) {}
     /// After a successful `dlopen` (`file` as the program passed it).
     fn dlopen(&self, file: Option<&CStr>, flags: c_int, handle: *mut c_void) {}
     /// Before `dlclose`.
     fn dlclose(&self, handle: *mut c_void) {}
+    /// After `dlclose`, with what it returned.
+    fn post_dlclose(&self, handle: *mut c_void, ret: c_int) {}
+    /// Just before `MPI_Init`/`MPI_Init_thread` (C or Fortran).
+    fn pre_init_mpi(&self) {}
     /// After a successful `MPI_Init`/`MPI_Init_thread` (C or Fortran): this
     /// process's rank and the size of `MPI_COMM_WORLD`.
     fn init_mpi(&self, rank: c_int, size: c_int) {}
     /// Just before `MPI_Finalize` (the process then ends with
     /// `fini_process(Ending::MpiFinalize)`).
     fn fini_mpi(&self) {}
+    /// After `MPI_Finalize` returned (the process has ended with
+    /// `fini_process(Ending::MpiFinalize)`).
+    fn post_fini_mpi(&self) {}
 }
 
 /// At most this many monitors.
@@ -202,6 +232,11 @@ pub fn interest() -> Events {
 
 /// Calls `f` on every registered monitor that wants `ev`, catching panics.
 pub(crate) fn each(ev: Events, f: impl Fn(&dyn Monitor)) {
+    each_at(ev, |_, m| f(m));
+}
+
+/// As [`each`], with each monitor's place (below [`MAX_MONITORS`]).
+pub(crate) fn each_at(ev: Events, mut f: impl FnMut(usize, &dyn Monitor)) {
     if INTEREST.load(Ordering::Acquire) & ev.0 == 0 {
         return;
     }
@@ -215,7 +250,7 @@ pub(crate) fn each(ev: Events, f: impl Fn(&dyn Monitor)) {
         }
         // SAFETY: published slots hold leaked, never freed boxes.
         let m: &'static dyn Monitor = unsafe { *p };
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(m))).is_err() {
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(i, m))).is_err() {
             crate::sys::diag("a monitor's callback panicked; the event goes on");
         }
     }

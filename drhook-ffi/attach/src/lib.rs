@@ -112,6 +112,16 @@ pub fn __start_tools() {
     libmonitor::start();
 }
 
+/// The tools' part of `__libc_start_main` (before the program's
+/// constructors; preloaded only: a static program's C library is not set
+/// up yet there).
+#[doc(hidden)]
+pub fn __start_main_tools() {
+    if !real::link_mode() {
+        libmonitor::start_main_init();
+    }
+}
+
 /// Exports the wrapped functions: `interpose!(preload)` under their own
 /// names (the preload library), `interpose!(wrap)` as `__wrap_<name>` with
 /// the real ones from `__real_<name>` (the `--wrap` library). Invoke once,
@@ -119,13 +129,23 @@ pub fn __start_tools() {
 #[macro_export]
 macro_rules! interpose {
     (preload) => {
-        $crate::__interpose_lifecycle!("", preload, $crate::__start_tools);
+        $crate::__interpose_lifecycle!(
+            "",
+            preload,
+            $crate::__start_tools,
+            $crate::__start_main_tools
+        );
         $crate::__interpose_alloc!("", preload);
         $crate::__interpose_io!("", preload);
         $crate::__interpose_libmonitor!(preload);
     };
     (wrap) => {
-        $crate::__interpose_lifecycle!("__wrap_", wrap, $crate::__start_tools);
+        $crate::__interpose_lifecycle!(
+            "__wrap_",
+            wrap,
+            $crate::__start_tools,
+            $crate::__start_main_tools
+        );
         $crate::__interpose_alloc!("__wrap_", wrap);
     };
 }

@@ -39,7 +39,20 @@ callbacks! {
     Dlclose = c"monitor_dlclose";
     InitMpi = c"monitor_init_mpi";
     FiniMpi = c"monitor_fini_mpi";
+    StartMainInit = c"monitor_start_main_init";
+    AtMain = c"monitor_at_main";
+    ThreadPreCreate = c"monitor_thread_pre_create";
+    ThreadPostCreate = c"monitor_thread_post_create";
+    ResetStacksize = c"monitor_reset_stacksize";
+    PreDlopen = c"monitor_pre_dlopen";
+    PostDlclose = c"monitor_post_dlclose";
+    MpiPreInit = c"monitor_mpi_pre_init";
+    MpiPostFini = c"monitor_mpi_post_fini";
 }
+
+/// `MONITOR_IGNORE_NEW_THREAD`: `monitor_thread_pre_create`'s answer for
+/// a thread the tool does not want to see.
+pub const IGNORE_NEW_THREAD: usize = usize::MAX;
 
 static FOUND: [AtomicPtr<c_void>; NAMES.len()] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; NAMES.len()];
@@ -56,7 +69,7 @@ fn cb(c: Cb) -> Option<*mut c_void> {
 /// Looks every callback up once (`dlsym(RTLD_DEFAULT)`: a preloaded tool,
 /// or the program itself with `DRHOOK_MONITOR_TOOL=1`). Not in a static
 /// program (no dynamic symbols), and not when nothing but Dr.Hook's own
-/// libraries is preloaded: the fourteen look-ups cost ~44 000
+/// libraries is preloaded: the look-ups cost ~44 000
 /// instructions, a sixth of what the layer costs a process.
 fn look_up() {
     if LOOKED_UP.swap(1, Ordering::AcqRel) != 0 || crate::real::link_mode() || !may_have_a_tool() {
@@ -123,6 +136,33 @@ thread_local! {
     /// What `monitor_pre_fork` returned on this thread (the child is a
     /// copy of it).
     static FORK_DATA: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
+    /// This thread's start routine (0: the main thread).
+    static START: Cell<usize> = const { Cell::new(0) };
+    /// This thread is not seen by the tool (`MONITOR_IGNORE_NEW_THREAD`).
+    static IGNORED: Cell<bool> = const { Cell::new(false) };
+    /// `monitor_disable_new_threads` on this thread.
+    static NO_NEW_THREADS: Cell<bool> = const { Cell::new(false) };
+    /// The start routine of the thread this thread is creating, inside
+    /// `pthread_create` (0: none), and whether the tool ignores it.
+    static CREATING: Cell<(usize, bool)> = const { Cell::new((0, false)) };
+}
+
+/// `monitor_get_addr_thread_start`: this thread's start routine (null on
+/// the main thread).
+pub(crate) fn thread_start() -> *mut c_void {
+    START.with(|s| s.get()) as *mut c_void
+}
+
+/// `monitor_disable_new_threads` (`false`) / `_enable_` (`true`).
+pub(crate) fn set_new_threads(on: bool) {
+    NO_NEW_THREADS.with(|n| n.set(!on));
+}
+
+/// `monitor_get_new_thread_info`'s start routine: inside `pthread_create`
+/// only.
+pub(crate) fn creating() -> Option<usize> {
+    let (start, _) = CREATING.with(|c| c.get());
+    (start != 0).then_some(start)
 }
 
 /// `monitor_get_thread_num`.
@@ -165,6 +205,9 @@ type VoidFn = unsafe extern "C" fn();
 type IntFn = unsafe extern "C" fn(c_int);
 type PtrFn = unsafe extern "C" fn(*mut c_void);
 type GetFn = unsafe extern "C" fn() -> *mut c_void;
+type DlFn = unsafe extern "C" fn(*const c_char, c_int);
+type PostDlFn = unsafe extern "C" fn(*mut c_void, c_int);
+type SizeFn = unsafe extern "C" fn(usize) -> usize;
 
 /// When the preload library is loaded: the callbacks are looked up and
 /// `monitor_init_library` runs (libmonitor's order: from its constructor).
@@ -176,6 +219,14 @@ pub fn library_init() {
         );
         look_up();
         call!(Cb::InitLibrary, VoidFn, ());
+    });
+}
+
+/// In `__libc_start_main`, before the program's constructors:
+/// `monitor_start_main_init`.
+pub fn start_main_init() {
+    let _ = std::panic::catch_unwind(|| {
+        call!(Cb::StartMainInit, VoidFn, ());
     });
 }
 
@@ -216,16 +267,35 @@ fn wanted() -> Events {
     if has(&[Cb::PreFork, Cb::PostFork]) {
         e = e | Events::FORK;
     }
-    if has(&[Cb::InitThreadSupport, Cb::InitThread, Cb::FiniThread]) {
+    if has(&[Cb::AtMain]) {
+        e = e | Events::PROCESS;
+    }
+    if has(&[
+        Cb::InitThreadSupport,
+        Cb::InitThread,
+        Cb::FiniThread,
+        Cb::ThreadPreCreate,
+        Cb::ThreadPostCreate,
+        Cb::ResetStacksize,
+    ]) {
         e = e | Events::THREADS;
     }
-    if has(&[Cb::Dlopen, Cb::Dlclose]) {
+    if has(&[Cb::Dlopen, Cb::Dlclose, Cb::PreDlopen, Cb::PostDlclose]) {
         e = e | Events::DLOPEN;
     }
-    if has(&[Cb::InitMpi, Cb::FiniMpi]) {
+    if has(&[Cb::InitMpi, Cb::FiniMpi, Cb::MpiPreInit, Cb::MpiPostFini]) {
         e = e | Events::MPI;
     }
     e
+}
+
+/// `monitor_init_thread_support`, once, before the first thread's
+/// callbacks (libmonitor: on the creating thread, at the first
+/// `pthread_create`).
+fn init_thread_support() {
+    if THREAD_SUPPORT.swap(1, Ordering::AcqRel) == 0 {
+        call!(Cb::InitThreadSupport, VoidFn, ());
+    }
 }
 
 fn how(e: Ending) -> c_int {
@@ -269,6 +339,7 @@ impl Monitor for CMonitor {
             ARGC.store(p.argc, Ordering::Release);
             ARGV.store(p.argv as *mut *mut c_char, Ordering::Release);
             init_process(std::ptr::null_mut());
+            call!(Cb::AtMain, VoidFn, ());
         }
     }
 
@@ -287,19 +358,55 @@ impl Monitor for CMonitor {
         init_process(std::ptr::null_mut());
     }
 
-    fn init_thread(&self, _start: usize) {
-        if THREAD_SUPPORT.swap(1, Ordering::AcqRel) == 0 {
-            call!(Cb::InitThreadSupport, VoidFn, ());
+    fn pre_thread_create(&self, start: usize) -> usize {
+        // libmonitor: an ignored thread gets no callbacks at all.
+        if NO_NEW_THREADS.with(|n| n.get()) {
+            CREATING.with(|c| c.set((start, true)));
+            return IGNORE_NEW_THREAD;
         }
+        CREATING.with(|c| c.set((start, false)));
+        init_thread_support();
+        let data = call!(Cb::ThreadPreCreate, GetFn, ()).unwrap_or(std::ptr::null_mut()) as usize;
+        if data == IGNORE_NEW_THREAD {
+            CREATING.with(|c| c.set((start, true)));
+        }
+        data
+    }
+
+    fn thread_stack_size(&self, old: usize) -> usize {
+        if CREATING.with(|c| c.get().1) {
+            return old;
+        }
+        call!(Cb::ResetStacksize, SizeFn, (old)).map_or(old, |n| if n == 0 { old } else { n })
+    }
+
+    fn post_thread_create(&self, word: usize) {
+        CREATING.with(|c| c.set((0, false)));
+        if word != IGNORE_NEW_THREAD {
+            call!(Cb::ThreadPostCreate, PtrFn, (word as *mut c_void));
+        }
+    }
+
+    fn init_thread_with(&self, start: usize, word: usize) {
+        START.with(|s| s.set(start));
+        if word == IGNORE_NEW_THREAD {
+            IGNORED.with(|i| i.set(true));
+            TID.with(|t| t.set(-1));
+            return;
+        }
+        // A thread created before the tool's start (a constructor's).
+        init_thread_support();
         let tid = THREADS.fetch_add(1, Ordering::AcqRel) + 1;
         TID.with(|t| t.set(tid));
         type F = unsafe extern "C" fn(c_int, *mut c_void) -> *mut c_void;
-        let r = call!(Cb::InitThread, F, (tid, std::ptr::null_mut()));
+        let r = call!(Cb::InitThread, F, (tid, word as *mut c_void));
         THREAD_DATA.with(|d| d.set(r.unwrap_or(std::ptr::null_mut())));
     }
 
     fn fini_thread(&self) {
-        call!(Cb::FiniThread, PtrFn, (THREAD_DATA.with(|d| d.get())));
+        if !IGNORED.with(|i| i.get()) {
+            call!(Cb::FiniThread, PtrFn, (THREAD_DATA.with(|d| d.get())));
+        }
     }
 
     fn pre_fork(&self) {
@@ -316,6 +423,17 @@ impl Monitor for CMonitor {
         }
     }
 
+    fn pre_dlopen(&self, file: Option<&CStr>, flags: c_int) {
+        let path = file.map_or(std::ptr::null(), |f| f.as_ptr());
+        call!(Cb::PreDlopen, DlFn, (path, flags));
+    }
+
+    // The handle goes to the tool as it came; nothing here reads through it.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
+    fn post_dlclose(&self, handle: *mut c_void, ret: c_int) {
+        call!(Cb::PostDlclose, PostDlFn, (handle, ret));
+    }
+
     // The handle goes to the tool as it came; nothing here reads through it.
     #[allow(clippy::not_unsafe_ptr_arg_deref)]
     fn dlopen(&self, file: Option<&CStr>, flags: c_int, handle: *mut c_void) {
@@ -328,6 +446,14 @@ impl Monitor for CMonitor {
     #[allow(clippy::not_unsafe_ptr_arg_deref)]
     fn dlclose(&self, handle: *mut c_void) {
         call!(Cb::Dlclose, PtrFn, (handle));
+    }
+
+    fn pre_init_mpi(&self) {
+        call!(Cb::MpiPreInit, VoidFn, ());
+    }
+
+    fn post_fini_mpi(&self) {
+        call!(Cb::MpiPostFini, VoidFn, ());
     }
 
     fn init_mpi(&self, _rank: c_int, _size: c_int) {

@@ -92,6 +92,61 @@ pub fn mpi_comm_rank() -> c_int {
     }
 }
 
+/// `monitor_get_addr_main`: the program's `main`.
+pub fn get_addr_main() -> *mut c_void {
+    crate::lifecycle::start::main_addr()
+}
+
+/// `monitor_get_addr_thread_start`: this thread's start routine (null on
+/// the main thread).
+pub fn get_addr_thread_start() -> *mut c_void {
+    callbacks::thread_start()
+}
+
+/// `monitor_stack_bottom`: an address in the bottom frame of this
+/// thread's stack (the layer's trampoline below `main` or the start
+/// routine).
+pub fn stack_bottom() -> *mut c_void {
+    crate::lifecycle::threads::stack_bottom() as *mut c_void
+}
+
+/// `monitor_disable_new_threads` (`false`), `monitor_enable_new_threads`
+/// (`true`): whether the threads this thread creates are seen by the tool.
+pub fn new_threads(on: bool) {
+    callbacks::set_new_threads(on)
+}
+
+/// `struct monitor_thread_info` of `monitor.h`.
+#[repr(C)]
+pub struct ThreadInfo {
+    /// Where `pthread_create` returns to (not known here: null).
+    pub create_return_addr: *mut c_void,
+    /// The new thread's start routine.
+    pub start_routine: *mut c_void,
+}
+
+/// `monitor_get_new_thread_info`: inside `pthread_create` (the tool's
+/// `monitor_thread_pre_create`, `_post_create`, `monitor_reset_stacksize`),
+/// the new thread's start routine; 0 then, else 1.
+///
+/// # Safety
+/// `info` null or writable.
+pub unsafe fn get_new_thread_info(info: *mut ThreadInfo) -> c_int {
+    match callbacks::creating() {
+        Some(start) if !info.is_null() => {
+            // SAFETY: caller contract.
+            unsafe {
+                info.write(ThreadInfo {
+                    create_return_addr: std::ptr::null_mut(),
+                    start_routine: start as *mut c_void,
+                })
+            };
+            0
+        }
+        _ => 1,
+    }
+}
+
 /// `monitor_get_main_args` (libmonitor's, not in its header): `*argc`,
 /// `argv` and the environment.
 ///
@@ -220,6 +275,32 @@ macro_rules! __interpose_libmonitor {
             #[unsafe(no_mangle)]
             pub extern "C" fn monitor_mpi_comm_rank() -> c_int {
                 x::mpi_comm_rank()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_get_addr_main() -> *mut c_void {
+                x::get_addr_main()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_get_addr_thread_start() -> *mut c_void {
+                x::get_addr_thread_start()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_stack_bottom() -> *mut c_void {
+                x::stack_bottom()
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_disable_new_threads() {
+                x::new_threads(false)
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_enable_new_threads() {
+                x::new_threads(true)
+            }
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn monitor_get_new_thread_info(
+                info: *mut x::ThreadInfo,
+            ) -> c_int {
+                unsafe { x::get_new_thread_info(info) }
             }
             #[unsafe(no_mangle)]
             pub extern "C" fn monitor_block_shootdown() -> c_int {

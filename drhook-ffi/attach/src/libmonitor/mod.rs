@@ -20,4 +20,4 @@ pub mod exports;
 
 pub use callbacks::CMonitor;
 #[doc(hidden)]
-pub use callbacks::{library_init, start};
+pub use callbacks::{library_init, start, start_main_init};

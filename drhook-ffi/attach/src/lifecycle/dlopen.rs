@@ -31,12 +31,13 @@ pub(crate) fn resolve_early() {
 /// # Safety
 /// As `dlopen(3)`.
 pub unsafe extern "C" fn dlopen_slow(file: *const c_char, flags: c_int) -> *mut c_void {
+    // SAFETY: NUL-terminated when not null.
+    let name = (!file.is_null()).then(|| unsafe { CStr::from_ptr(file) });
+    events::each(Events::DLOPEN, |m| m.pre_dlopen(name, flags));
     // SAFETY: caller contract.
     let h = unsafe { real::dlopen(file, flags) };
     if !h.is_null() {
         let e = errno();
-        // SAFETY: NUL-terminated when not null.
-        let name = (!file.is_null()).then(|| unsafe { CStr::from_ptr(file) });
         events::each(Events::DLOPEN, |m| m.dlopen(name, flags, h));
         set_errno(e);
     }
@@ -50,7 +51,13 @@ pub unsafe extern "C" fn dlopen_slow(file: *const c_char, flags: c_int) -> *mut 
 pub unsafe fn dlclose(handle: *mut c_void) -> c_int {
     events::each(Events::DLOPEN, |m| m.dlclose(handle));
     // SAFETY: caller contract.
-    unsafe { real::dlclose(handle) }
+    let r = unsafe { real::dlclose(handle) };
+    if events::interest().contains(Events::DLOPEN) {
+        let e = errno();
+        events::each(Events::DLOPEN, |m| m.post_dlclose(handle, r));
+        set_errno(e);
+    }
+    r
 }
 
 /// The `dlopen` fast path: a jump to the real `dlopen` (the caller's

@@ -50,7 +50,7 @@ macro_rules! __install {
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __interpose_lifecycle {
-    ($p:literal, $mode:ident, $tools:path) => {
+    ($p:literal, $mode:ident, $tools:path, $early:path) => {
         /// The functions the lifecycle layer wraps (`drhook-attach`).
         #[doc(hidden)]
         #[allow(clippy::missing_safety_doc, missing_docs)]
@@ -70,6 +70,7 @@ macro_rules! __interpose_lifecycle {
             ) -> c_int {
                 $crate::__install!($mode);
                 let real = $crate::__real!($mode, "__libc_start_main", l::start::StartMainFn);
+                $early();
                 // SAFETY: libc's own arguments.
                 unsafe { l::start::libc_start_main(real, $tools, main, argc, argv, init, fini, rtld_fini, stack_end) }
             }

@@ -75,6 +75,21 @@ pub(crate) fn after_init() {
     events::each(Events::MPI, |m| m.init_mpi(rank, size));
 }
 
+/// Just before `MPI_Init*` (any binding), while MPI is not initialised.
+pub(crate) fn before_init() {
+    if !INITIALISED.load(Ordering::Acquire) {
+        events::each(Events::MPI, |m| m.pre_init_mpi());
+    }
+}
+
+/// After `MPI_Finalize` (any binding) returned, once.
+pub(crate) fn after_finalize() {
+    static DONE: AtomicBool = AtomicBool::new(false);
+    if FINALISED.load(Ordering::Acquire) && !DONE.swap(true, Ordering::AcqRel) {
+        events::each(Events::MPI, |m| m.post_fini_mpi());
+    }
+}
+
 /// Just before `MPI_Finalize` (any binding): the MPI monitors' `fini_mpi`,
 /// then the process ends (its profile is written now, while MPI and the
 /// rank are known).
@@ -109,6 +124,7 @@ pub unsafe fn mpi_init(
     argc: *mut c_int,
     argv: *mut *mut *mut c_char,
 ) -> c_int {
+    before_init();
     // SAFETY: caller contract.
     let r = unsafe { real(argc, argv) };
     if r == 0 {
@@ -128,6 +144,7 @@ pub unsafe fn mpi_init_thread(
     required: c_int,
     provided: *mut c_int,
 ) -> c_int {
+    before_init();
     // SAFETY: caller contract.
     let r = unsafe { real(argc, argv, required, provided) };
     if r == 0 {
@@ -143,7 +160,9 @@ pub unsafe fn mpi_init_thread(
 pub unsafe fn mpi_finalize(real: unsafe extern "C" fn() -> c_int) -> c_int {
     before_finalize();
     // SAFETY: caller contract.
-    unsafe { real() }
+    let r = unsafe { real() };
+    after_finalize();
+    r
 }
 
 /// Fortran `MPI_INIT(ierr)`.
@@ -151,6 +170,7 @@ pub unsafe fn mpi_finalize(real: unsafe extern "C" fn() -> c_int) -> c_int {
 /// # Safety
 /// As the Fortran binding; `real` is the real one.
 pub unsafe fn mpi_init_f(real: unsafe extern "C" fn(*mut c_int), ierr: *mut c_int) {
+    before_init();
     // SAFETY: caller contract.
     unsafe { real(ierr) };
     // SAFETY: `ierr` is the caller's INTEGER.
@@ -169,6 +189,7 @@ pub unsafe fn mpi_init_thread_f(
     provided: *mut c_int,
     ierr: *mut c_int,
 ) {
+    before_init();
     // SAFETY: caller contract.
     unsafe { real(required, provided, ierr) };
     // SAFETY: as above.
@@ -184,5 +205,6 @@ pub unsafe fn mpi_init_thread_f(
 pub unsafe fn mpi_finalize_f(real: unsafe extern "C" fn(*mut c_int), ierr: *mut c_int) {
     before_finalize();
     // SAFETY: caller contract.
-    unsafe { real(ierr) }
+    unsafe { real(ierr) };
+    after_finalize();
 }

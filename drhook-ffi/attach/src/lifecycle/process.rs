@@ -252,10 +252,41 @@ pub(crate) fn thread_reserve() -> u32 {
     std::panic::catch_unwind(engine::thread_reserve).unwrap_or(0)
 }
 
-/// Thread start, on the thread.
-pub(crate) fn thread_begin(start: usize, reserved: u32) {
+/// The monitors' words for a thread being created (by their place).
+pub(crate) type Words = [usize; events::MAX_MONITORS];
+
+/// Before a thread is created, on the creating thread: each monitor's
+/// word for it.
+pub(crate) fn thread_pre_create(start: usize) -> Words {
+    let mut words = [0; events::MAX_MONITORS];
+    engine::own_work(|| {
+        events::each_at(Events::THREADS, |i, m| {
+            words[i] = m.pre_thread_create(start)
+        })
+    });
+    words
+}
+
+/// The stack size the monitors want for the new thread (`old`: the one
+/// it would get).
+pub(crate) fn thread_stack_size(old: usize) -> usize {
+    let mut size = old;
+    engine::own_work(|| events::each_at(Events::THREADS, |_, m| size = m.thread_stack_size(size)));
+    size
+}
+
+/// After a thread was created (or not), on the creating thread.
+pub(crate) fn thread_post_create(words: &Words) {
+    engine::own_work(|| events::each_at(Events::THREADS, |i, m| m.post_thread_create(words[i])));
+}
+
+/// Thread start, on the thread, with the words of
+/// [`thread_pre_create`].
+pub(crate) fn thread_begin(start: usize, reserved: u32, words: &Words) {
     let _ = std::panic::catch_unwind(|| engine::thread_begin(start, reserved));
-    tell(Events::THREADS, |m| m.init_thread(start));
+    engine::own_work(|| {
+        events::each_at(Events::THREADS, |i, m| m.init_thread_with(start, words[i]))
+    });
 }
 
 /// Thread end, on the thread (once: a thread calling `pthread_exit` and

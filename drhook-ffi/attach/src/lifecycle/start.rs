@@ -3,7 +3,7 @@
 //! monitors) just before `main` and ends it when `main` returns.
 
 use std::ffi::{c_char, c_int, c_void};
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use super::process;
 use crate::real::{real_fn, slots};
@@ -20,12 +20,31 @@ pub type MainFn = unsafe extern "C-unwind" fn(c_int, *mut *mut c_char, *mut *mut
 static MAIN: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 /// The tools' start (see [`libc_start_main`]).
 static TOOLS: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
+/// An address in the trampoline's frame below `main`.
+static MAIN_BOTTOM: AtomicUsize = AtomicUsize::new(0);
+
+/// The program's `main` (null before `__libc_start_main`, or in a program
+/// that did not start through it).
+pub fn main_addr() -> *mut c_void {
+    MAIN.load(Ordering::Acquire)
+}
+
+/// An address in the bottom frame of the main thread's stack as the
+/// program sees it (the trampoline's, below `main`), or 0.
+pub fn main_bottom() -> usize {
+    MAIN_BOTTOM.load(Ordering::Acquire)
+}
 
 unsafe extern "C-unwind" fn main_trampoline(
     argc: c_int,
     argv: *mut *mut c_char,
     envp_in: *mut *mut c_char,
 ) -> c_int {
+    let marker = 0u8;
+    MAIN_BOTTOM.store(
+        std::hint::black_box(&marker) as *const u8 as usize,
+        Ordering::Release,
+    );
     let tools = TOOLS.load(Ordering::Acquire);
     let tools = if tools.is_null() {
         None

@@ -9,12 +9,30 @@
 //! engine's (`drhook::lifecycle::on_work_stack`), and the thread's own
 //! stack holds only the trampoline's frame.
 
+use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 
 use drhook::lifecycle::on_work_stack;
 
-use super::process;
+use super::process::{self, Words};
+use crate::events::{self, Events};
 use crate::real::{real_fn, slots};
+
+thread_local! {
+    /// An address in the trampoline's frame, the bottom of this thread's
+    /// stack as the program sees it (0: not a thread started here).
+    static BOTTOM: Cell<usize> = const { Cell::new(0) };
+}
+
+/// An address in the bottom frame of this thread's stack (the
+/// trampoline's, below the start routine or `main`), or 0 when the thread
+/// was not started through the layer.
+pub fn stack_bottom() -> usize {
+    match BOTTOM.with(|b| b.get()) {
+        0 => super::start::main_bottom(),
+        b => b,
+    }
+}
 
 /// A thread's start routine.
 pub type StartFn = unsafe extern "C-unwind" fn(*mut c_void) -> *mut c_void;
@@ -24,6 +42,8 @@ struct Started {
     arg: *mut c_void,
     /// The thread's number in the engine, reserved at creation (0: none).
     reserved: u32,
+    /// The monitors' words from `pre_thread_create`.
+    words: Words,
 }
 
 extern "C-unwind" fn thread_trampoline(p: *mut c_void) -> *mut c_void {
@@ -32,8 +52,11 @@ extern "C-unwind" fn thread_trampoline(p: *mut c_void) -> *mut c_void {
         start,
         arg,
         reserved,
+        words,
     } = *unsafe { Box::from_raw(p as *mut Started) };
-    on_work_stack(|| process::thread_begin(start as usize, reserved));
+    let marker = 0u8;
+    BOTTOM.with(|b| b.set(std::hint::black_box(&marker) as *const u8 as usize));
+    on_work_stack(|| process::thread_begin(start as usize, reserved, &words));
     // SAFETY: the program's start routine with its argument.
     let r = unsafe { start(arg) };
     on_work_stack(process::thread_end);
@@ -63,18 +86,105 @@ pub unsafe fn pthread_create(
         return unsafe { real(thread, attr, start, arg) };
     }
     let reserved = process::thread_reserve();
+    let watched = events::interest().contains(Events::THREADS);
+    let words = if watched {
+        process::thread_pre_create(start as usize)
+    } else {
+        [0; events::MAX_MONITORS]
+    };
     let b = Box::into_raw(Box::new(Started {
         start,
         arg,
         reserved,
+        words,
     }));
+    let mut stack = StackSize::new(attr, watched);
     // SAFETY: caller contract; the trampoline takes the box.
-    let r = unsafe { real(thread, attr, thread_trampoline, b.cast()) };
+    let r = unsafe { real(thread, stack.attr, thread_trampoline, b.cast()) };
+    stack.undo();
     if r != 0 {
         // SAFETY: the thread was not created: the box is still ours.
         drop(unsafe { Box::from_raw(b) });
     }
+    if watched {
+        process::thread_post_create(&words);
+    }
     r
+}
+
+/// The attributes a thread is created with, its stack size as the
+/// monitors want it (libmonitor's `monitor_reset_stacksize`): the
+/// program's own attributes changed for the call and restored after it
+/// (as libmonitor does), or default ones made for it.
+struct StackSize {
+    attr: *const libc::pthread_attr_t,
+    /// The program's attributes' size to restore.
+    restore: Option<usize>,
+    /// Default attributes made here (destroyed after the call).
+    own: Option<Box<libc::pthread_attr_t>>,
+}
+
+impl StackSize {
+    fn new(attr: *const libc::pthread_attr_t, watched: bool) -> StackSize {
+        let mut s = StackSize {
+            attr,
+            restore: None,
+            own: None,
+        };
+        if !watched {
+            return s;
+        }
+        let mut own: Option<Box<libc::pthread_attr_t>> = None;
+        let a: *mut libc::pthread_attr_t = if attr.is_null() {
+            // SAFETY: an all-zero pthread_attr_t is storage for
+            // pthread_attr_init, which fills it.
+            let mut b = Box::new(unsafe { std::mem::zeroed::<libc::pthread_attr_t>() });
+            // SAFETY: initialising our own attributes.
+            if unsafe { libc::pthread_attr_init(&mut *b) } != 0 {
+                return s;
+            }
+            let p: *mut libc::pthread_attr_t = &mut *b;
+            own = Some(b);
+            p
+        } else {
+            attr as *mut libc::pthread_attr_t
+        };
+        let mut old = 0usize;
+        // SAFETY: `a` is initialised attributes (the program's or ours).
+        let ok = unsafe { libc::pthread_attr_getstacksize(a, &mut old) } == 0;
+        let new = if ok {
+            process::thread_stack_size(old)
+        } else {
+            old
+        };
+        // SAFETY: as above; the program's attributes are restored in
+        // `undo`, as libmonitor does.
+        if new != old && unsafe { libc::pthread_attr_setstacksize(a, new) } == 0 {
+            if own.is_none() {
+                s.restore = Some(old);
+            }
+        } else if let Some(mut b) = own.take() {
+            // SAFETY: ours, initialised above, not used again.
+            unsafe { libc::pthread_attr_destroy(&mut *b) };
+        }
+        if let Some(b) = own {
+            s.attr = &*b;
+            s.own = Some(b);
+        }
+        s
+    }
+
+    /// After the call: the program's attributes as they were, ours gone.
+    fn undo(&mut self) {
+        if let Some(old) = self.restore.take() {
+            // SAFETY: the program's attributes, changed in `new`.
+            unsafe { libc::pthread_attr_setstacksize(self.attr as *mut _, old) };
+        }
+        if let Some(mut b) = self.own.take() {
+            // SAFETY: ours, initialised in `new`.
+            unsafe { libc::pthread_attr_destroy(&mut *b) };
+        }
+    }
 }
 
 /// `pthread_exit(value)`: the thread's end, then the real one (which

@@ -30,6 +30,7 @@ static void logf_(const char *fmt, ...)
 
 static int proc_cookie = 1234;
 static int fork_cookie = 99;
+static int post_creates;
 
 void monitor_init_library(void) { logf_("init_library"); }
 void monitor_fini_library(void) { logf_("fini_library"); }
@@ -43,7 +44,10 @@ void *monitor_init_process(int *argc, char **argv, void *data)
     return &proc_cookie;
 }
 
-void monitor_begin_process_exit(int how) { logf_("begin_process_exit how=%d", how); }
+void monitor_begin_process_exit(int how)
+{
+    logf_("begin_process_exit how=%d post_creates=%d", how, post_creates);
+}
 
 void monitor_fini_process(int how, void *data)
 {
@@ -66,11 +70,47 @@ void monitor_post_fork(pid_t child, void *data)
 
 void monitor_init_thread_support(void) { logf_("init_thread_support"); }
 
+void monitor_start_main_init(void) { logf_("start_main_init"); }
+
+void monitor_at_main(void)
+{
+    logf_("at_main main=%s bottom=%s", monitor_get_addr_main() ? "ok" : "null",
+          monitor_stack_bottom() ? "ok" : "null");
+}
+
+static int thread_cookie = 7;
+static int creates;
+
+/* The second thread the first process creates is ignored. */
+void *monitor_thread_pre_create(void)
+{
+    struct monitor_thread_info mti;
+    int info = monitor_get_new_thread_info(&mti) == 0 && mti.mti_start_routine != NULL;
+    creates++;
+    logf_("thread_pre_create info=%s%s", info ? "ok" : "bad",
+          creates == 2 ? " ignore" : "");
+    return creates == 2 ? MONITOR_IGNORE_NEW_THREAD : &thread_cookie;
+}
+
+/* Not logged: it races with the new thread's callbacks; counted. */
+void monitor_thread_post_create(void *data)
+{
+    if (data == &thread_cookie)
+        post_creates++;
+}
+
+size_t monitor_reset_stacksize(size_t old_size)
+{
+    logf_("reset_stacksize %s", old_size > 0 ? "ok" : "zero");
+    return old_size + 65536;
+}
+
 void *monitor_init_thread(int tid, void *data)
 {
-    (void) data;
-    logf_("init_thread tid=%d num=%d threaded=%d", tid, monitor_get_thread_num(),
-          monitor_is_threaded());
+    logf_("init_thread tid=%d num=%d threaded=%d data=%s start=%s", tid,
+          monitor_get_thread_num(), monitor_is_threaded(),
+          data == &thread_cookie ? "ok" : data == NULL ? "null" : "bad",
+          monitor_get_addr_thread_start() ? "ok" : "null");
     return (void *) (long) (1000 + tid);
 }
 
@@ -86,3 +126,13 @@ void monitor_dlopen(const char *path, int flags, void *handle)
 }
 
 void monitor_dlclose(void *handle) { logf_("dlclose handle=%s", handle ? "ok" : "null"); }
+
+void monitor_pre_dlopen(const char *path, int flags)
+{
+    logf_("pre_dlopen %s flags=%d", path ? path : "null", flags);
+}
+
+void monitor_post_dlclose(void *handle, int ret)
+{
+    logf_("post_dlclose handle=%s ret=%d", handle ? "ok" : "null", ret);
+}
