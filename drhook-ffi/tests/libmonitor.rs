@@ -202,6 +202,65 @@ fn exec_ends_and_restarts() {
     check("exec", 3, Some(0));
 }
 
+/// `drhook run --monitor libtool.so`: the tool is preloaded before
+/// drhook's library, with the same callbacks.
+#[test]
+fn drhook_run_monitor() {
+    if !have_gcc() {
+        return;
+    }
+    let dir = tempdir();
+    let (libtool, program) = build(dir.path());
+    let log = dir.path().join("log.monitor");
+    let exe = drhook_exe().display().to_string();
+    let r = run_in(
+        dir.path(),
+        &exe,
+        &[
+            "run",
+            "--monitor",
+            &libtool.display().to_string(),
+            "--",
+            &program.display().to_string(),
+            "return",
+        ],
+        &[("MONITOR_TOOL_LOG", &log.display().to_string())],
+    );
+    assert_eq!(r.output.status.code(), Some(0), "{}", r.stderr());
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(by_process(&text), expected(1), "the log was\n{text}");
+}
+
+/// `MONITOR_OPTIONS=MONITOR_DEBUG` prints the debug lines, as
+/// `MONITOR_DEBUG` does; an unknown word is said and ignored.
+#[test]
+fn monitor_options() {
+    if !have_gcc() {
+        return;
+    }
+    let dir = tempdir();
+    let (libtool, program) = build(dir.path());
+    let exe = drhook_exe().display().to_string();
+    let tool_s = libtool.display().to_string();
+    let r = run_in(
+        dir.path(),
+        &exe,
+        &["run", "--", &program.display().to_string(), "return"],
+        &[
+            ("LD_PRELOAD", &tool_s),
+            (
+                "MONITOR_OPTIONS",
+                "MONITOR_DEBUG,MONITOR_NONZERO_EXIT MONITOR_BOGUS",
+            ),
+        ],
+    );
+    assert_eq!(r.output.status.code(), Some(0), "{}", r.stderr());
+    let err = r.stderr();
+    assert!(err.contains("calling monitor_at_main"), "{err}");
+    assert!(err.contains("\"MONITOR_BOGUS\" is not one of"), "{err}");
+    assert!(!err.contains("MONITOR_NONZERO_EXIT\" is not"), "{err}");
+}
+
 /// With `LIBMONITOR_SO` (a built libmonitor.so), the same log under
 /// libmonitor as under drhook, for every ending.
 #[test]

@@ -79,6 +79,11 @@ pub struct Args {
     /// library's engine.
     #[arg(long, value_name = "NAMES")]
     pub wrap: Option<String>,
+    /// A libmonitor tool (a shared library defining libmonitor's callbacks,
+    /// built against drhook-ffi/include/monitor.h) to preload before the
+    /// preload library; repeatable.
+    #[arg(long, value_name = "LIBTOOL.so")]
+    pub monitor: Vec<PathBuf>,
     /// The preload library (default: $DRHOOK_PRELOAD_LIB, else next to this
     /// executable or in ../lib from it).
     #[arg(long, value_name = "FILE")]
@@ -139,6 +144,29 @@ pub fn preload_value(current: Option<&OsStr>, lib: &Path) -> OsString {
         Some(c) if c.split(|&b| b == b':' || b == b' ').any(|e| e == lib) => c.to_vec(),
         Some(c) => [c, b":", lib].concat(),
     })
+}
+
+/// `LD_PRELOAD`'s value with the libmonitor tools added after `current`
+/// (so before the preload library, appended next): a path with a `/` made
+/// absolute (the program may change directory), a bare name left to the
+/// loader's search.
+pub fn with_monitor_tools(current: Option<&OsStr>, tools: &[PathBuf]) -> Result<Option<OsString>> {
+    let mut v: Vec<u8> = current
+        .map(|c| c.as_bytes().trim_ascii().to_vec())
+        .unwrap_or_default();
+    for t in tools {
+        let t = if t.as_os_str().as_bytes().contains(&b'/') {
+            std::fs::canonicalize(t)
+                .map_err(|e| Error::msg(format!("--monitor {}: {e}", t.display())))?
+        } else {
+            t.clone()
+        };
+        if !v.is_empty() {
+            v.push(b':');
+        }
+        v.extend_from_slice(t.as_os_str().as_bytes());
+    }
+    Ok((!v.is_empty()).then(|| OsString::from_vec(v)))
 }
 
 /// `a` then `b` (bytes).
@@ -241,7 +269,8 @@ fn escaped(s: &OsStr) -> String {
 pub fn run(a: &Args, _g: &Global) -> Result<u8> {
     let lib = find_preload(a.preload.as_deref())?;
     let vars = variables(a, &|k| std::env::var_os(k))?;
-    let mut preload = preload_value(std::env::var_os("LD_PRELOAD").as_deref(), &lib);
+    let current = with_monitor_tools(std::env::var_os("LD_PRELOAD").as_deref(), &a.monitor)?;
+    let mut preload = preload_value(current.as_deref(), &lib);
     let wrap = match &a.wrap {
         Some(w) => Some(w.clone()),
         None => std::env::var_os("DR_HOOK_WRAP")
@@ -328,6 +357,19 @@ mod tests {
     /// A reader of the environment `vars`.
     fn env<'a>(vars: &'a [(&'a str, &'a [u8])]) -> impl Fn(&str) -> Option<OsString> + 'a {
         move |k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| os(v))
+    }
+
+    #[test]
+    fn monitor_tools_come_before_the_preload_library() {
+        let lib = Path::new("/x/libdrhook_preload.so");
+        let tools = [PathBuf::from("libtool.so"), PathBuf::from("/")];
+        let v = with_monitor_tools(Some(OsStr::new(" libfoo.so ")), &tools).unwrap();
+        assert_eq!(
+            preload_value(v.as_deref(), lib),
+            "libfoo.so:libtool.so:/:/x/libdrhook_preload.so"
+        );
+        assert_eq!(with_monitor_tools(None, &[]).unwrap(), None);
+        assert!(with_monitor_tools(None, &[PathBuf::from("./no/such/tool.so")]).is_err());
     }
 
     #[test]

@@ -217,6 +217,9 @@ pub fn library_init() {
             crate::sys::env::env_value(b"MONITOR_DEBUG").is_some(),
             Ordering::Relaxed,
         );
+        if let Some(o) = crate::sys::env::env_value(b"MONITOR_OPTIONS") {
+            options(o);
+        }
         look_up();
         call!(Cb::InitLibrary, VoidFn, ());
     });
@@ -228,6 +231,31 @@ pub fn start_main_init() {
     let _ = std::panic::catch_unwind(|| {
         call!(Cb::StartMainInit, VoidFn, ());
     });
+}
+
+/// The seed's `MONITOR_OPTIONS` (words separated by spaces, commas, `:`
+/// or `|`): `MONITOR_DEBUG` as the variable; `MONITOR_NONZERO_EXIT` and
+/// `MONITOR_SIGABRT` asked for the fini callbacks on those endings, which
+/// (as in current libmonitor) always get them; `MONITOR_SIGINT` is
+/// accepted, but a process killed by `SIGINT` is not reported yet (said
+/// once); anything else is said and ignored.
+fn options(o: &[u8]) {
+    for w in o
+        .split(|&b| matches!(b, b' ' | b',' | b':' | b'|'))
+        .filter(|w| !w.is_empty())
+    {
+        match w {
+            b"MONITOR_DEBUG" => DEBUG.store(true, Ordering::Relaxed),
+            b"MONITOR_NONZERO_EXIT" | b"MONITOR_SIGABRT" => {}
+            b"MONITOR_SIGINT" => diag(
+                "drhook: MONITOR_OPTIONS: MONITOR_SIGINT accepted, but a process ended by SIGINT gets no monitor_fini_process yet",
+            ),
+            _ => diag(&format!(
+                "drhook: MONITOR_OPTIONS: {:?} is not one of MONITOR_DEBUG, MONITOR_NONZERO_EXIT, MONITOR_SIGINT, MONITOR_SIGABRT: ignored",
+                String::from_utf8_lossy(w)
+            )),
+        }
+    }
 }
 
 fn fini_library() {
