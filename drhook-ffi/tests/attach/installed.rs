@@ -1,0 +1,156 @@
+//! Installed: pkg-config and CMake for the static program.
+
+use super::*;
+
+#[test]
+fn installed_wrap_library_through_pkg_config_and_cmake() {
+    if !have_gcc()
+        || !have_gfortran()
+        || !have_tool("make")
+        || !have_tool("pkg-config")
+        || !have_tool("cmake")
+    {
+        return;
+    }
+    built("libdrhook_wrap.a");
+    shared_lib();
+    let d = tempdir();
+    let prefix = d.path().join("prefix");
+    tool(
+        d.path(),
+        "make",
+        &[
+            "-s",
+            "-C",
+            &crate_dir().display().to_string(),
+            "install",
+            &format!("PREFIX={}", prefix.display()),
+            &format!("DRHOOK_LIBDIR={}", target_dir().display()),
+            &format!("BUILD={}", d.path().join("build").display()),
+        ],
+    );
+    for f in [
+        "lib/libdrhook_preload.so",
+        "lib/libdrhook_wrap.a",
+        "share/drhook/drhook-wrap.list",
+        "share/drhook/drhook-wrap-mpi.list",
+        "lib/pkgconfig/drhook-wrap.pc",
+        "lib/pkgconfig/drhook-wrap-mpi.pc",
+    ] {
+        assert!(prefix.join(f).exists(), "{f} not installed");
+    }
+    let pc = Command::new("pkg-config")
+        .args(["--cflags", "--libs", "drhook-wrap"])
+        .env("PKG_CONFIG_PATH", prefix.join("lib").join("pkgconfig"))
+        .output()
+        .unwrap();
+    assert!(
+        pc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pc.stderr)
+    );
+    let flags = String::from_utf8(pc.stdout).unwrap();
+    assert!(flags.contains("drhook-wrap.list"), "{flags}");
+    let mut args = vec![
+        "-static".to_string(),
+        "-O1".into(),
+        "-o".into(),
+        "life".into(),
+    ];
+    args.push(attach_prog("life.c").display().to_string());
+    args.extend(flags.split_whitespace().map(String::from));
+    let out = Command::new("gcc")
+        .current_dir(d.path())
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prof = [("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof")];
+    let w = tempdir();
+    let r = run_in(
+        w.path(),
+        &d.path().join("life").display().to_string(),
+        &["exit3"],
+        &prof,
+    );
+    assert_eq!(r.output.status.code(), Some(3));
+    assert_eq!(parse(w.path(), "drhook.prof.1").row("main", 1).calls, 1);
+
+    // CMake: find_package(DrHook) and DrHook::wrap.
+    let proj = d.path().join("cmake-project");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::copy(attach_prog("life.c"), proj.join("life.c")).unwrap();
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.13)\nproject(life C)\nfind_package(DrHook REQUIRED)\n\
+         add_executable(life life.c)\ntarget_link_options(life PRIVATE -static)\n\
+         target_link_libraries(life PRIVATE DrHook::wrap)\n",
+    )
+    .unwrap();
+    let build = proj.join("build");
+    tool(
+        d.path(),
+        "cmake",
+        &[
+            "-S",
+            &proj.display().to_string(),
+            "-B",
+            &build.display().to_string(),
+            &format!("-DCMAKE_PREFIX_PATH={}", prefix.display()),
+        ],
+    );
+    let out = Command::new("cmake")
+        .args(["--build", &build.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let w = tempdir();
+    let r = run_in(
+        w.path(),
+        &build.join("life").display().to_string(),
+        &["_exit5"],
+        &prof,
+    );
+    assert_eq!(r.output.status.code(), Some(5));
+    assert_eq!(parse(w.path(), "drhook.prof.1").row("main", 1).calls, 1);
+}
+
+#[test]
+fn libdrhook_and_the_preload_refer_to_optional_symbols_weakly() {
+    if !have_tool("nm") {
+        return;
+    }
+    // Without the preload, libdrhook.so must load: its reference to the
+    // layer's registration entry is weak (in every build profile).
+    let undefined = |lib: &Path| -> String {
+        let out = Command::new("nm")
+            .args(["-D", "--undefined-only"])
+            .arg(lib)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let so = undefined(&shared_lib());
+    let line = so
+        .lines()
+        .find(|l| l.ends_with(" drhook_attach_register_engine_v1"))
+        .unwrap_or_else(|| panic!("no reference to the layer:\n{so}"));
+    assert!(line.trim_start().starts_with("w "), "{line}");
+    // The preload refers to MPI only weakly: it loads in programs without MPI.
+    let pre = undefined(&built("libdrhook_preload.so"));
+    for sym in ["PMPI_Comm_rank", "PMPI_Comm_size", "ompi_mpi_comm_world"] {
+        let line = pre
+            .lines()
+            .find(|l| l.ends_with(&format!(" {sym}")))
+            .unwrap();
+        assert!(line.trim_start().starts_with("w "), "{line}");
+    }
+}
