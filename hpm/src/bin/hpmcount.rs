@@ -11,12 +11,12 @@ use std::sync::Arc;
 use clap::Parser;
 
 use hpm::backend::Scope;
-use hpm::config::output_plan::{unique_suffix, write_atomic};
+use hpm::config::output_plan::write_atomic;
 use hpm::report::{LocalDateTime, Report, SectionReport, Tool, host_name};
 use hpm::sections::program::run_counted;
 use hpm::{
     Aggregator, AsciiWriter, CliOutput, CounterBackend, CountingPlan, CpuInfo, CsvCodec, EnvConfig,
-    MetricContext, MonotonicClock, OutputPlan, PerfBackend, RenderOptions,
+    MetricContext, MonotonicClock, PerfBackend, RenderOptions,
 };
 
 /// Count hardware and software events of a program and everything it spawns.
@@ -266,32 +266,22 @@ fn main() -> ExitCode {
         error_count: 0,
         aggregate: None,
     };
-    let aggregator = cfg.aggregate.unwrap_or(Aggregator::Mirror);
-    let prints = match plugin.as_ref().map(|p| p.aggregate(&mut report)) {
-        Some(Ok(prints)) => prints,
-        Some(Err(e)) => {
-            error(&format!("{e}; using the built-in {aggregator}"));
-            aggregator.apply_local(&mut report)
-        }
-        None => aggregator.apply_local(&mut report),
+    let cli_out = CliOutput {
+        output_name: cli.output.clone(),
+        unique: cli.unique,
+        no_stdout: cli.no_stdout,
+        print_formula: cli.formula,
     };
-    if prints {
-        let id = cfg.mpi_rank.unwrap_or_else(std::process::id);
-        let suffix = unique_suffix(&report.host, id, &started);
-        let cli_out = CliOutput {
-            output_name: cli.output.clone(),
-            unique: cli.unique,
-            no_stdout: cli.no_stdout,
-            print_formula: cli.formula,
-        };
-        let out = OutputPlan::resolve(Tool::Hpmcount, &cfg, &cli_out, None, &suffix);
-        let options = RenderOptions {
-            print_formula: out.print_formula,
-            metrics: MetricContext::from_config(&cfg, cpu.mhz),
-        };
-        for (path, e) in out.emit(&report, &options) {
-            error(&format!("cannot write output file '{path}': {e}"));
-        }
+    for e in hpm::config::output_plan::aggregate_and_emit(
+        Tool::Hpmcount,
+        &cfg,
+        &cli_out,
+        plugin.as_ref(),
+        &mut report,
+        &started,
+        cpu.mhz,
+    ) {
+        error(&e);
     }
     ExitCode::from(status.clamp(0, 255) as u8)
 }

@@ -12,15 +12,13 @@ use std::time::Duration;
 use clap::Parser;
 
 use hpm::backend::Scope;
-use hpm::config::output_plan::unique_suffix;
 use hpm::report::{LocalDateTime, Report, SectionReport, Tool, host_name};
 use hpm::sections::system::{
     Workload, online_cpus, probe_system_wide, refusal_message, run_system_wide,
 };
 use hpm::{
     Aggregator, CliOutput, CounterBackend, CountingPlan, CpuInfo, EnvConfig, EventSet, EventSpec,
-    MetricContext, MonotonicClock, OpenErrorKind, OutputPlan, PerfBackend, RenderOptions,
-    RusageBackend,
+    MonotonicClock, OpenErrorKind, PerfBackend, RusageBackend,
 };
 
 /// Exit status when the kernel refuses system-wide counting (the getrusage
@@ -253,32 +251,22 @@ fn main() -> ExitCode {
             error_count: 0,
             aggregate: None,
         };
-        let aggregator = cfg.aggregate.unwrap_or(Aggregator::Mirror);
-        let prints = match plugin.as_ref().map(|p| p.aggregate(&mut report)) {
-            Some(Ok(prints)) => prints,
-            Some(Err(e)) => {
-                error(&format!("{e}; using the built-in {aggregator}"));
-                aggregator.apply_local(&mut report)
-            }
-            None => aggregator.apply_local(&mut report),
+        let cli_out = CliOutput {
+            output_name: cli.output.clone(),
+            unique: cli.unique,
+            no_stdout: cli.no_stdout,
+            print_formula: cli.formula,
         };
-        if prints {
-            let id = cfg.mpi_rank.unwrap_or_else(std::process::id);
-            let suffix = unique_suffix(&report.host, id, &started);
-            let cli_out = CliOutput {
-                output_name: cli.output.clone(),
-                unique: cli.unique,
-                no_stdout: cli.no_stdout,
-                print_formula: cli.formula,
-            };
-            let out = OutputPlan::resolve(Tool::Hpmstat, &cfg, &cli_out, None, &suffix);
-            let options = RenderOptions {
-                print_formula: out.print_formula,
-                metrics: MetricContext::from_config(&cfg, cpu.mhz),
-            };
-            for (path, e) in out.emit(&report, &options) {
-                error(&format!("cannot write output file '{path}': {e}"));
-            }
+        for e in hpm::config::output_plan::aggregate_and_emit(
+            Tool::Hpmstat,
+            &cfg,
+            &cli_out,
+            plugin.as_ref(),
+            &mut report,
+            &started,
+            cpu.mhz,
+        ) {
+            error(&e);
         }
     }
     if refused {

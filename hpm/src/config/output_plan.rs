@@ -11,6 +11,46 @@ use crate::output::csv::CsvCodec;
 use crate::output::viz::VizWriter;
 use crate::report::{LocalDateTime, Report, Tool};
 
+/// The end of a command's run (`hpmcount`, `hpmstat`): the report
+/// aggregated — by the loaded plug-in (`-a name.so`), else, or when it
+/// fails, by the configured built-in — and, when it is to be printed,
+/// written where the options say (unique names from the host, the MPI rank
+/// or pid, and `started`). Returns the messages of what failed, for the
+/// command to print with its own prefix.
+pub fn aggregate_and_emit(
+    tool: Tool,
+    cfg: &EnvConfig,
+    cli: &CliOutput,
+    plugin: Option<&crate::output::plugin::Plugin>,
+    report: &mut Report,
+    started: &LocalDateTime,
+    cpu_mhz: Option<f64>,
+) -> Vec<String> {
+    let mut errors = Vec::new();
+    let aggregator = cfg.aggregate.unwrap_or(Aggregator::Mirror);
+    let prints = match plugin.map(|p| p.aggregate(report)) {
+        Some(Ok(prints)) => prints,
+        Some(Err(e)) => {
+            errors.push(format!("{e}; using the built-in {aggregator}"));
+            aggregator.apply_local(report)
+        }
+        None => aggregator.apply_local(report),
+    };
+    if prints {
+        let id = cfg.mpi_rank.unwrap_or_else(std::process::id);
+        let suffix = unique_suffix(&report.host, id, started);
+        let out = OutputPlan::resolve(tool, cfg, cli, None, &suffix);
+        let options = RenderOptions {
+            print_formula: out.print_formula,
+            metrics: crate::metrics::MetricContext::from_config(cfg, cpu_mhz),
+        };
+        for (path, e) in out.emit(report, &options) {
+            errors.push(format!("cannot write output file '{path}': {e}"));
+        }
+    }
+    errors
+}
+
 /// Command-line settings of `hpmcount` that override the environment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CliOutput {
