@@ -118,7 +118,11 @@ fn without_companions(files: Vec<PathBuf>) -> Vec<PathBuf> {
 
 /// Sort key: the name with its digit runs compared as numbers.
 fn natural_key(p: &Path) -> Vec<(String, u128)> {
-    let s = p.to_string_lossy();
+    natural_key_str(&p.to_string_lossy())
+}
+
+/// [`natural_key`] of a text (`drhook.prof.2` before `drhook.prof.10`).
+pub(crate) fn natural_key_str(s: &str) -> Vec<(String, u128)> {
     let mut v = Vec::new();
     let mut text = String::new();
     let mut num: Option<u128> = None;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::profile::input::natural_key_str as natural_key;
 
 /// The AIO summary of a process.
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
@@ -265,29 +266,6 @@ pub fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
         out.extend(found);
     }
     Ok(out)
-}
-
-/// Sort key: digit runs compared as numbers.
-fn natural_key(s: &str) -> Vec<(String, u128)> {
-    let mut v = Vec::new();
-    let mut text = String::new();
-    let mut num: Option<u128> = None;
-    for c in s.chars() {
-        if let Some(d) = c.to_digit(10) {
-            num = Some(
-                num.unwrap_or(0)
-                    .saturating_mul(10)
-                    .saturating_add(u128::from(d)),
-            );
-        } else {
-            if let Some(n) = num.take() {
-                v.push((std::mem::take(&mut text), n));
-            }
-            text.push(c);
-        }
-    }
-    v.push((text, num.map_or(0, |n| n + 1)));
-    v
 }
 
 /// `1.5 KiB`: bytes in binary units, one decimal.
