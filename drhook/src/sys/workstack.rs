@@ -53,25 +53,8 @@ impl Stack {
                 }
             }
         }
-        let guard = page();
-        // SAFETY: an anonymous private mapping, checked for failure.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                guard + SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return None;
-        }
-        // The guard page: an overflow faults instead of writing below.
-        // SAFETY: the first page of the mapping just made.
-        unsafe { libc::mprotect(p, guard, libc::PROT_NONE) };
-        Some(Stack(p))
+        let p = map_guarded(SIZE);
+        (!p.is_null()).then_some(Stack(p))
     }
 
     /// The first address above the stack (16-byte aligned).
@@ -176,6 +159,19 @@ pub(crate) fn map_kept(size: usize) -> *mut u8 {
     }
     let guard = page();
     let size = size.next_multiple_of(guard);
+    let p = map_guarded(size);
+    if p.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: one past the end of the mapping.
+    unsafe { (p as *mut u8).add(guard + size) }
+}
+
+/// A stack's memory: `size` bytes (a multiple of the page) above a guard
+/// page, reserved (`MAP_NORESERVE`: a page costs only once touched); the
+/// mapping's start, or null when it cannot be had.
+fn map_guarded(size: usize) -> *mut libc::c_void {
+    let guard = page();
     // SAFETY: an anonymous private mapping, checked for failure.
     let p = unsafe {
         libc::mmap(
@@ -190,10 +186,10 @@ pub(crate) fn map_kept(size: usize) -> *mut u8 {
     if p == libc::MAP_FAILED {
         return std::ptr::null_mut();
     }
+    // The guard page: an overflow faults instead of writing below.
     // SAFETY: the first page of the mapping just made.
     unsafe { libc::mprotect(p, guard, libc::PROT_NONE) };
-    // SAFETY: one past the end of the mapping.
-    unsafe { (p as *mut u8).add(guard + size) }
+    p
 }
 
 /// Runs on the other stack: calls the closure (a panic cannot unwind out
