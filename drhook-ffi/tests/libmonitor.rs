@@ -283,3 +283,73 @@ fn same_as_libmonitor() {
         );
     }
 }
+
+/// The support functions a sampling tool relies on
+/// (`tests/progs/libmonitor/signals_tool.c` and `signals_prog.c`):
+/// `monitor_sigaction` puts the tool's handler in front of SIGUSR1 and of
+/// SIGTERM (which Dr.Hook also catches) — the first signal handled by the
+/// tool, the next passed on to the program's handler, an ignored signal
+/// stays ignored, and the program still sees its own handler;
+/// `monitor_broadcast_signal` reaches the three other threads and not the
+/// caller; the return address of `main` and of each start routine lies in
+/// the bottom frame `monitor_unwind_*_bottom_frame` and
+/// `monitor_in_start_func_*` name, and `main` itself does not. With
+/// `LIBMONITOR_SO`, libmonitor prints the same.
+#[test]
+fn support_functions() {
+    if !have_gcc() {
+        return;
+    }
+    let dir = tempdir();
+    let src = prog("libmonitor");
+    let inc = format!("-I{}", include_dir().display());
+    let tool_c = src.join("signals_tool.c").display().to_string();
+    let prog_c = src.join("signals_prog.c").display().to_string();
+    tool(
+        dir.path(),
+        "gcc",
+        &[
+            "-Wall",
+            "-shared",
+            "-fPIC",
+            &inc,
+            "-o",
+            "libstool.so",
+            &tool_c,
+        ],
+    );
+    tool(
+        dir.path(),
+        "gcc",
+        &["-Wall", "-o", "sprog", &prog_c, "-pthread", "-ldl"],
+    );
+    let tool_s = dir.path().join("libstool.so").display().to_string();
+    let prog_s = dir.path().join("sprog").display().to_string();
+    let expected = "main bottom: process=1 thread=0 wide=1 narrow=1\n\
+                    main itself: wide=0\n\
+                    view: own handler\n\
+                    tool 2 program 1\n\
+                    ignored: survived, tool 3 program 1\n\
+                    SIGTERM: tool 2 program 1\n\
+                    broadcast: 0\n\
+                    thread 0 bottom: thread=1 process=0\n\
+                    thread 1 bottom: thread=1 process=0\n\
+                    thread 2 bottom: thread=1 process=0\n\
+                    SIGUSR2: threads 3, main 0\n";
+    let exe = drhook_exe().display().to_string();
+    let r = run_in(
+        dir.path(),
+        &exe,
+        &["run", "--", &prog_s],
+        &[("LD_PRELOAD", &tool_s)],
+    );
+    assert_eq!(r.output.status.code(), Some(0), "{}", r.stderr());
+    assert_eq!(r.stdout(), expected, "{}", r.stderr());
+    if let Some(so) = std::env::var_os("LIBMONITOR_SO") {
+        let pre = format!("{tool_s} {}", Path::new(&so).display());
+        let r = run_in(dir.path(), &prog_s, &[], &[("LD_PRELOAD", &pre)]);
+        assert_eq!(r.stdout(), expected, "under libmonitor: {}", r.stderr());
+    } else {
+        eprintln!("LIBMONITOR_SO not set: no comparison with libmonitor");
+    }
+}

@@ -314,6 +314,11 @@ fn wanted() -> Events {
     if has(&[Cb::InitMpi, Cb::FiniMpi, Cb::MpiPreInit, Cb::MpiPostFini]) {
         e = e | Events::MPI;
     }
+    // A tool may broadcast a signal to the threads it sees (libmonitor
+    // keeps its list of threads whatever the tool defines).
+    if e != Events::NONE {
+        e = e | Events::THREADS;
+    }
     e
 }
 
@@ -356,6 +361,7 @@ impl Monitor for CMonitor {
     }
 
     fn init_process(&self, p: &Process<'_>) {
+        super::live::process_start(p.forked);
         if p.forked {
             // libmonitor: the child starts again with the parent's
             // arguments and `monitor_pre_fork`'s data; the forking thread
@@ -422,6 +428,7 @@ impl Monitor for CMonitor {
             TID.with(|t| t.set(-1));
             return;
         }
+        super::live::thread_start();
         // A thread created before the tool's start (a constructor's).
         init_thread_support();
         let tid = THREADS.fetch_add(1, Ordering::AcqRel) + 1;
@@ -432,6 +439,7 @@ impl Monitor for CMonitor {
     }
 
     fn fini_thread(&self) {
+        super::live::thread_end();
         if !IGNORED.with(|i| i.get()) {
             call!(Cb::FiniThread, PtrFn, (THREAD_DATA.with(|d| d.get())));
         }

@@ -110,6 +110,51 @@ pub fn stack_bottom() -> *mut c_void {
     crate::lifecycle::threads::stack_bottom() as *mut c_void
 }
 
+/// `monitor_in_start_func_wide` (`narrow` false) and
+/// `monitor_in_start_func_narrow`: `addr` is in the function that calls
+/// `main` or a thread's start routine (narrow: at the call itself).
+pub fn in_start_func(addr: *mut c_void, narrow: bool) -> c_int {
+    crate::lifecycle::fences::in_start_func(addr as usize, narrow) as c_int
+}
+
+/// `monitor_unwind_process_bottom_frame` (`thread` false) and
+/// `monitor_unwind_thread_bottom_frame`: `addr` is in the bottom frame's
+/// function of the main thread's (a thread's) stack.
+pub fn unwind_bottom_frame(addr: *mut c_void, thread: bool) -> c_int {
+    let a = addr as usize;
+    let r = if thread {
+        crate::lifecycle::fences::in_thread_bottom(a)
+    } else {
+        crate::lifecycle::fences::in_main_bottom(a)
+    };
+    r as c_int
+}
+
+/// `monitor_broadcast_signal`: `sig` to every thread the tool sees but
+/// the caller (async-signal-safe).
+pub fn broadcast_signal(sig: c_int) -> c_int {
+    super::live::broadcast(sig)
+}
+
+/// `monitor_sigaction(sig, handler, flags, act)`: the tool's handler in
+/// front of the program's disposition of `sig`; 0, or -1 for a signal that
+/// cannot be caught.
+///
+/// # Safety
+/// `handler` a function of `monitor_sighandler_t`'s type; `act` null or a
+/// `struct sigaction`.
+pub unsafe fn sigaction(
+    sig: c_int,
+    handler: Option<crate::lifecycle::client_signals::ClientHandler>,
+    act: *const libc::sigaction,
+) -> c_int {
+    match handler {
+        // SAFETY: the caller's contract.
+        Some(h) => unsafe { crate::lifecycle::client_signals::claim(sig, h, act) },
+        None => -1,
+    }
+}
+
 /// `monitor_disable_new_threads` (`false`), `monitor_enable_new_threads`
 /// (`true`): whether the threads this thread creates are seen by the tool.
 pub fn new_threads(on: bool) {
@@ -287,6 +332,35 @@ macro_rules! __interpose_libmonitor {
             #[unsafe(no_mangle)]
             pub extern "C" fn monitor_stack_bottom() -> *mut c_void {
                 x::stack_bottom()
+            }
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn monitor_sigaction(
+                sig: c_int,
+                handler: Option<$crate::lifecycle::client_signals::ClientHandler>,
+                _flags: c_int,
+                act: *const libc::sigaction,
+            ) -> c_int {
+                unsafe { x::sigaction(sig, handler, act) }
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_broadcast_signal(sig: c_int) -> c_int {
+                x::broadcast_signal(sig)
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_in_start_func_wide(addr: *mut c_void) -> c_int {
+                x::in_start_func(addr, false)
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_in_start_func_narrow(addr: *mut c_void) -> c_int {
+                x::in_start_func(addr, true)
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_unwind_process_bottom_frame(addr: *mut c_void) -> c_int {
+                x::unwind_bottom_frame(addr, false)
+            }
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_unwind_thread_bottom_frame(addr: *mut c_void) -> c_int {
+                x::unwind_bottom_frame(addr, true)
             }
             #[unsafe(no_mangle)]
             pub extern "C" fn monitor_disable_new_threads() {

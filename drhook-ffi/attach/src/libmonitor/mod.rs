@@ -17,6 +17,7 @@
 
 mod callbacks;
 pub mod exports;
+mod live;
 
 pub use callbacks::CMonitor;
 #[doc(hidden)]

@@ -18,17 +18,23 @@
 //! * [`fork`] — `fork`, `vfork`.
 //! * [`exec`] — the `exec*` family (`execl*` in `c/variadic.c`).
 //! * [`threads`] — `pthread_create`, `pthread_exit`.
+//! * [`fences`] — the bottom frame below `main` and each start routine,
+//!   written in assembly so that its extent is known (libmonitor's fences).
 //! * [`dlopen`] — `dlopen`, `dlclose`.
 //! * [`mpi`] — `MPI_Init*`, `MPI_Finalize` (C and Fortran), rank and size.
 //! * [`signals`] — `sigaction`, `signal`: the program's view of the
 //!   signals Dr.Hook catches (preloaded only).
+//! * [`client_signals`] — signals a tool takes in front of the program
+//!   (`monitor_sigaction`), the program keeping its own disposition.
 //! * `process` — the events, once each.
 //! * `exports` — the exported symbols ([`crate::interpose!`]).
 
+pub mod client_signals;
 pub mod dlopen;
 pub mod exec;
 pub mod exit;
 mod exports;
+pub mod fences;
 pub mod fork;
 pub mod mpi;
 pub(crate) mod process;

@@ -7,6 +7,10 @@
 //! that installs its handler only over the default (Rust's stack-overflow
 //! handler) then installs it, and the program's handlers win.
 //!
+//! A signal a tool took with `monitor_sigaction` is answered the same way
+//! from the program's disposition behind the tool's handler
+//! ([`super::client_signals`]).
+//!
 //! Not seen: `sigaction` made by the C library itself (`system`,
 //! `posix_spawn`), `sigset`, and the `rt_sigaction` system call made
 //! directly.
@@ -35,6 +39,10 @@ pub unsafe fn sigaction(
     if engine::signal_action(sig, act, old) == 1 {
         return 0;
     }
+    // SAFETY: the caller's contract.
+    if let Some(r) = unsafe { super::client_signals::sigaction_view(sig, act, old) } {
+        return r;
+    }
     let real = real_fn!(slots::SIGACTION, SigactionFn);
     // SAFETY: the caller's contract.
     unsafe { real(sig, act, old) }
@@ -59,7 +67,15 @@ fn through_view(sig: c_int, handler: Handler, flags: c_int) -> Option<Handler> {
     }
     // SAFETY: a zeroed sigaction, filled by the engine.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-    (engine::signal_action(sig, &act, &mut old) == 1).then_some(old.sa_sigaction)
+    if engine::signal_action(sig, &act, &mut old) == 1 {
+        return Some(old.sa_sigaction);
+    }
+    // SAFETY: valid local records.
+    match unsafe { super::client_signals::sigaction_view(sig, &act, &mut old) } {
+        Some(0) => Some(old.sa_sigaction),
+        Some(_) => Some(libc::SIG_ERR),
+        None => None,
+    }
 }
 
 /// `signal(sig, handler)` and `bsd_signal` (`which`: the slot).

@@ -66,7 +66,7 @@ unsafe extern "C-unwind" fn main_trampoline(
     // SAFETY: stored by libc_start_main from libc's own argument.
     let main: MainFn = unsafe { std::mem::transmute(MAIN.load(Ordering::Acquire)) };
     // SAFETY: calling the program's main with its own arguments.
-    let status = unsafe { main(argc, argv, envp) };
+    let status = unsafe { super::fences::call_main(main, argc, argv, envp) };
     // The process ends after the exit handlers `__libc_start_main` now runs
     // (`process::at_the_very_end`).
     process::main_returned(status);

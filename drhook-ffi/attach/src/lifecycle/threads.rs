@@ -58,7 +58,7 @@ extern "C-unwind" fn thread_trampoline(p: *mut c_void) -> *mut c_void {
     BOTTOM.with(|b| b.set(std::hint::black_box(&marker) as *const u8 as usize));
     on_work_stack(|| process::thread_begin(start as usize, reserved, &words));
     // SAFETY: the program's start routine with its argument.
-    let r = unsafe { start(arg) };
+    let r = unsafe { super::fences::call_start(start, arg) };
     on_work_stack(process::thread_end);
     r
 }
