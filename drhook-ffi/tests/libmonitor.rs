@@ -353,3 +353,92 @@ fn support_functions() {
         eprintln!("LIBMONITOR_SO not set: no comparison with libmonitor");
     }
 }
+
+/// Installed the libmonitor way: `make install` puts `libmonitor.so` (the
+/// preload library under libmonitor's name), `monitor.h` and `monitor.pc`
+/// in the prefix; a tool built with `pkg-config --cflags --libs monitor`
+/// (linked with `-lmonitor`, as a tool may be) runs with
+/// `LD_PRELOAD="libtool.so libmonitor.so"` and gets the callbacks
+/// libmonitor gives.
+#[test]
+fn installed_as_libmonitor() {
+    if !have_gcc() || !have_gfortran() || !have_tool("make") || !have_tool("pkg-config") {
+        return;
+    }
+    built("libdrhook_preload.so");
+    shared_lib();
+    let d = tempdir();
+    let prefix = d.path().join("prefix");
+    tool(
+        d.path(),
+        "make",
+        &[
+            "-s",
+            "-C",
+            &crate_dir().display().to_string(),
+            "install",
+            &format!("PREFIX={}", prefix.display()),
+            &format!("DRHOOK_LIBDIR={}", target_dir().display()),
+            &format!("BUILD={}", d.path().join("build").display()),
+        ],
+    );
+    for f in [
+        "lib/libmonitor.so",
+        "include/monitor.h",
+        "lib/pkgconfig/monitor.pc",
+    ] {
+        assert!(prefix.join(f).exists(), "{f} not installed");
+    }
+    let pc = std::process::Command::new("pkg-config")
+        .args(["--cflags", "--libs", "monitor"])
+        .env("PKG_CONFIG_PATH", prefix.join("lib").join("pkgconfig"))
+        .output()
+        .unwrap();
+    assert!(
+        pc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pc.stderr)
+    );
+    let flags = String::from_utf8(pc.stdout).unwrap();
+    assert!(flags.contains("-lmonitor"), "{flags}");
+    let src = prog("libmonitor");
+    let mut args: Vec<String> = ["-Wall", "-shared", "-fPIC", "-o", "libtool.so"]
+        .map(String::from)
+        .to_vec();
+    args.push(src.join("tool.c").display().to_string());
+    args.extend(flags.split_whitespace().map(String::from));
+    let a: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    tool(d.path(), "gcc", &a);
+    tool(
+        d.path(),
+        "gcc",
+        &[
+            "-Wall",
+            "-o",
+            "prog",
+            &src.join("prog.c").display().to_string(),
+            "-pthread",
+            "-ldl",
+        ],
+    );
+    let log = d.path().join("log");
+    let pre = format!(
+        "{} {}",
+        d.path().join("libtool.so").display(),
+        prefix.join("lib/libmonitor.so").display()
+    );
+    let lib = prefix.join("lib").display().to_string();
+    let r = run_in(
+        d.path(),
+        &d.path().join("prog").display().to_string(),
+        &["return"],
+        &[
+            ("LD_PRELOAD", pre.as_str()),
+            ("LD_LIBRARY_PATH", lib.as_str()),
+            ("MONITOR_TOOL_LOG", &log.display().to_string()),
+        ],
+    );
+    assert_eq!(r.output.status.code(), Some(0), "{}", r.stderr());
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(by_process(&text), expected(1), "the log was\n{text}");
+}
