@@ -442,3 +442,106 @@ fn installed_as_libmonitor() {
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     assert_eq!(by_process(&text), expected(1), "the log was\n{text}");
 }
+
+/// The process's end gives every thread still running its
+/// `monitor_fini_thread`, on that thread, between
+/// `monitor_begin_process_exit` and `monitor_fini_process`
+/// (`tests/progs/libmonitor/shootdown_prog.c`: two threads blocked in a
+/// read, the second ignored by the tool; the end from `main`, or from a
+/// third thread, which then gets its own last). With `LIBMONITOR_SO`, libmonitor gives the same threads
+/// theirs (it also gives the main thread one, with the process's data,
+/// when another thread ends the process: left out of the comparison).
+#[test]
+fn fini_thread_for_every_running_thread() {
+    if !have_gcc() {
+        return;
+    }
+    let dir = tempdir();
+    let (libtool, _) = build(dir.path());
+    let src = prog("libmonitor").join("shootdown_prog.c");
+    tool(
+        dir.path(),
+        "gcc",
+        &["-Wall", "-o", "sd", &src.display().to_string(), "-pthread"],
+    );
+    let prog_s = dir.path().join("sd").display().to_string();
+    let tool_s = libtool.display().to_string();
+    let exe = drhook_exe().display().to_string();
+    for mode in ["main", "side"] {
+        let mut runs = vec![("drhook", None)];
+        if let Some(so) = std::env::var_os("LIBMONITOR_SO") {
+            runs.push(("libmonitor", Some(PathBuf::from(so))));
+        }
+        for (who, so) in runs {
+            let log = dir.path().join(format!("log.{mode}.{who}"));
+            let log_s = log.display().to_string();
+            let r = match &so {
+                None => run_in(
+                    dir.path(),
+                    &exe,
+                    &["run", "--", &prog_s, mode],
+                    &[("LD_PRELOAD", &tool_s), ("MONITOR_TOOL_LOG", &log_s)],
+                ),
+                Some(m) => {
+                    let pre = format!("{tool_s} {}", m.display());
+                    run_in(
+                        dir.path(),
+                        &prog_s,
+                        &[mode],
+                        &[("LD_PRELOAD", &pre), ("MONITOR_TOOL_LOG", &log_s)],
+                    )
+                }
+            };
+            assert_eq!(
+                r.output.status.code(),
+                Some(0),
+                "{who} {mode}: {}",
+                r.stderr()
+            );
+            let text = std::fs::read_to_string(&log).unwrap();
+            let lines: Vec<&str> = text.lines().map(|l| l.split_once(' ').unwrap().1).collect();
+            let at = |p: &str| lines.iter().position(|l| l.starts_with(p));
+            let begin = at("begin_process_exit").expect(&text);
+            let fini = at("fini_process").expect(&text);
+            let mut inits: Vec<String> = lines
+                .iter()
+                .filter_map(|l| l.strip_prefix("init_thread tid="))
+                .map(|l| l.split(' ').next().unwrap().to_string())
+                .collect();
+            let mut finis: Vec<String> = lines[begin..fini]
+                .iter()
+                .filter_map(|l| l.strip_prefix("fini_thread data="))
+                .filter(|l| !l.ends_with("num=0"))
+                .map(|l| {
+                    let (data, num) = l.split_once(" num=").unwrap();
+                    assert_eq!(
+                        data,
+                        format!("{}", 1000 + num.parse::<i64>().unwrap()),
+                        "{text}"
+                    );
+                    num.to_string()
+                })
+                .collect();
+            inits.sort();
+            finis.sort();
+            // tool.c ignores the second thread created.
+            assert_eq!(
+                inits.len(),
+                if mode == "side" { 2 } else { 1 },
+                "{who} {mode}:\n{text}"
+            );
+            assert_eq!(
+                finis, inits,
+                "{who} {mode}: every thread's fini before fini_process:\n{text}"
+            );
+            assert_eq!(
+                lines
+                    .iter()
+                    .filter(|l| l.starts_with("fini_thread") && !l.ends_with("num=0"))
+                    .count(),
+                inits.len(),
+                "{who} {mode}: one fini_thread each:\n{text}"
+            );
+        }
+    }
+}

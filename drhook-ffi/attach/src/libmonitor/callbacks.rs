@@ -352,6 +352,66 @@ fn init_process(data: *mut c_void) {
     MAIN_DATA.store(r.unwrap_or(std::ptr::null_mut()), Ordering::Release);
 }
 
+/// The process's end, on the ending thread: each other thread still
+/// running runs its `monitor_fini_thread` on itself (a real-time signal
+/// the program leaves at its default, with [`on_shootdown`] as handler for
+/// the while), then this thread runs its own if it is not the main thread.
+/// libmonitor also gives the main thread a `monitor_fini_thread` (with the
+/// process's data) when another thread ends the process; here the main
+/// thread has only `monitor_fini_process`, as when it ends the process.
+fn shootdown() {
+    if cb(Cb::FiniThread).is_none() {
+        return;
+    }
+    if super::live::others()
+        && let Some(sig) = free_realtime_signal()
+    {
+        // SAFETY: a zeroed sigaction, filled below.
+        let mut act: libc::sigaction = unsafe { std::mem::zeroed() };
+        act.sa_sigaction = on_shootdown as *const () as usize;
+        act.sa_flags = libc::SA_RESTART;
+        // SAFETY: as above.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        real_sigaction(sig, &act, &mut old);
+        super::live::shootdown(sig);
+        real_sigaction(sig, &old, std::ptr::null_mut());
+    }
+    if TID.with(|t| t.get()) > 0 && !IGNORED.with(|i| i.get()) && super::live::begin_fini() {
+        call!(Cb::FiniThread, PtrFn, (THREAD_DATA.with(|d| d.get())));
+        super::live::fini_done();
+    }
+}
+
+fn real_sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) {
+    type F = unsafe extern "C" fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int;
+    let real = crate::real::real_fn!(crate::real::slots::SIGACTION, F);
+    // SAFETY: valid (or null) pointers.
+    unsafe { real(sig, act, old) };
+}
+
+/// The highest real-time signal whose disposition is the default (the
+/// program's are left alone), or none.
+fn free_realtime_signal() -> Option<c_int> {
+    (libc::SIGRTMIN()..=libc::SIGRTMAX()).rev().find(|&sig| {
+        // SAFETY: a zeroed sigaction, filled by the query.
+        let mut cur: libc::sigaction = unsafe { std::mem::zeroed() };
+        real_sigaction(sig, std::ptr::null(), &mut cur);
+        cur.sa_sigaction == libc::SIG_DFL
+    })
+}
+
+/// The shootdown signal's handler: this thread's `monitor_fini_thread`,
+/// unless it is not seen by the tool, has held the shootdown off
+/// (`monitor_block_shootdown`), or has run it already.
+extern "C" fn on_shootdown(_sig: c_int) {
+    let saved = crate::sys::errno();
+    if !IGNORED.with(|i| i.get()) && !super::live::blocked() && super::live::begin_fini() {
+        call!(Cb::FiniThread, PtrFn, (THREAD_DATA.with(|d| d.get())));
+        super::live::fini_done();
+    }
+    crate::sys::set_errno(saved);
+}
+
 /// libmonitor's callbacks on the layer's events.
 pub struct CMonitor;
 
@@ -380,6 +440,7 @@ impl Monitor for CMonitor {
     fn fini_process(&self, e: Ending) {
         let h = how(e);
         call!(Cb::BeginProcessExit, IntFn, (h));
+        shootdown();
         type F = unsafe extern "C" fn(c_int, *mut c_void);
         call!(Cb::FiniProcess, F, (h, MAIN_DATA.load(Ordering::Acquire)));
         fini_library();
@@ -439,10 +500,11 @@ impl Monitor for CMonitor {
     }
 
     fn fini_thread(&self) {
-        super::live::thread_end();
-        if !IGNORED.with(|i| i.get()) {
+        if !IGNORED.with(|i| i.get()) && super::live::begin_fini() {
             call!(Cb::FiniThread, PtrFn, (THREAD_DATA.with(|d| d.get())));
+            super::live::fini_done();
         }
+        super::live::thread_end();
     }
 
     fn pre_fork(&self) {

@@ -155,6 +155,12 @@ pub unsafe fn sigaction(
     }
 }
 
+/// `monitor_block_shootdown` (`true`: 1 when the process's end has
+/// begun) and `monitor_unblock_shootdown`.
+pub fn block_shootdown(on: bool) -> c_int {
+    super::live::block(on) as c_int
+}
+
 /// `monitor_disable_new_threads` (`false`), `monitor_enable_new_threads`
 /// (`true`): whether the threads this thread creates are seen by the tool.
 pub fn new_threads(on: bool) {
@@ -378,10 +384,12 @@ macro_rules! __interpose_libmonitor {
             }
             #[unsafe(no_mangle)]
             pub extern "C" fn monitor_block_shootdown() -> c_int {
-                0
+                x::block_shootdown(true)
             }
             #[unsafe(no_mangle)]
-            pub extern "C" fn monitor_unblock_shootdown() {}
+            pub extern "C" fn monitor_unblock_shootdown() {
+                x::block_shootdown(false);
+            }
             #[unsafe(no_mangle)]
             pub unsafe extern "C" fn monitor_get_main_args(
                 argc: *mut c_int,

@@ -40,6 +40,25 @@ pub fn exit(status: c_int) -> ! {
     real::exit(status)
 }
 
+/// After `main` returned, on the main thread: when another thread is
+/// already in `exit`, the process ends there (with that thread's status,
+/// after its reports), and this thread waits for it rather than run the
+/// exit handlers a second time at once (the C start-up calls `exit`
+/// directly, so the wrapper above does not see it).
+pub(crate) fn after_main_returned() {
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() };
+    if EXITING
+        .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
+        .is_err_and(|first| first != me)
+    {
+        loop {
+            // SAFETY: waits for the process to end.
+            unsafe { libc::pause() };
+        }
+    }
+}
+
 /// `quick_exit(status)`: the real one (the program's `at_quick_exit`
 /// handlers, then the process ends in the one registered first).
 pub fn quick_exit(status: c_int) -> ! {

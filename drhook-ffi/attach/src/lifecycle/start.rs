@@ -68,7 +68,9 @@ unsafe extern "C-unwind" fn main_trampoline(
     // SAFETY: calling the program's main with its own arguments.
     let status = unsafe { super::fences::call_main(main, argc, argv, envp) };
     // The process ends after the exit handlers `__libc_start_main` now runs
-    // (`process::at_the_very_end`).
+    // (`process::at_the_very_end`), unless another thread is already
+    // ending it in `exit`.
+    super::exit::after_main_returned();
     process::main_returned(status);
     status
 }
