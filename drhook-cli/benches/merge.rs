@@ -71,6 +71,7 @@ fn write_rank(dir: &Path, rank: u32, nranks: u32, nroutines: usize) -> u64 {
         callpath_indent: None,
         counters: Vec::new(),
         extra_header: Vec::new(),
+        metadata: None,
     };
     let mut text = String::with_capacity(150 * nroutines + 2048);
     header(&mut text, &h);

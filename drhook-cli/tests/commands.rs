@@ -453,7 +453,7 @@ fn snapshots_of_the_reference_examples() {
     insta::assert_snapshot!("folded_callpath", run(&["flamegraph", "--folded", cp]));
     insta::assert_snapshot!(
         "hatchet_callpath",
-        run(&["json", "--hatchet", "--pretty", cp])
+        run(&["json", "--hatchet-literal", "--pretty", cp])
     );
 }
 

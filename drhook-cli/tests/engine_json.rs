@@ -259,9 +259,18 @@ fn merge_top_and_flamegraph_read_the_companion() {
             .any(|l| l.starts_with("thread 1;MODEL:MAIN;MODEL:TEAM_LOOP;PHYS:PHYSICS;")),
         "{folded}"
     );
-    // From the text alone: one frame per routine.
+    // The text with its companion beside it: read from the companion,
+    // saying so (issue 28: the text's times are rounded to 1 ms).
     let o = run_drhook(d, &["flamegraph", "--folded", "drhook.prof.1"]);
+    assert_eq!(ok(&o), folded);
+    assert!(stderr(&o).contains("JSON companion"), "{}", stderr(&o));
+    // From the text alone: one frame per routine, and the rounding said.
+    let o = run_drhook(
+        d,
+        &["flamegraph", "--folded", "--no-companion", "drhook.prof.1"],
+    );
     assert!(stderr(&o).contains("no call paths"));
+    assert!(stderr(&o).contains("rounded to 1 ms"), "{}", stderr(&o));
     // The SVG is drawn.
     let svg = d.join("prof.svg");
     ok(&run_drhook(

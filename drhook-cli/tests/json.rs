@@ -175,7 +175,7 @@ fn hatchet_reads_the_literal_output() {
         dir.path(),
         &[
             "json",
-            "--hatchet",
+            "--hatchet-literal",
             cp.to_str().unwrap(),
             "-o",
             lit_cp.to_str().unwrap(),
@@ -185,7 +185,7 @@ fn hatchet_reads_the_literal_output() {
         dir.path(),
         &[
             "json",
-            "--hatchet",
+            "--hatchet-literal",
             flat.to_str().unwrap(),
             "-o",
             lit_flat.to_str().unwrap(),

@@ -63,6 +63,11 @@ fn progs() -> PathBuf {
 
 /// Runs `exe` under `mpirun -n 4` in `dir` with `DR_HOOK_OPT=opt`.
 fn mpirun4(dir: &Path, exe: &str, opt: &str) -> String {
+    mpirun4_env(dir, exe, &[("DR_HOOK_OPT", opt)])
+}
+
+/// [`mpirun4`] with these variables (`DR_HOOK=1` besides).
+fn mpirun4_env(dir: &Path, exe: &str, env: &[(&str, &str)]) -> String {
     let mut args = vec!["-n", "4"];
     // Open MPI refuses root unless told; CI runs as root.
     // SAFETY: getuid has no preconditions.
@@ -70,12 +75,9 @@ fn mpirun4(dir: &Path, exe: &str, opt: &str) -> String {
         args.push("--allow-run-as-root");
     }
     args.extend(["--oversubscribe", exe]);
-    let o = run_with_env(
-        dir,
-        Path::new("mpirun"),
-        &args,
-        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", opt)],
-    );
+    let mut vars = vec![("DR_HOOK", "1")];
+    vars.extend_from_slice(env);
+    let o = run_with_env(dir, Path::new("mpirun"), &args, &vars);
     let out = ok(&o);
     for r in 0..4 {
         assert!(out.contains(&format!("rank {r} of 4 done")), "{out}");
@@ -380,4 +382,120 @@ fn mpirun_fortran_program_one_profile_per_rank_and_merge() {
         );
     }
     check_merge(d.path(), "MPI_F", true);
+}
+
+/// `drhook json --hatchet` of an MPI job is one call tree indexed by
+/// (node, rank, thread) with the run's metadata (issue 28): Hatchet reads
+/// it, `drop_index_levels` folds ranks into nodes, a load-imbalance
+/// computation over ranks finds WORK's 10/20/30/40 calls (max/mean 1.6),
+/// and Thicket compares two runs told apart by their `DR_HOOK_META` pairs.
+#[test]
+fn hatchet_and_thicket_read_one_tree_per_job_with_rank_and_thread_index() {
+    if !have_mpi(false) {
+        return;
+    }
+    let python = |m: &str| {
+        Command::new("python3")
+            .args(["-c", &format!("import {m}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !require(
+        python("hatchet") && python("thicket"),
+        "python3 with hatchet and thicket (pip install llnl-hatchet llnl-thicket)",
+    ) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    build_mpi_c(d.path());
+    let mut files = Vec::new();
+    for case in ["a", "b"] {
+        let run = d.path().join(case);
+        std::fs::create_dir(&run).unwrap();
+        let meta = format!("case={case}, grid=O96");
+        mpirun4_env(
+            &run,
+            "../mpi_c",
+            &[
+                ("DR_HOOK_OPT", "prof,callpath,json"),
+                ("DR_HOOK_META", &meta),
+            ],
+        );
+        let out = d.path().join(format!("{case}.json"));
+        ok(&run_drhook(
+            d.path(),
+            &["json", "--hatchet", case, "-o", out.to_str().unwrap()],
+        ));
+        files.push(out);
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(
+        v["dataframe_indices"],
+        serde_json::json!(["node", "rank", "thread"])
+    );
+    let md = &v["metadata"];
+    assert_eq!(md["case"], "a", "{md}");
+    assert_eq!(md["grid"], "O96", "{md}");
+    assert_eq!(md["ranks"], 4, "{md}");
+    assert!(md["command"].as_str().unwrap().ends_with("mpi_c"), "{md}");
+    assert!(
+        md["dr_hook_opt"].as_str().unwrap().contains("callpath"),
+        "{md}"
+    );
+    assert!(!md["hosts"].as_str().unwrap().is_empty(), "{md}");
+    let script = r#"
+import sys, json
+import hatchet as ht
+from thicket import Thicket
+
+def read(path):
+    with open(path) as f:
+        spec = json.load(f)
+    gf = ht.GraphFrame.from_json(json.dumps(spec))
+    gf.metadata = spec["metadata"]
+    return gf
+
+gf = read(sys.argv[1])
+df = gf.dataframe
+print("index", list(df.index.names))
+print("ranks", sorted(set(df.index.get_level_values("rank"))))
+work = df[df["name"] == "MPI_C:WORK"]
+print("work_calls", sorted(int(c) for c in work["calls"]))
+# Load imbalance over ranks (Hatchet's and Thicket's recipe): per node,
+# max over ranks / mean over ranks.
+per = work.groupby(level="node")["calls"]
+print("imbalance", round(float((per.max() / per.mean()).iloc[0]), 3))
+roots = len(gf.graph.roots)
+gf.drop_index_levels(function=sum)
+print("dropped", list(gf.dataframe.index.names), roots)
+w = gf.dataframe[gf.dataframe["name"] == "MPI_C:WORK"]
+print("work_sum", len(w), int(w["calls"].iloc[0]))
+
+tk = Thicket.reader_dispatch(read, False, True, True, sys.argv[1:])
+print("profiles", len(tk.profile), sorted(tk.metadata["case"]))
+calls = tk.dataframe[tk.dataframe["name"] == "MPI_C:WORK"]["calls"]
+by_case = calls.groupby(level="profile").sum().rename(index=tk.metadata["case"].to_dict())
+print("compare", {k: int(v) for k, v in sorted(by_case.items())})
+"#;
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .args(&files)
+        .output()
+        .unwrap();
+    let out = ok(&o);
+    let want = [
+        "index ['node', 'rank', 'thread']",
+        "ranks [0, 1, 2, 3]",
+        "work_calls [10, 20, 30, 40]",
+        "imbalance 1.6",
+        "dropped ['node'] 1",
+        "work_sum 1 100",
+        "profiles 2 ['a', 'b']",
+        "compare {'a': 100, 'b': 100}",
+    ];
+    for w in want {
+        assert!(out.lines().any(|l| l == w), "no {w:?} in\n{out}");
+    }
 }

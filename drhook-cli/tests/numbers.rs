@@ -38,19 +38,16 @@ fn have_openmp(dir: &Path) -> bool {
     require(ok, "a C compiler with OpenMP (cc -fopenmp)")
 }
 
-/// Builds and runs `omp_prog` with `DR_HOOK_OPT=prof,json`; the elapsed
-/// time measured around the run.
-fn run_omp(dir: &Path) -> Option<f64> {
-    if !have_openmp(dir) {
-        return None;
-    }
+/// Compiles `progs/<name>.c` with libdrhook into `dir/<name>`.
+fn build_c(dir: &Path, name: &str, flags: &[&str]) {
     let inc = workspace().join("drhook-ffi/include");
-    let src = workspace().join("drhook-cli/tests/progs/omp_prog.c");
+    let src = workspace().join(format!("drhook-cli/tests/progs/{name}.c"));
     let lib = libdrhook();
     let out = Command::new("cc")
-        .args(["-std=c99", "-O1", "-fopenmp"])
+        .args(["-std=c99", "-O1"])
+        .args(flags)
         .arg(format!("-I{}", inc.display()))
-        .args(["-o", "omp_prog"])
+        .args(["-o", name])
         .arg(&src)
         .arg(&lib)
         .args(["-lpthread", "-ldl", "-lm"])
@@ -62,6 +59,15 @@ fn run_omp(dir: &Path) -> Option<f64> {
         "cc: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Builds and runs `omp_prog` with `DR_HOOK_OPT=prof,json`; the elapsed
+/// time measured around the run.
+fn run_omp(dir: &Path) -> Option<f64> {
+    if !have_openmp(dir) {
+        return None;
+    }
+    build_c(dir, "omp_prog", &["-fopenmp"]);
     let t = Instant::now();
     let out = run_with_env(
         dir,
@@ -184,4 +190,180 @@ fn top_of_an_absent_thread_or_a_directory_fails_clearly() {
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
     assert!(e.contains("a directory") && !e.contains("os error"), "{e}");
+}
+
+/// Runs `vcycle_prog LEVELS MAIN_MS` in `dir` (built there if needed)
+/// with `DR_HOOK_OPT=prof,callpath,json`.
+fn run_vcycle(dir: &Path, main_ms: &str) {
+    if !dir.join("vcycle_prog").exists() {
+        build_c(dir, "vcycle_prog", &[]);
+    }
+    let out = run_with_env(
+        dir,
+        &dir.join("vcycle_prog"),
+        &["7", main_ms],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,callpath,json")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// The deepest run of `MG_VCYCLE` frames in folded stacks.
+fn vcycle_depth(folded: &str) -> usize {
+    folded
+        .lines()
+        .map(|l| l.split(';').filter(|f| f.starts_with("MG_VCYCLE")).count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// The count of the folded line whose stack is `stack`.
+fn count_of(folded: &str, stack: &str) -> Vec<u64> {
+    folded
+        .lines()
+        .find_map(|l| l.strip_prefix(stack)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {stack:?} in\n{folded}"))
+        .split(' ')
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn flame_graph_labels_inclusive_times_and_reads_microseconds() {
+    let d = tempfile::tempdir().unwrap();
+    if !require(
+        Command::new("cc").arg("--version").output().is_ok(),
+        "a C compiler (cc)",
+    ) {
+        return;
+    }
+    run_vcycle(d.path(), "20");
+    // With the companion beside the text: read from it, every level kept.
+    let o = run_drhook(d.path(), &["flamegraph", "--folded", "drhook.prof.1"]);
+    let fine = ok(&o);
+    assert!(stderr(&o).contains("JSON companion"), "{}", stderr(&o));
+    assert_eq!(vcycle_depth(&fine), 7, "{fine}");
+    // The text alone: levels under 1 ms vanish, and it says so.
+    let o = run_drhook(
+        d.path(),
+        &["flamegraph", "--folded", "--no-companion", "drhook.prof.1"],
+    );
+    let coarse = ok(&o);
+    assert!(stderr(&o).contains("rounded to 1 ms"), "{}", stderr(&o));
+    assert!(vcycle_depth(&coarse) < 7, "{coarse}");
+    // The SVG's tooltip of MAIN: its inclusive time, named so.
+    let doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.path().join("drhook.prof.1.json")).unwrap(),
+    )
+    .unwrap();
+    let task = &doc["tasks"][0];
+    let main = task["tree"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["routine"] == "MAIN")
+        .unwrap();
+    let total_us = main["total_s"].as_f64().unwrap() * 1e6;
+    let self_us = main["self_s"].as_f64().unwrap() * 1e6;
+    let svg = ok(&run_drhook(d.path(), &["flamegraph", "drhook.prof.1.json"]));
+    let title = svg
+        .split("<title>")
+        .skip(1)
+        .find(|t| t.starts_with("MAIN ("))
+        .unwrap_or_else(|| panic!("no MAIN frame in {svg}"));
+    let (num, rest) = title["MAIN (".len()..].split_once(' ').unwrap();
+    let shown: f64 = num.replace(',', "").parse().unwrap();
+    assert!(rest.starts_with("µs inclusive"), "{title}");
+    assert!(
+        (shown - total_us).abs() <= 8.0,
+        "{shown} vs total {total_us}"
+    );
+    assert!(shown > self_us + 1000.0, "{shown} vs self {self_us}");
+    let elapsed = task["elapsed_s"].as_f64().unwrap();
+    assert!(
+        svg.contains(&format!("elapsed {elapsed:.3} s")),
+        "no elapsed in the SVG"
+    );
+}
+
+#[test]
+fn flame_graphs_merge_threads_and_tasks_and_draw_the_difference() {
+    let d = tempfile::tempdir().unwrap();
+    if run_omp(d.path()).is_none() {
+        return;
+    }
+    let sum = |f: &str| -> u64 {
+        f.lines()
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    let per_thread = ok(&run_drhook(
+        d.path(),
+        &["flamegraph", "--folded", "drhook.prof.1.json"],
+    ));
+    assert!(
+        per_thread.lines().all(|l| l.starts_with("thread ")),
+        "{per_thread}"
+    );
+    let merged = ok(&run_drhook(
+        d.path(),
+        &[
+            "flamegraph",
+            "--folded",
+            "--merge-threads",
+            "drhook.prof.1.json",
+        ],
+    ));
+    assert!(!merged.contains("thread "), "{merged}");
+    assert_eq!(sum(&merged), sum(&per_thread));
+
+    // Two runs of the V-cycle, MAIN 20 ms then 60 ms.
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    for (dir, ms) in [(&a, "20"), (&b, "60")] {
+        std::fs::create_dir(dir).unwrap();
+        run_vcycle(dir, ms);
+    }
+    let diff = ok(&run_drhook(
+        d.path(),
+        &[
+            "flamegraph",
+            "--folded",
+            "b/drhook.prof.1.json",
+            "--diff",
+            "a/drhook.prof.1.json",
+        ],
+    ));
+    let main = count_of(&diff, "MAIN");
+    assert_eq!(main.len(), 2, "{diff}");
+    assert!(main[1] > main[0] + 30_000, "{diff}");
+    let svg = ok(&run_drhook(
+        d.path(),
+        &[
+            "flamegraph",
+            "b/drhook.prof.1.json",
+            "--diff",
+            "a/drhook.prof.1.json",
+        ],
+    ));
+    assert!(svg.contains("against a/drhook.prof.1.json"), "no title");
+    // The two runs as two tasks, summed into one flame.
+    let both = ok(&run_drhook(
+        d.path(),
+        &[
+            "flamegraph",
+            "--folded",
+            "--merge-tasks",
+            "a/drhook.prof.1.json",
+            "b/drhook.prof.1.json",
+        ],
+    ));
+    let one = |dir: &str| {
+        count_of(
+            &ok(&run_drhook(d.path(), &["flamegraph", "--folded", dir])),
+            "MAIN",
+        )[0]
+    };
+    assert_eq!(
+        count_of(&both, "MAIN")[0],
+        one("a/drhook.prof.1.json") + one("b/drhook.prof.1.json")
+    );
 }

@@ -17,10 +17,16 @@ pub struct Args {
     /// Write to this file instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Hatchet's literal format (for hatchet.GraphFrame.from_literal)
+    /// Hatchet's GraphFrame JSON (for hatchet.GraphFrame.from_json): one
+    /// call tree, a dataframe indexed by (node, rank, thread), and the
+    /// run's metadata (a `metadata` member for gf.metadata / Thicket)
     /// instead of the drhook-profile schema.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "hatchet_literal")]
     pub hatchet: bool,
+    /// Hatchet's literal format (for hatchet.GraphFrame.from_literal): one
+    /// root per task and thread, `task`/`thread` as metric columns.
+    #[arg(long)]
+    pub hatchet_literal: bool,
     /// Indented output.
     #[arg(long)]
     pub pretty: bool,
@@ -39,6 +45,8 @@ pub fn run(a: &Args, g: &Global) -> Result<u8> {
     }
     // The document in the schema's member order ("format" first).
     let mut s = if a.hatchet {
+        to_text(&hatchet::graphframe(&profiles), a.pretty)?
+    } else if a.hatchet_literal {
         to_text(&hatchet::literal(&profiles), a.pretty)?
     } else {
         to_text(&json::document(&profiles), a.pretty)?

@@ -64,6 +64,9 @@ pub struct Task {
     /// The task's elapsed wall-clock time in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
+    /// The run's metadata (engine companions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
     /// Items of the `Memory usage` line, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_usage: Option<Vec<MemItem>>,
@@ -260,6 +263,7 @@ impl Task {
             overhead_pct: h.overhead_pct,
             total_s: h.total_s,
             elapsed_s: h.elapsed_s,
+            metadata: h.metadata.clone(),
             memory_usage: h.memory_usage.clone(),
             threads: h.threads.clone(),
             columns: h.columns,
@@ -305,6 +309,7 @@ impl Task {
                 callpath_indent: self.callpath_indent,
                 counters: self.counters.clone(),
                 extra_header: self.extra_header.clone(),
+                metadata: self.metadata.clone(),
             },
             rows: self
                 .rows

@@ -276,6 +276,9 @@ pub struct Header {
     pub counters: Vec<String>,
     /// Header lines this reader does not know, kept as they are.
     pub extra_header: Vec<String>,
+    /// The run's metadata of an engine JSON companion (host, pid, args,
+    /// options, start_unix, user: `DR_HOOK_META`'s pairs); `None` from text.
+    pub metadata: Option<serde_json::Value>,
 }
 
 /// A node of a thread's call-path tree.

@@ -116,6 +116,7 @@ impl<R: BufRead> RowReader<R> {
                 callpath_indent: None,
                 counters: Vec::new(),
                 extra_header: Vec::new(),
+                metadata: None,
             },
             next_rank: 1,
             options,

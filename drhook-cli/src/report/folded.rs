@@ -3,11 +3,28 @@
 //! The stacks come from the call-path tree when the profile has one
 //! (`callpath` profiles, JSON with a tree), else each routine is one frame.
 //! The count is the self time in microseconds (rounded; zero stacks are
-//! left out). With several tasks each stack starts with a `task N` frame,
-//! with several threads (and no thread chosen) with a `thread N` frame.
+//! left out), so that a frame of the graph is as wide as its inclusive
+//! time (its own stacks and those of its callees). With several tasks each
+//! stack starts with a `task N` frame, with several threads (and no thread
+//! chosen) with a `thread N` frame, unless [`Options::merge_tasks`] /
+//! [`Options::merge_threads`] sum them into one tree. Equal stacks are
+//! summed, and the lines are sorted.
 //! A `;` in a routine name would split the frame, so it is written `,`.
 
+use std::collections::BTreeMap;
+
 use crate::profile::{Profile, tree};
+
+/// Which stacks [`folded`] writes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// Only this thread.
+    pub thread: Option<u32>,
+    /// One tree for all threads (no `thread N` frame).
+    pub merge_threads: bool,
+    /// One tree for all tasks (no `task N` frame).
+    pub merge_tasks: bool,
+}
 
 /// Self time in whole microseconds.
 fn micros(s: f64) -> u64 {
@@ -22,13 +39,14 @@ fn frame(name: &str) -> String {
     name.replace(';', ",")
 }
 
-/// The folded stacks of the given tasks, optionally of one thread only.
-pub fn folded(profiles: &[Profile], thread: Option<u32>) -> Vec<String> {
-    let mut out = Vec::new();
-    let many_tasks = profiles.len() > 1;
+/// The stacks of the given tasks and their self microseconds, equal
+/// stacks summed.
+pub fn stacks(profiles: &[Profile], o: Options) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    let many_tasks = !o.merge_tasks && profiles.len() > 1;
     for p in profiles {
         let threads = p.thread_ids();
-        let many_threads = thread.is_none() && threads.len() > 1;
+        let many_threads = !o.merge_threads && o.thread.is_none() && threads.len() > 1;
         let prefix = |t: u32| {
             let mut s = String::new();
             if many_tasks {
@@ -39,34 +57,57 @@ pub fn folded(profiles: &[Profile], thread: Option<u32>) -> Vec<String> {
             }
             s
         };
+        let mut add = |t: u32, stack: String, v: u64| {
+            if v > 0 {
+                *out.entry(format!("{}{stack}", prefix(t))).or_default() += v;
+            }
+        };
         match &p.tree {
             Some(nodes) => {
                 let paths = tree::paths(nodes);
                 for (n, path) in nodes.iter().zip(&paths) {
-                    if thread.is_some_and(|t| t != n.thread) {
-                        continue;
-                    }
-                    let v = micros(n.self_s);
-                    if v == 0 {
+                    if o.thread.is_some_and(|t| t != n.thread) {
                         continue;
                     }
                     let frames: Vec<String> = path.iter().map(|f| frame(f)).collect();
-                    out.push(format!("{}{} {v}", prefix(n.thread), frames.join(";")));
+                    add(n.thread, frames.join(";"), micros(n.self_s));
                 }
             }
             None => {
                 for r in &p.rows {
-                    if thread.is_some_and(|t| t != r.thread) {
+                    if o.thread.is_some_and(|t| t != r.thread) {
                         continue;
                     }
-                    let v = micros(r.self_s);
-                    if v == 0 {
-                        continue;
-                    }
-                    out.push(format!("{}{} {v}", prefix(r.thread), frame(&r.routine)));
+                    add(r.thread, frame(&r.routine), micros(r.self_s));
                 }
             }
         }
     }
     out
+}
+
+/// The folded stacks of the given tasks (`stack count` lines, sorted).
+pub fn folded(profiles: &[Profile], o: Options) -> Vec<String> {
+    stacks(profiles, o)
+        .into_iter()
+        .map(|(s, v)| format!("{s} {v}"))
+        .collect()
+}
+
+/// Differential folded stacks (`stack before after` lines, sorted), which
+/// inferno draws with the frames coloured by their change: every stack of
+/// either side, 0 where a side does not have it.
+pub fn differential(before: &[Profile], after: &[Profile], o: Options) -> Vec<String> {
+    let a = stacks(before, o);
+    let b = stacks(after, o);
+    let mut all: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for (s, v) in &a {
+        all.entry(s).or_default().0 = *v;
+    }
+    for (s, v) in &b {
+        all.entry(s).or_default().1 = *v;
+    }
+    all.into_iter()
+        .map(|(s, (x, y))| format!("{s} {x} {y}"))
+        .collect()
 }

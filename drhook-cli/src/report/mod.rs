@@ -4,7 +4,8 @@
 //! * [`table`]: plain-text tables; the merge table as text, CSV, JSON;
 //! * [`diff`]: two runs routine by routine, regressions for CI;
 //! * [`folded`]: folded stacks for flame graphs;
-//! * [`hatchet`]: Hatchet's literal JSON;
+//! * [`hatchet`]: Hatchet's JSON (one tree indexed by node, rank, thread)
+//!   and its literal format;
 //! * [`top`]: the profile drawn for a terminal;
 //! * [`trace`]: Chrome/Perfetto traces of several tasks merged into one.
 
@@ -15,3 +16,20 @@ pub mod merge;
 pub mod table;
 pub mod top;
 pub mod trace;
+
+/// `elapsed X s` of a job: the longest task's elapsed time, or that it was
+/// not recorded (reference-format profiles, or any task without it).
+pub fn job_elapsed_words(profiles: &[crate::profile::Profile]) -> String {
+    let e: Option<Vec<f64>> = profiles.iter().map(|p| p.header.elapsed_s).collect();
+    match e {
+        Some(v) if !v.is_empty() => {
+            let m = v.iter().copied().fold(0.0, f64::max);
+            if v.len() > 1 {
+                format!("elapsed {m:.3} s (longest task)")
+            } else {
+                format!("elapsed {m:.3} s")
+            }
+        }
+        _ => "elapsed not recorded".to_string(),
+    }
+}

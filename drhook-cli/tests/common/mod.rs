@@ -319,6 +319,7 @@ pub fn profile() -> impl Strategy<Value = Profile> {
                         callpath_indent: has_paths.then_some(s.indent),
                         counters: Vec::new(),
                         extra_header: extra,
+                        metadata: None,
                     },
                     rows,
                     tree: None,

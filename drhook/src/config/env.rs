@@ -87,6 +87,10 @@ pub const DRHOOK_THREAD_BLOCKS: &str = "DRHOOK_THREAD_BLOCKS";
 /// task>,<heir pid>`): which process writes the plain profile name. Not
 /// meant to be set by hand.
 pub const DRHOOK_PROCESS_TREE: &str = "DRHOOK_PROCESS_TREE";
+/// Project extension: the program's own run metadata, `key=value` pairs
+/// separated by `,` or `;` (Adiak's role), written in the JSON companion's
+/// `metadata.user` and carried into Hatchet/Thicket exports.
+pub const DR_HOOK_META: &str = "DR_HOOK_META";
 
 /// When a variable of the reference that drhook-rs does not implement
 /// would change what the reference does (so that its being ignored here is

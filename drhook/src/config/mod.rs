@@ -5,6 +5,7 @@
 //! the crate.
 
 pub mod env;
+pub mod meta;
 pub mod options;
 pub mod process;
 pub mod ranges;
@@ -234,6 +235,8 @@ pub struct Config {
     pub tree: Option<TreeMarker>,
     /// `DR_HOOK_NVTX` / `DR_HOOK_ROCTX` and their filters.
     pub ranges: ranges::Ranges,
+    /// Run metadata: `DR_HOOK_OPT` as given and `DR_HOOK_META`'s pairs.
+    pub meta: meta::Meta,
     /// Problems found; printed once at start-up (unless silent).
     pub warnings: Vec<Warning>,
 }
@@ -555,7 +558,9 @@ impl Config {
             0..=u32::MAX as i64,
             &mut warnings,
         ) as u32;
+        let meta = meta::Meta::from_lookup(get, &mut warnings);
         Config {
+            meta,
             thread_blocks,
             launcher_rank,
             follow,

@@ -36,6 +36,23 @@ pub(crate) struct Head<'a> {
     pub counters: &'a [&'a str],
     pub clusterinfo: bool,
     pub sizeinfo: bool,
+    pub metadata: Metadata<'a>,
+}
+
+/// The run's metadata (`metadata` of the task): where and how it ran, for
+/// tools that compare runs (Thicket's metadata table).
+#[derive(Serialize)]
+pub(crate) struct Metadata<'a> {
+    pub host: String,
+    pub pid: u32,
+    /// The command line (`/proc/self/cmdline`).
+    pub args: Vec<String>,
+    /// `DR_HOOK_OPT` as given.
+    pub options: &'a str,
+    /// The start as a Unix time (seconds).
+    pub start_unix: i64,
+    /// `DR_HOOK_META`'s pairs.
+    pub user: std::collections::BTreeMap<&'a str, &'a str>,
 }
 
 /// The JSON name of a profile kind.
@@ -370,6 +387,14 @@ mod tests {
             counters: &["cycles"],
             clusterinfo: false,
             sizeinfo: true,
+            metadata: Metadata {
+                host: "h".into(),
+                pid: 7,
+                args: vec!["prog".into()],
+                options: "prof,json",
+                start_unix: 0,
+                user: [("case", "t255")].into_iter().collect(),
+            },
         };
         let mut tw = TreeWriter::begin(&mut out, &head, Some((0, 1))).unwrap();
         let mut b = Builder::new(&p);

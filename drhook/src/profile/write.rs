@@ -435,6 +435,20 @@ impl JsonOut {
             counters: &events,
             clusterinfo: o.clusterinfo,
             sizeinfo: !o.nosize,
+            metadata: json::Metadata {
+                host: crate::sys::sysinfo::hostname(),
+                pid: std::process::id(),
+                args: crate::sys::sysinfo::command_line(),
+                options: &e.config.meta.options,
+                start_unix: crate::setup::start_unix(e),
+                user: e
+                    .config
+                    .meta
+                    .pairs
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str()))
+                    .collect(),
+            },
         };
         let state = create_with_fallback(&wanted).and_then(|mut f| {
             let tw = TreeWriter::begin(

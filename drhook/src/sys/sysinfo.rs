@@ -33,6 +33,19 @@ pub fn program_name() -> String {
     crate::sys::linebuf::escape_controls(&raw).into_owned()
 }
 
+/// The command line (`/proc/self/cmdline`, invalid UTF-8 replaced), for
+/// the JSON companion's metadata; empty where it cannot be read.
+pub fn command_line() -> Vec<String> {
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|s| !s.is_empty())
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Broken-down local time of a Unix time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LocalTime {
