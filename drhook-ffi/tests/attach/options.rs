@@ -24,6 +24,10 @@ fn follow_and_prefix_options() {
     );
     ok(&r);
     assert_eq!(r.stdout(), "b\n");
+    // The directory is created when the first profile is written; the
+    // start-up check does not call it missing (issue 28: a false "Error:
+    // ... No such file or directory" once per process).
+    assert!(!r.stderr().contains("Error"), "{}", r.stderr());
     let mut in_dir: Vec<String> = std::fs::read_dir(d.path().join("run1"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -278,9 +278,28 @@ fn writable_dir(dir: &Path) -> std::io::Result<()> {
 /// for, so that a wrong path is reported at once rather than after a run
 /// of hours; printed even with `DR_HOOK_SILENT` (a profile at risk is an
 /// error). The write at exit falls back to another directory anyway.
-pub(crate) fn check_profile_dir(path: &str) {
+///
+/// A directory `prefix` (`DRHOOK_PROFILE_PREFIX` ending in `/`) is created
+/// when the profile is written: missing now, it is no error when the
+/// nearest directory above it that exists can be written in.
+pub(crate) fn check_profile_dir(path: &str, prefix: Option<&str>) {
     let path = Path::new(path);
-    if let Err(e) = writable_dir(dir_of(path)) {
+    let mut r = writable_dir(dir_of(path));
+    if let (Err(e), Some(p)) = (&r, prefix.filter(|p| p.ends_with('/')))
+        && e.kind() == std::io::ErrorKind::NotFound
+        && dir_of(path).starts_with(p)
+        && let Some(above) = Path::new(p)
+            .ancestors()
+            .skip(1)
+            .find(|a| a.as_os_str().is_empty() || std::fs::symlink_metadata(a).is_ok())
+    {
+        r = writable_dir(if above.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            above
+        });
+    }
+    if let Err(e) = r {
         crate::diag!(
             "drhook_init",
             "Error: the profile cannot be written to '{}' (directory '{}': {e}); unless that is fixed before the end of the run, it will be written to the working directory or $TMPDIR instead",

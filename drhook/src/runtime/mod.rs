@@ -300,12 +300,14 @@ fn build(config: Config) -> Engine {
                 &crate::profile::name::profile_path(&engine)
                     .display()
                     .to_string(),
+                engine.config.profile_prefix.as_deref(),
             );
         } else if engine.config.writes_trace() {
             crate::profile::write::check_profile_dir(
                 &crate::profile::name::trace_path(&engine)
                     .display()
                     .to_string(),
+                engine.config.profile_prefix.as_deref(),
             );
         }
         crate::crash::signals::install(&engine.config, first);
