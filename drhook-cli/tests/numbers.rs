@@ -367,3 +367,66 @@ fn flame_graphs_merge_threads_and_tasks_and_draw_the_difference() {
         one("a/drhook.prof.1.json") + one("b/drhook.prof.1.json")
     );
 }
+
+#[test]
+fn diff_over_repeated_runs_gives_mean_spread_and_elapsed() {
+    let d = tempfile::tempdir().unwrap();
+    if !require(
+        Command::new("cc").arg("--version").output().is_ok(),
+        "a C compiler (cc)",
+    ) {
+        return;
+    }
+    build_c(d.path(), "vcycle_prog", &[]);
+    // Two runs with MAIN 20 ms, two with 60 ms.
+    for (name, ms) in [("a1", "20"), ("a2", "20"), ("b1", "60"), ("b2", "60")] {
+        let dir = d.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::copy(d.path().join("vcycle_prog"), dir.join("vcycle_prog")).unwrap();
+        run_vcycle(&dir, ms);
+        std::fs::remove_file(dir.join("vcycle_prog")).unwrap();
+    }
+    let args = [
+        "diff",
+        "--json",
+        "a1",
+        "b1",
+        "--before-run",
+        "a2",
+        "--after-run",
+        "b2",
+    ];
+    let j: serde_json::Value = serde_json::from_str(&ok(&run_drhook(d.path(), &args))).unwrap();
+    assert_eq!(j["before_runs"], 2);
+    assert_eq!(j["after_runs"], 2);
+    let main = j["routines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["routine"] == "MAIN")
+        .unwrap();
+    let s = &main["self_s"];
+    let (b, a) = (s["before"].as_f64().unwrap(), s["after"].as_f64().unwrap());
+    assert!(
+        (0.018..0.03).contains(&b) && (0.058..0.075).contains(&a),
+        "{s}"
+    );
+    for k in ["before_sd", "after_sd"] {
+        let sd = s[k].as_f64().unwrap_or_else(|| panic!("no {k} in {s}"));
+        assert!((0.0..0.01).contains(&sd), "{s}");
+    }
+    assert_eq!(main["calls"]["before_sd"], 0.0, "{main}");
+    let text = ok(&run_drhook(
+        d.path(),
+        &args[..1]
+            .iter()
+            .chain(&args[2..])
+            .copied()
+            .collect::<Vec<_>>(),
+    ));
+    assert!(text.contains("2 runs, elapsed"), "{text}");
+    assert!(text.contains("±"), "{text}");
+    // One run a side: its elapsed time.
+    let one = ok(&run_drhook(d.path(), &["diff", "a1", "b1"]));
+    assert!(one.contains("1 task, elapsed 0.0"), "{one}");
+}

@@ -13,9 +13,18 @@ use crate::report::table::{Align, render};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The run before: a profile or a directory of profiles.
-    pub before: PathBuf,
+    #[arg(required_unless_present = "before_run", requires = "after")]
+    pub before: Option<PathBuf>,
     /// The run after: a profile or a directory of profiles.
-    pub after: PathBuf,
+    #[arg(required_unless_present = "after_run")]
+    pub after: Option<PathBuf>,
+    /// Another run before (repeatable): each side's value is then the mean
+    /// over its runs, shown with their standard deviation (±).
+    #[arg(long, value_name = "PATH")]
+    pub before_run: Vec<PathBuf>,
+    /// Another run after (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub after_run: Vec<PathBuf>,
     /// A side's value of a routine across its tasks.
     #[arg(long, value_enum, default_value_t = Stat::Mean)]
     pub stat: Stat,
@@ -84,9 +93,13 @@ fn text(rows: &[DiffRow], limit: usize) -> String {
             } else if !r.in_after {
                 name.push_str("  (gone)");
             }
+            let sd = |v: f64, sd: Option<f64>| match sd {
+                Some(d) => format!("{v:.3} ±{d:.3}"),
+                None => format!("{v:.3}"),
+            };
             vec![
-                format!("{:.3}", r.self_s.before),
-                format!("{:.3}", r.self_s.after),
+                sd(r.self_s.before, r.self_s.before_sd),
+                sd(r.self_s.after, r.self_s.after_sd),
                 format!("{:+.3}", r.self_s.delta()),
                 pct(&r.self_s),
                 format!("{:.3}", r.total_s.before),
@@ -146,28 +159,76 @@ fn csv_out(rows: &[DiffRow]) -> Result<String> {
     String::from_utf8(b).map_err(|e| Error::msg(e.to_string()))
 }
 
+/// A side's runs: the positional path first, then the `--*-run` ones.
+fn runs(first: Option<&PathBuf>, more: &[PathBuf]) -> Vec<PathBuf> {
+    first.into_iter().chain(more).cloned().collect()
+}
+
+/// `N task(s)` or `N runs`, and the elapsed time (mean over runs).
+fn side_words(tables: &[merge::Table]) -> String {
+    let el: Option<Vec<f64>> = tables.iter().map(|t| t.elapsed_s).collect();
+    let elapsed = match el.map(|v| diff::mean_sd(&v)) {
+        Some((m, None)) => format!("elapsed {m:.3} s"),
+        Some((m, Some(d))) => format!("elapsed {m:.3} s ±{d:.3}"),
+        None => "elapsed not recorded".to_string(),
+    };
+    match tables {
+        [t] => format!(
+            "{} task{}, {elapsed}",
+            t.ntasks,
+            if t.ntasks == 1 { "" } else { "s" }
+        ),
+        _ => format!("{} runs, {elapsed}", tables.len()),
+    }
+}
+
 /// Runs the command: 0, or 1 when `--threshold` is exceeded.
 pub fn run(a: &Args, g: &Global) -> Result<u8> {
     let side = |p: &PathBuf| -> Result<merge::Table> {
         let files = input::expand(std::slice::from_ref(p))?;
         merge::merge_files(&files, g.read_options(), 1)
     };
-    let before = side(&a.before)?;
-    let after = side(&a.after)?;
-    if before.kind != after.kind {
-        warn(&format!(
-            "comparing a {:?} profile with a {:?} profile",
-            before.kind, after.kind
+    let (b_runs, a_runs) = (
+        runs(a.before.as_ref(), &a.before_run),
+        runs(a.after.as_ref(), &a.after_run),
+    );
+    if b_runs.is_empty() || a_runs.is_empty() {
+        return Err(Error::msg(
+            "a side without runs: give BEFORE and AFTER, or --before-run and --after-run",
         ));
     }
-    let rows = diff::diff(&before, &after, a.stat);
+    let before: Vec<merge::Table> = b_runs.iter().map(side).collect::<Result<_>>()?;
+    let after: Vec<merge::Table> = a_runs.iter().map(side).collect::<Result<_>>()?;
+    if let Some((x, y)) = before
+        .iter()
+        .chain(&after)
+        .zip(before.iter().chain(&after).skip(1))
+        .find(|(x, y)| x.kind != y.kind)
+    {
+        warn(&format!(
+            "comparing a {:?} profile with a {:?} profile",
+            x.kind, y.kind
+        ));
+    }
+    let rows = diff::diff_runs(&before, &after, a.stat);
+    let names = |v: &[PathBuf]| {
+        v.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let several = before.len() > 1 || after.len() > 1;
     let out = if a.csv {
         csv_out(&rows)?
     } else if a.json {
         let mut s = serde_json::to_string_pretty(&serde_json::json!({
             "stat": a.stat,
-            "before_tasks": before.ntasks,
-            "after_tasks": after.ntasks,
+            "before_tasks": before[0].ntasks,
+            "after_tasks": after[0].ntasks,
+            "before_runs": before.len(),
+            "after_runs": after.len(),
+            "before_elapsed_s": before.iter().map(|t| t.elapsed_s).collect::<Vec<_>>(),
+            "after_elapsed_s": after.iter().map(|t| t.elapsed_s).collect::<Vec<_>>(),
             "routines": rows,
         }))
         .map_err(|e| Error::msg(e.to_string()))?;
@@ -175,14 +236,17 @@ pub fn run(a: &Args, g: &Global) -> Result<u8> {
         s
     } else {
         format!(
-            "before: {} ({} task{}), after: {} ({} task{}); seconds, {:?} over tasks\n\n{}",
-            a.before.display(),
-            before.ntasks,
-            if before.ntasks == 1 { "" } else { "s" },
-            a.after.display(),
-            after.ntasks,
-            if after.ntasks == 1 { "" } else { "s" },
+            "before: {} ({}), after: {} ({}); seconds, {:?} over tasks{}\n\n{}",
+            names(&b_runs),
+            side_words(&before),
+            names(&a_runs),
+            side_words(&after),
             a.stat,
+            if several {
+                ", mean over runs ±standard deviation"
+            } else {
+                ""
+            },
             text(&rows, a.limit)
         )
         .replace("Mean over", "mean over")

@@ -3,7 +3,9 @@
 //! Each side is merged first ([`super::merge`]), so a side may be one
 //! profile or the profiles of all tasks of a run; a routine's value on a
 //! side is the chosen statistic across that side's tasks (mean by default,
-//! or max, or sum), 0 where it does not appear.
+//! or max, or sum), 0 where it does not appear. A side may also be
+//! several runs of the same program ([`diff_runs`]): its value is then the
+//! mean over the runs, with their standard deviation.
 
 use serde::Serialize;
 
@@ -35,10 +37,16 @@ fn pick(m: Option<&Merged>, stat: Stat, f: fn(&Merged) -> &super::merge::Stats) 
 /// Before and after of one measure.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Change {
-    /// Value before.
+    /// Value before (the mean over the side's runs).
     pub before: f64,
-    /// Value after.
+    /// Value after (the mean over the side's runs).
     pub after: f64,
+    /// Standard deviation over the runs before (several runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before_sd: Option<f64>,
+    /// Standard deviation over the runs after (several runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_sd: Option<f64>,
 }
 
 impl Change {
@@ -64,48 +72,79 @@ pub struct DiffRow {
     pub self_s: Change,
     /// Total seconds.
     pub total_s: Change,
-    /// Present before.
+    /// Present before (in any run).
     pub in_before: bool,
-    /// Present after.
+    /// Present after (in any run).
     pub in_after: bool,
 }
 
 /// Routines of both tables, by decreasing absolute change of self time
 /// (then name).
 pub fn diff(before: &Table, after: &Table, stat: Stat) -> Vec<DiffRow> {
+    diff_runs(
+        std::slice::from_ref(before),
+        std::slice::from_ref(after),
+        stat,
+    )
+}
+
+/// Mean and (sample) standard deviation; the deviation only of 2 or more.
+pub fn mean_sd(v: &[f64]) -> (f64, Option<f64>) {
+    let n = v.len() as f64;
+    if v.is_empty() {
+        return (0.0, None);
+    }
+    let mean = v.iter().sum::<f64>() / n;
+    let sd = (v.len() > 1)
+        .then(|| (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+    (mean, sd)
+}
+
+/// As [`diff`] with repeated runs on each side: a routine's value on a
+/// side is the mean over the side's runs (each run's value being `stat`
+/// over its tasks, 0 in a run without the routine), with the standard
+/// deviation over the runs when there are several.
+pub fn diff_runs(before: &[Table], after: &[Table], stat: Stat) -> Vec<DiffRow> {
+    use std::collections::HashMap;
     let mut names: Vec<&str> = before
-        .routines
         .iter()
-        .chain(&after.routines)
-        .map(|m| m.routine.as_str())
+        .chain(after)
+        .flat_map(|t| t.routines.iter().map(|m| m.routine.as_str()))
         .collect();
     names.sort_unstable();
     names.dedup();
-    let b: std::collections::HashMap<&str, &Merged> = before
-        .routines
-        .iter()
-        .map(|m| (m.routine.as_str(), m))
-        .collect();
-    let a: std::collections::HashMap<&str, &Merged> = after
-        .routines
-        .iter()
-        .map(|m| (m.routine.as_str(), m))
-        .collect();
+    fn index(side: &[Table]) -> Vec<HashMap<&str, &Merged>> {
+        side.iter()
+            .map(|t| t.routines.iter().map(|m| (m.routine.as_str(), m)).collect())
+            .collect()
+    }
+    let (b, a) = (index(before), index(after));
     let mut rows: Vec<DiffRow> = names
         .into_iter()
         .map(|n| {
-            let (mb, ma) = (b.get(n).copied(), a.get(n).copied());
-            let ch = |f: fn(&Merged) -> &super::merge::Stats| Change {
-                before: pick(mb, stat, f),
-                after: pick(ma, stat, f),
+            let ch = |f: fn(&Merged) -> &super::merge::Stats| {
+                let side = |runs: &[HashMap<&str, &Merged>]| {
+                    let v: Vec<f64> = runs
+                        .iter()
+                        .map(|r| pick(r.get(n).copied(), stat, f))
+                        .collect();
+                    mean_sd(&v)
+                };
+                let ((before, before_sd), (after, after_sd)) = (side(&b), side(&a));
+                Change {
+                    before,
+                    after,
+                    before_sd,
+                    after_sd,
+                }
             };
             DiffRow {
                 routine: n.to_string(),
                 calls: ch(|m| &m.calls),
                 self_s: ch(|m| &m.self_s),
                 total_s: ch(|m| &m.total_s),
-                in_before: mb.is_some(),
-                in_after: ma.is_some(),
+                in_before: b.iter().any(|r| r.contains_key(n)),
+                in_after: a.iter().any(|r| r.contains_key(n)),
             }
         })
         .collect();
