@@ -356,6 +356,37 @@ fn flame_graphs_merge_threads_and_tasks_and_draw_the_difference() {
             "b/drhook.prof.1.json",
         ],
     ));
+    // `top --merge`: the threads as one tree, and two tasks of one JSON
+    // document as one (same paths summed: MAIN called once in each).
+    let top = ok(&run_drhook(
+        d.path(),
+        &["top", "--merge", "--color", "never", "drhook.prof.1.json"],
+    ));
+    assert!(
+        top.contains("All threads merged") && !top.contains("Thread 2"),
+        "{top}"
+    );
+    assert!(top.contains("PHYSICS") && top.contains("DYNAMICS"), "{top}");
+    let doc = d.path().join("both.json");
+    ok(&run_drhook(
+        d.path(),
+        &[
+            "json",
+            "a/drhook.prof.1.json",
+            "b/drhook.prof.1.json",
+            "-o",
+            doc.to_str().unwrap(),
+        ],
+    ));
+    let top = ok(&run_drhook(
+        d.path(),
+        &["top", "--merge", "--color", "never", "both.json"],
+    ));
+    let main_line = top
+        .lines()
+        .find(|l| l.ends_with(" MAIN"))
+        .unwrap_or_else(|| panic!("{top}"));
+    assert_eq!(main_line.split_whitespace().nth(4), Some("2"), "{top}");
     let one = |dir: &str| {
         count_of(
             &ok(&run_drhook(d.path(), &["flamegraph", "--folded", dir])),

@@ -47,12 +47,18 @@ pub struct Args {
     /// Which task when the file is a JSON document of several (proc#).
     #[arg(long, value_name = "PROC")]
     pub task: Option<u32>,
+    /// One tree for all threads (and all tasks of a JSON document): nodes
+    /// with the same call path summed.
+    #[arg(long, conflicts_with_all = ["thread", "task"])]
+    pub merge: bool,
 }
 
 /// Runs the command.
 pub fn run(a: &Args, g: &Global) -> Result<u8> {
     let mut tasks = input::load(&a.file, g.read_options())?;
     let p = match a.task {
+        None if a.merge => crate::profile::tree::merge_all(&tasks)
+            .ok_or_else(|| Error::file(&a.file, "no task in this file"))?,
         Some(t) => tasks
             .into_iter()
             .find(|p| p.header.proc == t)

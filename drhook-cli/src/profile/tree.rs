@@ -160,6 +160,100 @@ pub fn paths(nodes: &[Node]) -> Vec<Vec<&str>> {
         .collect()
 }
 
+/// The tasks given as one profile of one thread (`drhook top --merge`):
+/// nodes with the same call path (rows with the same routine and callers)
+/// on any thread of any task are summed — calls, self and total seconds;
+/// sizes and counters are left out. Everything is on thread 0 (no thread
+/// of a profile: Dr.Hook's are 1-based), which `top` shows as "all threads
+/// merged". The header is the first task's, with `nthreads` the most
+/// threads of a task, one thread line holding the sum of the threads'
+/// times, and the longest elapsed time.
+pub fn merge_all(profiles: &[super::Profile]) -> Option<super::Profile> {
+    let first = profiles.first()?;
+    let mut header = first.header.clone();
+    header.nthreads = profiles
+        .iter()
+        .map(|p| p.header.nthreads)
+        .max()
+        .unwrap_or(1);
+    header.elapsed_s = profiles
+        .iter()
+        .filter_map(|p| p.header.elapsed_s)
+        .reduce(f64::max);
+    header.total_s = profiles
+        .iter()
+        .filter_map(|p| p.header.total_s)
+        .reduce(|a, b| a + b);
+    let busy: f64 = profiles
+        .iter()
+        .flat_map(|p| &p.header.threads)
+        .map(|t| t.time_s)
+        .sum();
+    header.threads = vec![super::ThreadInfo {
+        id: 0,
+        time_s: busy,
+        pct: 100.0,
+        self_cycles: None,
+        cycles: None,
+    }];
+    let tree = profiles.iter().any(|p| p.tree.is_some()).then(|| {
+        let mut ids: HashMap<Vec<&str>, usize> = HashMap::new();
+        let mut out: Vec<Node> = Vec::new();
+        for p in profiles {
+            let Some(nodes) = &p.tree else { continue };
+            for (n, path) in nodes.iter().zip(paths(nodes)) {
+                let parent = (path.len() > 1)
+                    .then(|| ids.get(&path[..path.len() - 1]).map(|&i| out[i].id))
+                    .flatten();
+                let i = *ids.entry(path).or_insert_with(|| {
+                    out.push(Node {
+                        id: out.len() as u64 + 1,
+                        parent,
+                        routine: n.routine.clone(),
+                        thread: 0,
+                        file: n.file.clone(),
+                        calls: 0,
+                        self_s: 0.0,
+                        total_s: 0.0,
+                        sizes: None,
+                        counters: None,
+                        inferred: true,
+                    });
+                    out.len() - 1
+                });
+                let m = &mut out[i];
+                m.calls += n.calls;
+                m.self_s += n.self_s;
+                m.total_s += n.total_s;
+                m.inferred &= n.inferred;
+            }
+        }
+        out
+    });
+    let mut rows: Vec<Row> = Vec::new();
+    let mut at: HashMap<(String, Vec<String>), usize> = HashMap::new();
+    for r in profiles.iter().flat_map(|p| &p.rows) {
+        let i = *at
+            .entry((r.routine.clone(), r.path.clone()))
+            .or_insert_with(|| {
+                let mut c = r.clone();
+                (c.calls, c.self_s, c.total_s, c.thread) = (0, 0.0, 0.0, 0);
+                (c.sizes, c.cluster, c.star) = (None, None, false);
+                rows.push(c);
+                rows.len() - 1
+            });
+        rows[i].calls += r.calls;
+        rows[i].self_s += r.self_s;
+        rows[i].total_s += r.total_s;
+    }
+    Some(super::Profile {
+        source: first.source.clone(),
+        header,
+        rows,
+        tree,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -153,6 +153,16 @@ fn title(p: &Profile) -> String {
     s
 }
 
+/// `NAME@thread`, or the name alone for thread 0 (threads merged by
+/// [`crate::profile::tree::merge_all`]).
+fn at_thread(routine: &str, thread: u32) -> String {
+    if thread == 0 {
+        routine.to_string()
+    } else {
+        format!("{routine}@{thread}")
+    }
+}
+
 /// `elapsed X s` and the reference's figure, named for what it is.
 pub fn elapsed_words(h: &crate::profile::Header) -> String {
     match h.elapsed_s {
@@ -260,7 +270,7 @@ fn flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
         } else {
             r.pct
         };
-        let name = format!("{}@{}", r.routine, r.thread);
+        let name = at_thread(&r.routine, r.thread);
         let star = if r.star { "*" } else { " " };
         let line_start = format!("{:>rank_w$} {:>6.2}% ", i + 1, pct);
         let rest = format!(
@@ -318,7 +328,7 @@ fn io_flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
             writes: 0,
             other: 0,
         });
-        let name = format!("{}@{}", r.routine, r.thread);
+        let name = at_thread(&r.routine, r.thread);
         let star = if r.star { "*" } else { " " };
         let line = format!(
             "{:>rank_w$} {:>6.2}% {} {:>10.6} {:>10.6} {:>10} {:>10} {:>9}   {star}{}",
@@ -393,7 +403,11 @@ fn tree(p: &Profile, o: &TopOptions, sc: &mut Screen) {
         sc.push(LineKind::Plain, String::new());
         sc.push(
             LineKind::Bold,
-            format!("Thread {t}: {busy:.3} s in instrumented routines (the % base)"),
+            if t == 0 {
+                format!("All threads merged: {busy:.3} s in instrumented routines (the % base)")
+            } else {
+                format!("Thread {t}: {busy:.3} s in instrumented routines (the % base)")
+            },
         );
         let head = format!(
             "{:>10} {:>7} {:>10} {:>7} {:>11}  {}",
