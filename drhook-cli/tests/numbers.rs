@@ -461,3 +461,62 @@ fn diff_over_repeated_runs_gives_mean_spread_and_elapsed() {
     let one = ok(&run_drhook(d.path(), &["diff", "a1", "b1"]));
     assert!(one.contains("1 task, elapsed 0.0"), "{one}");
 }
+
+/// `measured instrumentation cost per call pair: wall X ns` of a run's
+/// stderr.
+fn pair_cost_ns(err: &str) -> f64 {
+    let l = err
+        .lines()
+        .find_map(|l| l.split("cost per call pair: wall ").nth(1))
+        .unwrap_or_else(|| panic!("no pair cost in\n{err}"));
+    l.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// `hpmprof` (here without a hardware PMU, on getrusage or software
+/// events) says what a counter read costs at start-up, counts its reads in
+/// the measured cost per call that is removed from the times, and warns
+/// when they were a noticeable part of the run.
+#[test]
+fn hpmprof_counts_its_reads_in_the_instrumentations_cost_and_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    if !require(
+        Command::new("cc").arg("--version").output().is_ok(),
+        "a C compiler (cc)",
+    ) {
+        return;
+    }
+    build_c(d.path(), "calls_prog", &[]);
+    let run = |opt: &str| {
+        let o = run_with_env(
+            d.path(),
+            &d.path().join("calls_prog"),
+            &["200000"],
+            &[("DR_HOOK", "1"), ("DR_HOOK_OPT", opt)],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let plain = pair_cost_ns(&run("prof"));
+    let err = run("hpmprof");
+    let read_us: f64 = err
+        .split("one read of the counters costs ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no read cost in the notice:\n{err}"))
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(err.contains("removed from the profile's times"), "{err}");
+    let counted = pair_cost_ns(&err);
+    // Two reads per call pair are part of the measured (and removed) cost.
+    assert!(
+        counted > plain + read_us * 1e3,
+        "pair cost {counted} ns with hpmprof, {plain} ns without, read {read_us} us"
+    );
+    if read_us > 0.5 {
+        // getrusage or software events: 400 000 reads are a large part.
+        assert!(err.contains("Warning: hpmprof"), "{err}");
+    }
+    assert!(run("hpmprof,noself").contains("NOT removed"));
+}

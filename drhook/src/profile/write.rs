@@ -111,7 +111,27 @@ fn measured_overhead(e: &Engine, calls: u64) -> crate::tree::overhead::Overhead 
             o.describe()
         );
     }
+    if fresh && crate::metrics::layout().find("counters").is_some() {
+        counters_cost_warning(e, calls, &o);
+    }
     o
+}
+
+/// With `hpmprof`, says (even when silent) when reading the counters took
+/// a noticeable part of the run: the cost is removed from the times as
+/// measured, but what a call really pays for its reads varies, and the
+/// rest shows as the callers' self time.
+fn counters_cost_warning(e: &Engine, calls: u64, o: &crate::tree::overhead::Overhead) {
+    let pair_ns = o.wall_out * o.tick_ns;
+    let cost_s = calls as f64 * pair_ns * 1e-9;
+    let elapsed_s = crate::sys::clock::monotonic_ns().saturating_sub(e.start.ns) as f64 * 1e-9;
+    if cost_s > 0.01 && cost_s > 0.05 * elapsed_s {
+        crate::diag!(
+            "write_profile",
+            "Warning: hpmprof: the instrumentation with its counter reads cost about {cost_s:.2} s of this run's {elapsed_s:.2} s ({calls} calls, {:.2} us per call); that cost is subtracted from the times as measured, but routines that make many short calls may still show part of it as self time: take their times from a run without hpmprof",
+            pair_ns / 1e3
+        );
+    }
 }
 
 /// The reference's header has one line per thread 1..N, N =

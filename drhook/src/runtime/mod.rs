@@ -277,10 +277,17 @@ fn build(config: Config) -> Engine {
                     .iter()
                     .map(|e| e.name.as_str())
                     .collect();
+                let read = crate::metrics::counters::read_cost_ns();
                 crate::diag!(
                     "drhook_init",
-                    "hpmprof: counting per routine: {}",
-                    names.join(",")
+                    "hpmprof: counting per routine: {}; one read of the counters costs {:.2} us, two per instrumented call, {}",
+                    names.join(","),
+                    read / 1e3,
+                    if engine.config.options.self_mode == crate::config::options::SelfMode::Off {
+                        "NOT removed from the times (noself): each caller's self time includes its callees' reads"
+                    } else {
+                        "removed from the profile's times with the instrumentation's cost"
+                    }
                 );
             }
         }

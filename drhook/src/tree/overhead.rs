@@ -17,6 +17,8 @@
 //! node's inclusive time is reduced by `c·in_ + d·out` (never below zero),
 //! so an empty routine shows zero self time and a parent is not charged for
 //! its children's instrumentation. `DR_HOOK_OPT=noself` turns this off.
+//! With `hpmprof` the pair's two counter reads are part of the cost: the
+//! calibration's tree reads the counters too.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
@@ -201,11 +203,37 @@ fn node_total(td: &ThreadData, f: fn(&super::node::Node) -> u64) -> u64 {
         .sum()
 }
 
+/// A private tree with the counters' stamper (`hpmprof`), if they are
+/// counted and can be opened on this thread.
+fn counted_tree(mode: u32) -> Option<Box<ThreadData>> {
+    if mode & bits::METRICS == 0 {
+        return None;
+    }
+    let layout = crate::metrics::layout();
+    let c = layout.find("counters")?;
+    let stamper = crate::metrics::PlacedStamper {
+        offset: c.offset,
+        len: c.len,
+        fast: c.metric.stamps_on_fast_paths(),
+        stamper: c.metric.stamper(0)?,
+    };
+    Some(ThreadData::with_metrics(
+        0,
+        0,
+        0,
+        layout.width,
+        vec![stamper],
+    ))
+}
+
 /// Measures the cost of an enter/exit pair in `mode`, in batches of
 /// `pairs` (CPU time, two system calls per pair: at most 100).
 pub(crate) fn calibrate(mode: u32, pairs: u32) -> Overhead {
-    // A private tree (never registered) with the same code as real calls.
-    let td = ThreadData::new(0, 0, 0);
+    // A private tree (never registered) with the same code as real calls;
+    // with `hpmprof` it reads the counters as real calls do (a group
+    // opened for this thread, closed when the tree is dropped), so that
+    // their reads are part of the measured cost.
+    let td = counted_tree(mode).unwrap_or_else(|| ThreadData::new(0, 0, 0));
     let mono = mode & bits::WALL_MONO != 0;
     let source = if mono {
         WallSource::Monotonic
