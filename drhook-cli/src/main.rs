@@ -30,10 +30,12 @@ enum Command {
     /// One table over all tasks: per routine calls, self and total time
     /// min/mean/max/stddev across tasks, where the max is, imbalance.
     Merge(cmd::merge::Args),
-    /// A flame graph (SVG, inferno) of self times, from call paths when the
-    /// profile has them.
+    /// A flame graph (SVG, inferno): frames as wide as their inclusive
+    /// time, from call paths when the profile has them; differential with
+    /// --diff.
     Flamegraph(cmd::flamegraph::Args),
-    /// The profiles as JSON: the drhook-profile schema, or Hatchet's literal
+    /// The profiles as JSON: the drhook-profile schema, or Hatchet's
+    /// GraphFrame JSON (one tree indexed by node, rank, thread) or literal
     /// format.
     Json(cmd::json::Args),
     /// Two runs routine by routine, sorted by change of self time; an exit
@@ -41,6 +43,9 @@ enum Command {
     Diff(cmd::diff::Args),
     /// A profile as a readable tree (or table) in the terminal.
     Top(cmd::top::Args),
+    /// The processes of a `drhook run --out-dir` directory: the process
+    /// tree (pid, parent, command, files) and the time per command.
+    Procs(cmd::procs::Args),
     /// Timelines (DR_HOOK_OPT=trace): `drhook trace merge` puts the tasks
     /// of a run in one Chrome/Perfetto trace.
     Trace(cmd::trace::Args),
@@ -75,6 +80,7 @@ fn main() -> ExitCode {
         Command::Json(a) => cmd::json::run(&a, g),
         Command::Diff(a) => cmd::diff::run(&a, g),
         Command::Top(a) => cmd::top::run(&a, g),
+        Command::Procs(a) => cmd::procs::run(&a, g),
         Command::Trace(a) => cmd::trace::run(&a, g),
         Command::Wrap(a) => return cmd::wrap::run(*a),
         Command::Run(a) => cmd::run::run(&a, g),

@@ -7,6 +7,7 @@ pub mod flamegraph;
 pub mod io;
 pub mod json;
 pub mod merge;
+pub mod procs;
 pub mod run;
 pub mod top;
 pub mod trace;

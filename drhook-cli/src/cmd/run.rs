@@ -25,6 +25,7 @@
 pub mod asan;
 pub mod exec;
 pub mod inspect;
+pub mod outdir;
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -61,6 +62,14 @@ pub struct Args {
     /// a prefix ending in / is a directory.
     #[arg(long, value_name = "PREFIX")]
     pub prefix: Option<OsString>,
+    /// One directory for every file of this run: DIR, or (no value)
+    /// drhook.COMMAND.YYYYMMDD-HHMMSS in the working directory; every
+    /// process writes COMMAND.PID.FILE there wherever it runs, with a JSON
+    /// companion (json is added to the options), and `drhook procs DIR`
+    /// shows the process tree and the time per command.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true,
+          conflicts_with = "prefix")]
+    pub out_dir: Option<Option<PathBuf>>,
     /// DRHOOK_PROFILE_ON_FAILURE=0: no profile for a process that exits with
     /// a non-zero status, aborts or dies of a signal.
     #[arg(long)]
@@ -291,12 +300,25 @@ pub fn run(a: &Args, _g: &Global) -> Result<u8> {
         preload = crate::wrap::locate::ld_preload(Some(&preload), &libs);
     }
     let (program, args) = a.command.split_first().expect("clap: required");
+    let mut vars = vars;
+    if let Some(d) = &a.out_dir {
+        let dir = outdir::create(d.as_deref(), program)?;
+        let opt = vars
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "DR_HOOK_OPT")
+            .map(|(_, x)| x.clone())
+            .or_else(|| std::env::var_os("DR_HOOK_OPT"));
+        vars.extend(outdir::variables(&dir, opt.as_deref()));
+        if !a.dry_run {
+            let _ = writeln!(std::io::stderr(), "drhook run: files in {}", dir.display());
+        }
+    }
     // Said once, before the exec: the program runs all the same (and a
     // stderr that cannot be written to does not stop it).
     if let Some(why) = inspect::preload_dropped(&a.command, std::env::var_os("PATH").as_deref()) {
         let _ = writeln!(std::io::stderr(), "drhook run: {why}");
     }
-    let mut vars = vars;
     if let Some(exe) = inspect::resolve(program, std::env::var_os("PATH").as_deref())
         && asan::uses_asan(&exe)
         && let Some(v) = asan::options(std::env::var_os("ASAN_OPTIONS").as_deref())

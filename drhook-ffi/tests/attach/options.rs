@@ -79,3 +79,66 @@ fn drhook_run_exit_status_and_errors() {
         r.stdout()
     );
 }
+
+/// `drhook run --out-dir` (issue 28: `make -C dir` put its children's
+/// profiles in each child's directory): one directory per run, named after
+/// the command and the time in the launch directory, every process's files
+/// in it whatever its working directory, and `drhook procs` gives the
+/// process tree (make, its shell children) and the time per command.
+#[test]
+fn out_dir_holds_every_process_and_procs_shows_the_tree() {
+    if !have_tool("make") {
+        return;
+    }
+    let d = tempdir();
+    let sub = d.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(
+        sub.join("Makefile"),
+        "all:\n\t@echo built\n\t@sh -c 'cat Makefile >/dev/null'\n",
+    )
+    .unwrap();
+    let r = drhook_run(d.path(), &["--out-dir"], "make", &["-s", "-C", "sub"], &[]);
+    ok(&r);
+    assert_eq!(r.stdout(), "built\n");
+    let dirs: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.starts_with("drhook."))
+        .collect();
+    assert_eq!(dirs.len(), 1, "one directory for the run: {dirs:?}");
+    assert!(dirs[0].starts_with("drhook.make.2"), "{dirs:?}");
+    assert!(
+        std::fs::read_dir(&sub).unwrap().count() == 1,
+        "only the Makefile in sub/"
+    );
+    let run_dir = d.path().join(&dirs[0]);
+    let procs = run_in(
+        d.path(),
+        &drhook_exe().display().to_string(),
+        &["procs", "--json", run_dir.to_str().unwrap()],
+        &[],
+    );
+    ok(&procs);
+    let v: serde_json::Value = serde_json::from_str(&procs.stdout()).unwrap();
+    let roots = v["processes"].as_array().unwrap();
+    assert_eq!(roots.len(), 1, "{v:#}");
+    assert_eq!(roots[0]["command"], "make", "{v:#}");
+    let kids: Vec<&str> = roots[0]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    assert!(kids.contains(&"sh"), "{v:#}");
+    for f in roots[0]["files"].as_array().unwrap() {
+        assert!(run_dir.join(f.as_str().unwrap()).is_file(), "{f}");
+    }
+    let by: Vec<&str> = v["by_command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["command"].as_str().unwrap())
+        .collect();
+    assert!(by.contains(&"make") && by.contains(&"sh"), "{by:?}");
+}

@@ -45,6 +45,8 @@ pub(crate) struct Head<'a> {
 pub(crate) struct Metadata<'a> {
     pub host: String,
     pub pid: u32,
+    /// The parent process (for the process tree of a `drhook run`).
+    pub ppid: u32,
     /// The command line (`/proc/self/cmdline`).
     pub args: Vec<String>,
     /// `DR_HOOK_OPT` as given.
@@ -390,6 +392,7 @@ mod tests {
             metadata: Metadata {
                 host: "h".into(),
                 pid: 7,
+                ppid: 1,
                 args: vec!["prog".into()],
                 options: "prof,json",
                 start_unix: 0,

@@ -477,6 +477,8 @@ impl JsonOut {
             metadata: json::Metadata {
                 host: crate::sys::sysinfo::hostname(),
                 pid: std::process::id(),
+                // SAFETY: getppid has no preconditions and cannot fail.
+                ppid: unsafe { libc::getppid() } as u32,
                 args: crate::sys::sysinfo::command_line(),
                 options: &e.config.meta.options,
                 start_unix: crate::setup::start_unix(e),
