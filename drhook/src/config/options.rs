@@ -57,6 +57,13 @@ pub struct Options {
     /// (`<profile>.json`, the full call-path tree); a wall profile when no
     /// other profile token is given.
     pub json: bool,
+    /// `reduce`: in an MPI run, the ranks reduce their profiles inside
+    /// `MPI_Finalize` and rank 0 writes one job profile `<profile>.job`
+    /// (the preload library, `drhook run`); per-rank profiles are then off
+    /// unless `ranks` is given too. Project extension.
+    pub reduce: bool,
+    /// `ranks`: with `reduce`, the per-rank profiles are written too.
+    pub ranks: bool,
     /// `trace`, `timeline`: record every enter and exit and write a
     /// Chrome/Perfetto trace (`drhook.trace.N.json`). Project extension.
     pub trace: bool,
@@ -142,6 +149,8 @@ pub const TOKENS: &[(&[&str], &str)] = &[
     (&["TRACE", "TIMELINE"], "TRACE"),
     (&["IO", "IOPROF"], "IO"),
     (&["GPU"], "GPU"),
+    (&["REDUCE"], "REDUCE"),
+    (&["RANKS"], "RANKS"),
 ];
 
 /// Separators of list-valued variables (as in the reference: `", \t/"`).
@@ -250,6 +259,8 @@ impl Options {
                     o.counters = true;
                 }
                 "JSON" => o.json = true,
+                "REDUCE" => o.reduce = true,
+                "RANKS" => o.ranks = true,
                 "TRACE" => o.trace = true,
                 "GPU" => {
                     // Reported beside the profile: a wall profile unless

@@ -301,3 +301,24 @@ pub fn companion_path(stem: &str, child: bool) -> Option<std::path::PathBuf> {
 }
 
 pub use register::{ABI_VERSION, HOOKS, Hooks};
+
+/// `DR_HOOK_OPT=reduce`: the MPI layer will end the process inside
+/// `MPI_Finalize` and reduce the tasks' profiles; this task's rows are
+/// folded when its profile is made (and its own file is then written only
+/// with `ranks`). Returns whether `reduce` was asked with a time profile.
+pub fn reduce_begin() -> bool {
+    crate::profile::reduce::begin()
+}
+
+pub use crate::profile::reduce::Part as ReducePart;
+
+/// After the end's write: this task's part of the job profile.
+pub fn reduce_take() -> Option<ReducePart> {
+    crate::profile::reduce::take()
+}
+
+/// On task 1: writes `<profile>.job` from the combined merger bytes, with
+/// the run's identity lines first. Returns its path, or why not.
+pub fn reduce_write_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, String> {
+    crate::profile::reduce::write_job(merged, identity)
+}

@@ -10,7 +10,8 @@
 //! writes the timeline recorded by `metrics::trace` as a Chrome/Perfetto
 //! trace; `io` the I/O profile `drhook.prof.N-io` (`io`); `mem` writes the memory profile `drhook.prof.N-mem` (`memprof`)
 //! from the same rows; `name` says which file a process of a run writes;
-//! `gpu` the GPU profile `drhook.prof.N-gpu` (`gpu`);
+//! `reduce` folds this task's rows for the job profile (`reduce`) and
+//! writes it; `gpu` the GPU profile `drhook.prof.N-gpu` (`gpu`);
 //! `ended` keeps what the profile needs of threads that ended, whose trees
 //! are freed.
 
@@ -21,6 +22,7 @@ pub(crate) mod io;
 pub(crate) mod json;
 pub(crate) mod mem;
 pub(crate) mod name;
+pub(crate) mod reduce;
 pub(crate) mod snapshot;
 pub(crate) mod text;
 pub(crate) mod trace;

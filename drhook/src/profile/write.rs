@@ -411,8 +411,9 @@ fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
             }
         },
         |header, summary| {
+            super::reduce::keep(header, summary);
             let what = What {
-                prof: e.config.options.profile.is_some(),
+                prof: e.config.options.profile.is_some() && super::reduce::per_rank_files(e),
                 io_at: e
                     .config
                     .options
@@ -778,6 +779,7 @@ pub(crate) fn end_profile(failure: bool) -> Option<PathBuf> {
     // A program that ends with all the descriptors it may have open, or
     // its memory limit just above its use.
     let _room = crate::sys::held::MoreRoom::hold();
+    super::reduce::say_if_unreduced(e);
     // SAFETY: gettid has no preconditions.
     END_WRITER.store(unsafe { libc::gettid() }, Ordering::Release);
     let written = write_profile().ok().flatten();

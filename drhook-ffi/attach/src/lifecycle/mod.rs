@@ -22,6 +22,8 @@
 //!   written in assembly so that its extent is known (libmonitor's fences).
 //! * [`dlopen`] — `dlopen`, `dlclose`.
 //! * [`mpi`] — `MPI_Init*`, `MPI_Finalize` (C and Fortran), rank and size.
+//! * `mpi_reduce` — `DR_HOOK_OPT=reduce`: the ranks' profiles reduced in a
+//!   binomial tree inside `MPI_Finalize`, one job profile from rank 0.
 //! * [`signals`] — `sigaction`, `signal`: the program's view of the
 //!   signals Dr.Hook catches (preloaded only).
 //! * [`client_signals`] — signals a tool takes in front of the program
@@ -37,6 +39,7 @@ mod exports;
 pub mod fences;
 pub mod fork;
 pub mod mpi;
+mod mpi_reduce;
 pub(crate) mod process;
 pub mod signals;
 pub mod start;

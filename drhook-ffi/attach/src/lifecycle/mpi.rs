@@ -24,12 +24,22 @@ static SIZE: AtomicI32 = AtomicI32::new(-1);
 /// The MPICH family's `MPI_COMM_WORLD`.
 const MPICH_COMM_WORLD: usize = 0x4400_0000;
 
-fn symbol(name: &CStr) -> *mut c_void {
+pub(super) fn symbol(name: &CStr) -> *mut c_void {
     if crate::real::link_mode() {
         return crate::real::weak::mpi_symbol(name);
     }
     // SAFETY: global lookup of a NUL-terminated name.
     unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) }
+}
+
+/// `MPI_COMM_WORLD`'s handle.
+pub(super) fn world_comm() -> usize {
+    let ompi = symbol(c"ompi_mpi_comm_world");
+    if ompi.is_null() {
+        MPICH_COMM_WORLD
+    } else {
+        ompi as usize
+    }
 }
 
 /// `(rank, size)` of `MPI_COMM_WORLD`, asked of MPI.
@@ -39,12 +49,7 @@ fn world() -> Option<(c_int, c_int)> {
     if rank_f.is_null() || size_f.is_null() {
         return None;
     }
-    let ompi = symbol(c"ompi_mpi_comm_world");
-    let comm = if ompi.is_null() {
-        MPICH_COMM_WORLD
-    } else {
-        ompi as usize
-    };
+    let comm = world_comm();
     type Query = unsafe extern "C" fn(usize, *mut c_int) -> c_int;
     // SAFETY: `int PMPI_Comm_rank(MPI_Comm, int *)`; MPI_Comm is a pointer
     // (Open MPI) or an int (MPICH), both passed in one register.
@@ -97,8 +102,14 @@ pub(crate) fn before_finalize() {
     if !INITIALISED.load(Ordering::Acquire) || FINALISED.swap(true, Ordering::AcqRel) {
         return;
     }
+    // `DR_HOOK_OPT=reduce` (the layer's own engine): this rank's profile
+    // is folded as it is made, then the ranks reduce before PMPI_Finalize.
+    let reduce = !crate::engine::is_programs_engine() && drhook::lifecycle::reduce_begin();
     events::each(Events::MPI, |m| m.fini_mpi());
     process::fini_process(Ending::MpiFinalize);
+    if let (true, Some(rank), Some(size)) = (reduce, rank(), size()) {
+        super::mpi_reduce::reduce(rank, size);
+    }
 }
 
 /// This process's rank in `MPI_COMM_WORLD`, once MPI is initialised.

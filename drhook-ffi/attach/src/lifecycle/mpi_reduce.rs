@@ -1,0 +1,303 @@
+//! `DR_HOOK_OPT=reduce`: the tasks' profiles reduced inside `MPI_Finalize`
+//! (before `PMPI_Finalize`), into one job profile written by rank 0.
+//!
+//! Each rank's part is the engine's fold of its own profile rows (a
+//! `drhook_merge::Merger` as bytes: one accumulator per distinct routine,
+//! keyed by its name, since routine ids differ across ranks). The parts
+//! meet in a binomial tree over `MPI_COMM_WORLD`: at step k (mask 2^k),
+//! a rank with that bit set sends what it holds to `rank - 2^k` and is
+//! done; the others receive from `rank + 2^k` (when there is one) and fold
+//! it in. ⌈log2 P⌉ steps; a rank holds its own part and one child's at a
+//! time, so memory grows with the number of distinct routines (and 4 bytes
+//! per task for the task numbers), never with P profiles. A child's
+//! subtree covers the ranks just after its parent's, so the tasks are
+//! folded in rank order (the sums are exact anyway: the order does not
+//! change the numbers).
+//!
+//! Messages are `PMPI_Send`/`PMPI_Recv` of `MPI_BYTE` (a length, then the
+//! bytes), found with `dlsym` like the rest of the MPI layer; `MPI_BYTE`
+//! is `&ompi_mpi_byte` in Open MPI and `0x4c00010d` in the MPICH family.
+
+use std::ffi::{c_int, c_void};
+use std::time::Instant;
+
+use super::mpi::{symbol, world_comm};
+
+/// The MPICH family's `MPI_BYTE`.
+const MPICH_BYTE: usize = 0x4c00_010d;
+/// The tag of the reduction's messages (`"DRHK"`).
+const TAG: c_int = 0x4452_484b & 0x7fff;
+/// Distinct host names carried up the tree, at most.
+const MAX_HOSTS: usize = 256;
+
+type Send = unsafe extern "C" fn(*const c_void, c_int, usize, c_int, c_int, usize) -> c_int;
+type Recv = unsafe extern "C" fn(*mut c_void, c_int, usize, c_int, c_int, usize, *mut c_void) -> c_int;
+
+struct Mpi {
+    send: Send,
+    recv: Recv,
+    byte: usize,
+    comm: usize,
+}
+
+impl Mpi {
+    fn find() -> Option<Mpi> {
+        let send = symbol(c"PMPI_Send");
+        let recv = symbol(c"PMPI_Recv");
+        if send.is_null() || recv.is_null() {
+            return None;
+        }
+        let ompi = symbol(c"ompi_mpi_byte");
+        let byte = if ompi.is_null() { MPICH_BYTE } else { ompi as usize };
+        // SAFETY: the C prototypes of PMPI_Send and PMPI_Recv; handles are
+        // pointers (Open MPI) or ints (MPICH), one register either way.
+        let (send, recv) = unsafe {
+            (
+                std::mem::transmute::<*mut c_void, Send>(send),
+                std::mem::transmute::<*mut c_void, Recv>(recv),
+            )
+        };
+        Some(Mpi {
+            send,
+            recv,
+            byte,
+            comm: world_comm(),
+        })
+    }
+
+    fn send(&self, to: c_int, bytes: &[u8]) -> bool {
+        let len = (bytes.len() as u64).to_le_bytes();
+        let Ok(n) = c_int::try_from(bytes.len()) else {
+            return false;
+        };
+        // SAFETY: buffers valid for the counts given; MPI is initialised
+        // and not finalized (called from the MPI_Finalize wrapper before
+        // PMPI_Finalize).
+        unsafe {
+            (self.send)(len.as_ptr().cast(), 8, self.byte, to, TAG, self.comm) == 0
+                && (self.send)(bytes.as_ptr().cast(), n, self.byte, to, TAG, self.comm) == 0
+        }
+    }
+
+    fn recv(&self, from: c_int) -> Option<Vec<u8>> {
+        let mut len = [0u8; 8];
+        // An MPI_Status of any MPI fits (Open MPI 24 bytes, MPICH 20).
+        let mut status = [0u64; 32];
+        // SAFETY: as in `send`; `status` is large enough.
+        let ok = unsafe {
+            (self.recv)(
+                len.as_mut_ptr().cast(),
+                8,
+                self.byte,
+                from,
+                TAG,
+                self.comm,
+                status.as_mut_ptr().cast(),
+            ) == 0
+        };
+        let n = usize::try_from(u64::from_le_bytes(len)).ok()?;
+        let count = c_int::try_from(n).ok()?;
+        if !ok {
+            return None;
+        }
+        let mut buf = vec![0u8; n];
+        // SAFETY: as above, `buf` holds `n` bytes.
+        let ok = unsafe {
+            (self.recv)(
+                buf.as_mut_ptr().cast(),
+                count,
+                self.byte,
+                from,
+                TAG,
+                self.comm,
+                status.as_mut_ptr().cast(),
+            ) == 0
+        };
+        ok.then_some(buf)
+    }
+}
+
+/// What travels up the tree besides the merger.
+struct Part {
+    merger: drhook_merge::Merger,
+    threads: u32,
+    hosts: Vec<String>,
+    more_hosts: bool,
+}
+
+impl Part {
+    fn encode(&self) -> Vec<u8> {
+        let m = self.merger.encode();
+        let mut o = Vec::with_capacity(m.len() + 64);
+        o.extend_from_slice(&(m.len() as u64).to_le_bytes());
+        o.extend_from_slice(&m);
+        o.extend_from_slice(&self.threads.to_le_bytes());
+        o.push(u8::from(self.more_hosts));
+        o.extend_from_slice(&(self.hosts.len() as u32).to_le_bytes());
+        for h in &self.hosts {
+            o.extend_from_slice(&(h.len() as u32).to_le_bytes());
+            o.extend_from_slice(h.as_bytes());
+        }
+        o
+    }
+
+    fn decode(b: &[u8]) -> Option<Part> {
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Option<&[u8]> {
+            let s = b.get(at..at.checked_add(n)?)?;
+            at += n;
+            Some(s)
+        };
+        let mlen = usize::try_from(u64::from_le_bytes(take(8)?.try_into().ok()?)).ok()?;
+        let merger = drhook_merge::Merger::decode(take(mlen)?)?;
+        let threads = u32::from_le_bytes(take(4)?.try_into().ok()?);
+        let more_hosts = take(1)?[0] != 0;
+        let nh = u32::from_le_bytes(take(4)?.try_into().ok()?);
+        let mut hosts = Vec::new();
+        for _ in 0..nh {
+            let l = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+            hosts.push(String::from_utf8_lossy(take(l)?).into_owned());
+        }
+        Some(Part {
+            merger,
+            threads,
+            hosts,
+            more_hosts,
+        })
+    }
+
+    fn fold(&mut self, o: Part) -> bool {
+        if self.merger.combine(o.merger).is_err() {
+            return false;
+        }
+        self.threads = self.threads.max(o.threads);
+        self.more_hosts |= o.more_hosts;
+        self.hosts.extend(o.hosts);
+        self.hosts.sort_unstable();
+        self.hosts.dedup();
+        if self.hosts.len() > MAX_HOSTS {
+            self.hosts.truncate(MAX_HOSTS);
+            self.more_hosts = true;
+        }
+        true
+    }
+}
+
+fn hostname() -> String {
+    let mut b = [0u8; 256];
+    // SAFETY: a buffer of the length given.
+    if unsafe { libc::gethostname(b.as_mut_ptr().cast(), b.len() - 1) } != 0 {
+        return "?".into();
+    }
+    let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..n]).into_owned()
+}
+
+/// The first line of `PMPI_Get_library_version`.
+fn library_version() -> String {
+    let f = symbol(c"PMPI_Get_library_version");
+    if f.is_null() {
+        return "unknown (no MPI_Get_library_version)".into();
+    }
+    type Version = unsafe extern "C" fn(*mut u8, *mut c_int) -> c_int;
+    // SAFETY: `int MPI_Get_library_version(char *, int *)`.
+    let f = unsafe { std::mem::transmute::<*mut c_void, Version>(f) };
+    // MPI_MAX_LIBRARY_VERSION_STRING: 256 (Open MPI), 8192 (MPICH).
+    let mut b = vec![0u8; 8192];
+    let mut n: c_int = 0;
+    // SAFETY: a buffer as large as any MPI's maximum.
+    if unsafe { f(b.as_mut_ptr(), &mut n) } != 0 {
+        return "unknown".into();
+    }
+    let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    let s = String::from_utf8_lossy(&b[..n]);
+    s.lines().next().unwrap_or("").trim().to_string()
+}
+
+fn command() -> String {
+    let raw = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+    let args: Vec<String> = raw
+        .split(|&c| c == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    drhook_merge::printable(&args.join(" ")).into_owned()
+}
+
+/// The reduction, on every rank (`rank` of `size`), after this rank's
+/// profile was made and before `PMPI_Finalize`.
+pub(crate) fn reduce(rank: c_int, size: c_int) {
+    let Some(mpi) = Mpi::find() else {
+        crate::sys::diag("DR_HOOK_OPT=reduce: PMPI_Send/PMPI_Recv not found: no job profile");
+        return;
+    };
+    let t0 = Instant::now();
+    let own = drhook::lifecycle::reduce_take();
+    let started = own.as_ref().map(|p| p.started.clone()).unwrap_or_default();
+    let mut part = Part {
+        merger: own
+            .as_ref()
+            .and_then(|p| drhook_merge::Merger::decode(&p.merger))
+            .unwrap_or_default(),
+        threads: own.as_ref().map_or(0, |p| p.threads),
+        hosts: vec![hostname()],
+        more_hosts: false,
+    };
+    drop(own);
+    let (mut steps, mut largest) = (0u32, 0usize);
+    let mut mask: c_int = 1;
+    while mask < size {
+        if rank & mask != 0 {
+            let bytes = part.encode();
+            if !mpi.send(rank - mask, &bytes) {
+                crate::sys::diag("DR_HOOK_OPT=reduce: sending this rank's part failed");
+            }
+            return;
+        }
+        if rank + mask < size {
+            steps += 1;
+            match mpi.recv(rank + mask).as_deref().and_then(|b| {
+                largest = largest.max(b.len());
+                Part::decode(b)
+            }) {
+                Some(child) => {
+                    if !part.fold(child) {
+                        crate::sys::diag("DR_HOOK_OPT=reduce: ranks of different profile kinds");
+                    }
+                }
+                None => crate::sys::diag("DR_HOOK_OPT=reduce: a rank's part was lost or damaged"),
+            }
+        }
+        mask <<= 1;
+    }
+    // Rank 0: the whole job.
+    let secs = t0.elapsed().as_secs_f64();
+    let hosts = format!(
+        "{}{} ({}{})",
+        part.hosts.len(),
+        if part.more_hosts { "+" } else { "" },
+        part.hosts.join(", "),
+        if part.more_hosts { ", ..." } else { "" }
+    );
+    let identity = vec![
+        format!(
+            "Dr.Hook job profile: {} tasks reduced inside MPI_Finalize (DR_HOOK_OPT=reduce)",
+            part.merger.ntasks()
+        ),
+        format!("Command: {}", command()),
+        format!("Ranks: {size}"),
+        format!("Threads: {} per rank at most", part.threads),
+        format!("Hosts: {hosts}"),
+        format!("Started: {started} (rank 0)"),
+        format!("MPI library: {}", library_version()),
+        format!(
+            "Reduction: {steps} receives on rank 0 (binomial tree), largest message {largest} bytes, {} routines, {secs:.6} s on rank 0",
+            part.merger.nroutines()
+        ),
+    ];
+    let mut merged = part.merger.encode();
+    if let Err(e) = drhook::lifecycle::reduce_write_job(&merged, &identity) {
+        crate::sys::diag(&format!("DR_HOOK_OPT=reduce: {e}"));
+    }
+    merged.clear();
+}

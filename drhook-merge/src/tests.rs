@@ -1,0 +1,131 @@
+use super::*;
+
+fn task(m: &mut Merger, kind: Kind, proc: u32, rows: &[(&str, u32, u64, f64, f64)]) {
+    m.begin_task(kind, proc).unwrap();
+    for &(r, t, c, s, tot) in rows {
+        m.add(r, t, c, s, tot);
+    }
+    m.end_task();
+}
+
+#[test]
+fn wall_takes_the_busiest_thread_and_missing_counts_as_zero() {
+    let mut m = Merger::new();
+    task(
+        &mut m,
+        Kind::Wall,
+        1,
+        &[
+            ("A", 1, 10, 1.0, 2.0),
+            ("A", 2, 5, 3.0, 3.0),
+            ("B", 1, 1, 1.0, 1.0),
+        ],
+    );
+    task(&mut m, Kind::Wall, 2, &[("A", 1, 4, 2.0, 2.5)]);
+    let t = m.finish();
+    assert_eq!(t.ntasks, 2);
+    let a = &t.routines[0];
+    assert_eq!(a.routine, "A");
+    assert_eq!(a.tasks, 2);
+    assert_eq!((a.calls.min, a.calls.max, a.calls.mean), (4.0, 15.0, 9.5));
+    assert_eq!(
+        (a.self_s.max, a.self_s.max_task, a.self_s.max_thread),
+        (3.0, 1, Some(2))
+    );
+    assert_eq!(a.self_s.min, 2.0);
+    assert_eq!(a.self_s.mean, 2.5);
+    assert!((a.self_s.stddev - 0.5).abs() < 1e-12);
+    assert_eq!(a.total_s.max, 3.0);
+    assert_eq!(a.imbalance, Some(1.2));
+    let b = &t.routines[1];
+    assert_eq!(
+        (b.tasks, b.self_s.min, b.self_s.mean, b.self_s.max),
+        (1, 0.0, 0.5, 1.0)
+    );
+    assert_eq!(b.self_s.stddev, 0.5);
+}
+
+#[test]
+fn cpu_adds_threads() {
+    let mut m = Merger::new();
+    task(
+        &mut m,
+        Kind::Cpu,
+        1,
+        &[("A", 1, 1, 1.0, 2.0), ("A", 2, 1, 3.0, 3.0)],
+    );
+    let t = m.finish();
+    let a = &t.routines[0];
+    assert_eq!((a.self_s.max, a.self_s.max_thread), (4.0, Some(2)));
+    assert_eq!(a.total_s.max, 5.0);
+    assert_eq!(a.calls.max, 2.0);
+}
+
+fn rows(p: u32) -> Vec<(&'static str, u32, u64, f64, f64)> {
+    vec![
+        ("A", 1u32, u64::from(p), f64::from(p) * 0.101, f64::from(p) * 0.2),
+        ("B", 1, 1, 0.5, 0.5),
+        ("C", 2, 3, if p % 2 == 0 { 0.7 } else { 0.3 }, 0.9),
+    ]
+}
+
+#[test]
+fn combining_in_a_tree_equals_one_pass_bit_for_bit() {
+    let mut one = Merger::new();
+    for p in 1..=7 {
+        task(&mut one, Kind::Wall, p, &rows(p));
+    }
+    // A binomial tree over 7 tasks, through the wire form.
+    let mut parts: Vec<Option<Merger>> = (1..=7)
+        .map(|p| {
+            let mut m = Merger::new();
+            task(&mut m, Kind::Wall, p, &rows(p));
+            Some(m)
+        })
+        .collect();
+    let mut mask = 1;
+    while mask < parts.len() {
+        for r in (0..parts.len()).step_by(2 * mask) {
+            if r + mask < parts.len() {
+                let child = parts[r + mask].take().unwrap();
+                let child = Merger::decode(&child.encode()).unwrap();
+                parts[r].as_mut().unwrap().combine(child).unwrap();
+            }
+        }
+        mask *= 2;
+    }
+    let tree = parts[0].take().unwrap().finish();
+    assert_eq!(tree, one.finish());
+    // Files in another order (drhook.prof.10 before drhook.prof.2): the
+    // same numbers and the same task of each maximum.
+    let mut shuffled = Merger::new();
+    for p in [3, 7, 1, 6, 2, 5, 4] {
+        task(&mut shuffled, Kind::Wall, p, &rows(p));
+    }
+    assert_eq!(shuffled.finish(), tree);
+}
+
+#[test]
+fn kinds_do_not_mix() {
+    let mut m = Merger::new();
+    task(&mut m, Kind::Wall, 1, &[]);
+    let e = m.begin_task(Kind::Cpu, 2).unwrap_err();
+    assert_eq!(e.so_far, Kind::Wall);
+}
+
+#[test]
+fn wire_form_rejects_garbage() {
+    let mut m = Merger::new();
+    task(&mut m, Kind::Wall, 1, &rows(1));
+    let b = m.encode();
+    assert!(Merger::decode(&b).is_some());
+    assert!(Merger::decode(&b[..b.len() - 1]).is_none());
+    assert!(Merger::decode(b"DRHKRED1").is_none());
+    assert!(Merger::decode(&[]).is_none());
+}
+
+#[test]
+fn printed_times_read_back_as_a_reader_would() {
+    assert_eq!(as_printed_3(0.0754999), 0.075);
+    assert_eq!(as_printed_3(1.0), 1.0);
+}
