@@ -1,0 +1,210 @@
+//! `DR_HOOK_OPT=reduce`: `mpirun` of an MPI program linked with
+//! libdrhook.so (`mpi_hook.c`: rank r calls `MPI_HOOK:WORK` r+1 times)
+//! under `drhook run`; the ranks reduce their profiles inside
+//! `MPI_Finalize` and rank 0 writes `drhook.prof.job`, whose table must be
+//! the one `drhook merge` prints for the per-rank files of the same run.
+
+use super::*;
+
+fn mpirun_args(n: &str) -> Vec<&str> {
+    vec!["--allow-run-as-root", "--oversubscribe", "-n", n]
+}
+
+fn have_mpi() -> bool {
+    have_tool("mpirun") && have_tool("mpicc")
+}
+
+/// Compiles `prog` (from tests/progs/attach) with libdrhook.so into `dir`.
+fn build(dir: &Path, prog: &str, exe: &str) {
+    let src = attach_prog(prog);
+    let args = [
+        "-O1".to_string(),
+        format!("-I{}", include_dir().display()),
+        "-o".into(),
+        exe.into(),
+        src.display().to_string(),
+        format!("-L{}", shared_lib().parent().unwrap().display()),
+        format!("-Wl,-rpath,{}", target_dir().display()),
+        "-ldrhook".into(),
+    ];
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    tool(dir, "mpicc", &a);
+}
+
+/// `drhook run -- mpirun -n <n> <exe> [arg]` with `DR_HOOK_OPT=opt`.
+fn run_ranks(dir: &Path, n: u32, exe: &str, arg: Option<&str>, opt: &str) -> Run {
+    let n = n.to_string();
+    let mut a = mpirun_args(&n);
+    a.push(exe);
+    a.extend(arg);
+    drhook_run(dir, &[], "mpirun", &a, &[("DR_HOOK_OPT", opt)])
+}
+
+/// The job file's two parts: identity lines (without `# `), the table.
+fn job(dir: &Path) -> (Vec<String>, String) {
+    let text = std::fs::read_to_string(dir.join("drhook.prof.job"))
+        .unwrap_or_else(|e| panic!("drhook.prof.job: {e}"));
+    let (head, table) = text.split_once("\n\n").expect("a blank line after the identity");
+    let id = head
+        .lines()
+        .map(|l| l.strip_prefix("# ").expect("identity lines start with '# '").to_string())
+        .collect();
+    (id, table.to_string())
+}
+
+/// The columns of the table row of `routine`.
+fn row<'a>(table: &'a str, routine: &str) -> Vec<&'a str> {
+    let l = table
+        .lines()
+        .find(|l| l.ends_with(&format!("  {routine}")))
+        .unwrap_or_else(|| panic!("no row {routine} in\n{table}"));
+    l.split_whitespace().collect()
+}
+
+/// Calls of `MPI_HOOK:WORK` across `n` ranks (rank r calls it r+1 times):
+/// max n, mean (n+1)/2, min 1, on n of n tasks.
+fn check_work_calls(table: &str, n: u32) {
+    let c = row(table, "MPI_HOOK:WORK");
+    let mean = f64::from(n + 1) / 2.0;
+    assert_eq!(c[13], n.to_string(), "calls max\n{table}");
+    assert_eq!(c[14].parse::<f64>().unwrap(), mean, "calls mean\n{table}");
+    assert_eq!(c[15], "1", "calls min\n{table}");
+    assert_eq!(c[17], format!("{n}/{n}"), "tasks\n{table}");
+    assert!(
+        table.starts_with(&format!("{n} tasks merged (wall-clock profiles, proc#1-{n})")),
+        "{table}"
+    );
+}
+
+#[test]
+fn reduce_writes_the_job_profile_drhook_merge_prints_for_the_rank_files() {
+    if !have_mpi() {
+        return;
+    }
+    let d = tempdir();
+    build(d.path(), "mpi_hook.c", "mpi_hook");
+    let r = run_ranks(d.path(), 4, "./mpi_hook", None, "prof,reduce,ranks");
+    ok(&r);
+    let (id, table) = job(d.path());
+    // The run's identity.
+    assert!(id[0].contains("4 tasks reduced inside MPI_Finalize"), "{id:?}");
+    assert!(id.iter().any(|l| l == "Ranks: 4"), "{id:?}");
+    assert!(id.iter().any(|l| l.starts_with("Command: ./mpi_hook")), "{id:?}");
+    assert!(id.iter().any(|l| l.starts_with("Hosts: 1 (")), "{id:?}");
+    assert!(id.iter().any(|l| l.starts_with("Started: 2")), "{id:?}");
+    let lib = id.iter().find(|l| l.starts_with("MPI library: ")).unwrap();
+    assert!(lib.contains("MPI"), "{lib}");
+    assert!(
+        id.iter().any(|l| l.starts_with("Reduction: 2 receives on rank 0")),
+        "{id:?}"
+    );
+    check_work_calls(&table, 4);
+    // The per-rank files (`ranks`), merged offline, in an order that is
+    // not the ranks' (the numbers do not depend on it).
+    let files = profiles(d.path());
+    for n in 1..=4 {
+        assert!(files.contains(&format!("drhook.prof.{n}")), "{files:?}");
+    }
+    let merged = run_in(
+        d.path(),
+        &drhook_exe().display().to_string(),
+        &[
+            "merge",
+            "drhook.prof.3",
+            "drhook.prof.1",
+            "drhook.prof.4",
+            "drhook.prof.2",
+        ],
+        &[],
+    );
+    ok(&merged);
+    assert_eq!(
+        table,
+        merged.stdout(),
+        "the job profile differs from drhook merge of the rank files"
+    );
+    assert_eq!(
+        r.stderr().matches("Writing the job profile").count(),
+        1,
+        "{}",
+        r.stderr()
+    );
+}
+
+/// 2 to 32 ranks on this machine's cores (`--oversubscribe`): one job
+/// profile, no per-rank profile (`reduce` without `ranks`), exact calls.
+#[test]
+fn reduce_from_2_to_32_ranks_writes_one_file() {
+    if !have_mpi() {
+        return;
+    }
+    let d = tempdir();
+    build(d.path(), "mpi_hook.c", "mpi_hook");
+    for n in [2u32, 4, 8, 16, 32] {
+        let t = std::time::Instant::now();
+        let r = run_ranks(d.path(), n, "./mpi_hook", None, "prof,reduce");
+        ok(&r);
+        eprintln!("{n} ranks: {:.1} s", t.elapsed().as_secs_f64());
+        let (id, table) = job(d.path());
+        assert!(id.iter().any(|l| *l == format!("Ranks: {n}")), "{id:?}");
+        check_work_calls(&table, n);
+        // Only the job file and the launcher's own profile.
+        let files = profiles(d.path());
+        let ranks: Vec<&String> = files
+            .iter()
+            .filter(|f| f.strip_prefix("drhook.prof.").is_some_and(|s| s.parse::<u32>().is_ok()))
+            .collect();
+        assert!(ranks.is_empty(), "per-rank files without `ranks`: {files:?}");
+        for f in files {
+            std::fs::remove_file(d.path().join(f)).unwrap();
+        }
+    }
+}
+
+/// A program that never calls `MPI_Finalize`: every rank writes its own
+/// profile and says why there is no job profile.
+#[test]
+fn reduce_without_mpi_finalize_leaves_rank_profiles_and_a_message() {
+    if !have_mpi() {
+        return;
+    }
+    let d = tempdir();
+    build(d.path(), "mpi_unfinalized.c", "mpi_unf");
+    let r = run_ranks(d.path(), 4, "./mpi_unf", None, "prof,reduce");
+    // mpirun itself fails a job whose processes exit without finalizing.
+    let files = profiles(d.path());
+    for n in 1..=4u32 {
+        assert!(files.contains(&format!("drhook.prof.{n}")), "{files:?}\n{}", r.stderr());
+        let p = parse(d.path(), &format!("drhook.prof.{n}"));
+        let work = p.rows.iter().find(|w| w.name == "MPI_HOOK:WORK").unwrap();
+        assert_eq!(work.calls, u64::from(n), "proc#{n}");
+    }
+    assert!(!files.contains(&"drhook.prof.job".to_string()), "{files:?}");
+    assert_eq!(
+        r.stderr().matches("ends without MPI_Finalize").count(),
+        4,
+        "{}",
+        r.stderr()
+    );
+}
+
+/// `MPI_Abort` on rank 1: that rank writes its profile and the message.
+#[test]
+fn reduce_with_mpi_abort_leaves_the_aborting_rank_profile_and_a_message() {
+    if !have_mpi() {
+        return;
+    }
+    let d = tempdir();
+    build(d.path(), "mpi_unfinalized.c", "mpi_unf");
+    let r = run_ranks(d.path(), 4, "./mpi_unf", Some("abort"), "prof,reduce");
+    assert_ne!(r.output.status.code(), Some(0), "{}", r.stderr());
+    let files = profiles(d.path());
+    assert!(files.contains(&"drhook.prof.2".to_string()), "{files:?}\n{}", r.stderr());
+    assert!(!files.contains(&"drhook.prof.job".to_string()), "{files:?}");
+    assert!(
+        r.stderr()
+            .contains("DR_HOOK_OPT=reduce: proc#2 ends without MPI_Finalize"),
+        "{}",
+        r.stderr()
+    );
+}
