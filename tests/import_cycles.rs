@@ -15,6 +15,7 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 const CRATES: &[&str] = &[
     "drhook/src",
     "drhook-macros/src",
+    "drhook-merge/src",
     "drhook-ffi/src",
     "drhook-ffi/attach/src",
     "drhook-cli/src",

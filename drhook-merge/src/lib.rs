@@ -144,11 +144,15 @@ impl Acc {
     fn add(&mut self, v: f64, scale: f64, first: bool, task: u32, thread: u32, order: u64) {
         let u = Self::units(v, scale);
         self.sum = self.sum.saturating_add(u);
-        self.sumsq = self.sumsq.saturating_add(u.unsigned_abs().saturating_mul(u.unsigned_abs()));
+        self.sumsq = self
+            .sumsq
+            .saturating_add(u.unsigned_abs().saturating_mul(u.unsigned_abs()));
         if first || v < self.min {
             self.min = v;
         }
-        if first || v > self.max || (v == self.max && (task, order) < (self.max_task, self.max_order))
+        if first
+            || v > self.max
+            || (v == self.max && (task, order) < (self.max_task, self.max_order))
         {
             self.max = v;
             self.max_task = task;

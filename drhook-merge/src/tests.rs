@@ -63,7 +63,13 @@ fn cpu_adds_threads() {
 
 fn rows(p: u32) -> Vec<(&'static str, u32, u64, f64, f64)> {
     vec![
-        ("A", 1u32, u64::from(p), f64::from(p) * 0.101, f64::from(p) * 0.2),
+        (
+            "A",
+            1u32,
+            u64::from(p),
+            f64::from(p) * 0.101,
+            f64::from(p) * 0.2,
+        ),
         ("B", 1, 1, 0.5, 0.5),
         ("C", 2, 3, if p % 2 == 0 { 0.7 } else { 0.3 }, 0.9),
     ]

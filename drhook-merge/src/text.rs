@@ -207,7 +207,6 @@ pub fn proc_range(procs: &[u32]) -> String {
     parts.join(",")
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

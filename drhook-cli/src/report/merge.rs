@@ -149,7 +149,9 @@ impl Merger {
     /// Folds another merger (of later tasks) into this one.
     pub fn combine(&mut self, other: Merger) -> Result<()> {
         let what = other.first.clone().unwrap_or_default();
-        self.inner.combine(other.inner).map_err(|m| mixed(&what, m))?;
+        self.inner
+            .combine(other.inner)
+            .map_err(|m| mixed(&what, m))?;
         if self.first.is_none() {
             self.first = other.first;
         }

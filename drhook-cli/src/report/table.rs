@@ -54,4 +54,3 @@ pub fn merge_json(t: &Table) -> Result<String> {
 pub fn find<'a>(t: &'a Table, routine: &str) -> Option<&'a Merged> {
     t.routines.iter().find(|m| m.routine == routine)
 }
-

@@ -44,10 +44,16 @@ fn run_ranks(dir: &Path, n: u32, exe: &str, arg: Option<&str>, opt: &str) -> Run
 fn job(dir: &Path) -> (Vec<String>, String) {
     let text = std::fs::read_to_string(dir.join("drhook.prof.job"))
         .unwrap_or_else(|e| panic!("drhook.prof.job: {e}"));
-    let (head, table) = text.split_once("\n\n").expect("a blank line after the identity");
+    let (head, table) = text
+        .split_once("\n\n")
+        .expect("a blank line after the identity");
     let id = head
         .lines()
-        .map(|l| l.strip_prefix("# ").expect("identity lines start with '# '").to_string())
+        .map(|l| {
+            l.strip_prefix("# ")
+                .expect("identity lines start with '# '")
+                .to_string()
+        })
         .collect();
     (id, table.to_string())
 }
@@ -71,7 +77,9 @@ fn check_work_calls(table: &str, n: u32) {
     assert_eq!(c[15], "1", "calls min\n{table}");
     assert_eq!(c[17], format!("{n}/{n}"), "tasks\n{table}");
     assert!(
-        table.starts_with(&format!("{n} tasks merged (wall-clock profiles, proc#1-{n})")),
+        table.starts_with(&format!(
+            "{n} tasks merged (wall-clock profiles, proc#1-{n})"
+        )),
         "{table}"
     );
 }
@@ -87,15 +95,22 @@ fn reduce_writes_the_job_profile_drhook_merge_prints_for_the_rank_files() {
     ok(&r);
     let (id, table) = job(d.path());
     // The run's identity.
-    assert!(id[0].contains("4 tasks reduced inside MPI_Finalize"), "{id:?}");
+    assert!(
+        id[0].contains("4 tasks reduced inside MPI_Finalize"),
+        "{id:?}"
+    );
     assert!(id.iter().any(|l| l == "Ranks: 4"), "{id:?}");
-    assert!(id.iter().any(|l| l.starts_with("Command: ./mpi_hook")), "{id:?}");
+    assert!(
+        id.iter().any(|l| l.starts_with("Command: ./mpi_hook")),
+        "{id:?}"
+    );
     assert!(id.iter().any(|l| l.starts_with("Hosts: 1 (")), "{id:?}");
     assert!(id.iter().any(|l| l.starts_with("Started: 2")), "{id:?}");
     let lib = id.iter().find(|l| l.starts_with("MPI library: ")).unwrap();
     assert!(lib.contains("MPI"), "{lib}");
     assert!(
-        id.iter().any(|l| l.starts_with("Reduction: 2 receives on rank 0")),
+        id.iter()
+            .any(|l| l.starts_with("Reduction: 2 receives on rank 0")),
         "{id:?}"
     );
     check_work_calls(&table, 4);
@@ -152,38 +167,51 @@ fn reduce_from_2_to_32_ranks_writes_one_file() {
         let files = profiles(d.path());
         let ranks: Vec<&String> = files
             .iter()
-            .filter(|f| f.strip_prefix("drhook.prof.").is_some_and(|s| s.parse::<u32>().is_ok()))
+            .filter(|f| {
+                f.strip_prefix("drhook.prof.")
+                    .is_some_and(|s| s.parse::<u32>().is_ok())
+            })
             .collect();
-        assert!(ranks.is_empty(), "per-rank files without `ranks`: {files:?}");
+        assert!(
+            ranks.is_empty(),
+            "per-rank files without `ranks`: {files:?}"
+        );
         for f in files {
             std::fs::remove_file(d.path().join(f)).unwrap();
         }
     }
 }
 
-/// A program that never calls `MPI_Finalize`: every rank writes its own
-/// profile and says why there is no job profile.
+/// A program that never calls `MPI_Finalize`: a rank that reaches its
+/// exit writes its own profile and says why there is no job profile.
+/// (Open MPI ends the job when a first process exits without finalizing:
+/// a rank it kills meanwhile writes its profile from the SIGTERM handler,
+/// without the message, or nothing when the SIGKILL comes first.)
 #[test]
 fn reduce_without_mpi_finalize_leaves_rank_profiles_and_a_message() {
     if !have_mpi() {
         return;
     }
     let d = tempdir();
-    build(d.path(), "mpi_unfinalized.c", "mpi_unf");
-    let r = run_ranks(d.path(), 4, "./mpi_unf", None, "prof,reduce");
-    // mpirun itself fails a job whose processes exit without finalizing.
+    build(d.path(), "mpi_hook.c", "mpi_hook");
+    let r = run_ranks(d.path(), 4, "./mpi_hook", Some("exit"), "prof,reduce");
     let files = profiles(d.path());
+    assert!(!files.contains(&"drhook.prof.job".to_string()), "{files:?}");
+    let mut written = 0;
     for n in 1..=4u32 {
-        assert!(files.contains(&format!("drhook.prof.{n}")), "{files:?}\n{}", r.stderr());
-        let p = parse(d.path(), &format!("drhook.prof.{n}"));
+        let f = format!("drhook.prof.{n}");
+        if !files.contains(&f) {
+            continue;
+        }
+        written += 1;
+        let p = parse(d.path(), &f);
         let work = p.rows.iter().find(|w| w.name == "MPI_HOOK:WORK").unwrap();
         assert_eq!(work.calls, u64::from(n), "proc#{n}");
     }
-    assert!(!files.contains(&"drhook.prof.job".to_string()), "{files:?}");
-    assert_eq!(
-        r.stderr().matches("ends without MPI_Finalize").count(),
-        4,
-        "{}",
+    let said = r.stderr().matches("ends without MPI_Finalize").count();
+    assert!(
+        said >= 1 && said <= written,
+        "{said} messages, {written} rank profiles: {files:?}\n{}",
         r.stderr()
     );
 }
@@ -195,11 +223,15 @@ fn reduce_with_mpi_abort_leaves_the_aborting_rank_profile_and_a_message() {
         return;
     }
     let d = tempdir();
-    build(d.path(), "mpi_unfinalized.c", "mpi_unf");
-    let r = run_ranks(d.path(), 4, "./mpi_unf", Some("abort"), "prof,reduce");
+    build(d.path(), "mpi_hook.c", "mpi_hook");
+    let r = run_ranks(d.path(), 4, "./mpi_hook", Some("abort"), "prof,reduce");
     assert_ne!(r.output.status.code(), Some(0), "{}", r.stderr());
     let files = profiles(d.path());
-    assert!(files.contains(&"drhook.prof.2".to_string()), "{files:?}\n{}", r.stderr());
+    assert!(
+        files.contains(&"drhook.prof.2".to_string()),
+        "{files:?}\n{}",
+        r.stderr()
+    );
     assert!(!files.contains(&"drhook.prof.job".to_string()), "{files:?}");
     assert!(
         r.stderr()

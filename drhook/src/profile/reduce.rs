@@ -68,7 +68,7 @@ pub(crate) fn say_if_unreduced(e: &Engine) {
     if asked(e) && !active() && crate::setup::task(e).nproc > 1 {
         crate::diag!(
             "write_profile",
-            "DR_HOOK_OPT=reduce: proc#{} ends without MPI_Finalize (exit before it, MPI_Abort or a signal): no job profile from this task; its own profile is written",
+            "DR_HOOK_OPT=reduce: proc#{} ends without MPI_Finalize (exit before it, MPI_Abort, a signal, or no preload library: drhook run): no job profile from this task; its own profile is written",
             crate::setup::task(e).myproc
         );
     }
@@ -141,7 +141,12 @@ pub(crate) fn write_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, S
         writeln!(w)?;
         w.write_all(table.as_bytes())
     })
-    .map_err(|err| format!("unable to write the job profile '{}': {err}", path.display()))?;
+    .map_err(|err| {
+        format!(
+            "unable to write the job profile '{}': {err}",
+            path.display()
+        )
+    })?;
     if !e.config.silent {
         crate::diag!(
             "write_profile",

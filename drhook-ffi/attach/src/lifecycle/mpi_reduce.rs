@@ -31,7 +31,8 @@ const TAG: c_int = 0x4452_484b & 0x7fff;
 const MAX_HOSTS: usize = 256;
 
 type Send = unsafe extern "C" fn(*const c_void, c_int, usize, c_int, c_int, usize) -> c_int;
-type Recv = unsafe extern "C" fn(*mut c_void, c_int, usize, c_int, c_int, usize, *mut c_void) -> c_int;
+type Recv =
+    unsafe extern "C" fn(*mut c_void, c_int, usize, c_int, c_int, usize, *mut c_void) -> c_int;
 
 struct Mpi {
     send: Send,
@@ -48,7 +49,11 @@ impl Mpi {
             return None;
         }
         let ompi = symbol(c"ompi_mpi_byte");
-        let byte = if ompi.is_null() { MPICH_BYTE } else { ompi as usize };
+        let byte = if ompi.is_null() {
+            MPICH_BYTE
+        } else {
+            ompi as usize
+        };
         // SAFETY: the C prototypes of PMPI_Send and PMPI_Recv; handles are
         // pointers (Open MPI) or ints (MPICH), one register either way.
         let (send, recv) = unsafe {
@@ -79,30 +84,16 @@ impl Mpi {
         }
     }
 
-    fn recv(&self, from: c_int) -> Option<Vec<u8>> {
-        let mut len = [0u8; 8];
+    /// Receives `buf.len()` bytes from rank `from`.
+    fn recv_into(&self, from: c_int, buf: &mut [u8]) -> bool {
+        let Ok(count) = c_int::try_from(buf.len()) else {
+            return false;
+        };
         // An MPI_Status of any MPI fits (Open MPI 24 bytes, MPICH 20).
         let mut status = [0u64; 32];
-        // SAFETY: as in `send`; `status` is large enough.
-        let ok = unsafe {
-            (self.recv)(
-                len.as_mut_ptr().cast(),
-                8,
-                self.byte,
-                from,
-                TAG,
-                self.comm,
-                status.as_mut_ptr().cast(),
-            ) == 0
-        };
-        let n = usize::try_from(u64::from_le_bytes(len)).ok()?;
-        let count = c_int::try_from(n).ok()?;
-        if !ok {
-            return None;
-        }
-        let mut buf = vec![0u8; n];
-        // SAFETY: as above, `buf` holds `n` bytes.
-        let ok = unsafe {
+        // SAFETY: `buf` holds `count` bytes, `status` is large enough; MPI
+        // is initialised and not finalized (as in `send`).
+        unsafe {
             (self.recv)(
                 buf.as_mut_ptr().cast(),
                 count,
@@ -112,8 +103,18 @@ impl Mpi {
                 self.comm,
                 status.as_mut_ptr().cast(),
             ) == 0
-        };
-        ok.then_some(buf)
+        }
+    }
+
+    /// A length, then that many bytes, from rank `from`.
+    fn recv(&self, from: c_int) -> Option<Vec<u8>> {
+        let mut len = [0u8; 8];
+        if !self.recv_into(from, &mut len) {
+            return None;
+        }
+        let n = usize::try_from(u64::from_le_bytes(len)).ok()?;
+        let mut buf = vec![0u8; n];
+        self.recv_into(from, &mut buf).then_some(buf)
     }
 }
 
