@@ -304,6 +304,16 @@ impl Options {
         if o.json && o.profile.is_none() {
             o.set_wallprof();
         }
+        if o.reduce && o.profile.is_none() {
+            warnings.push(Warning(
+                "Warning - DR_HOOK_OPT=REDUCE reduces wall and CPU profiles only (add PROF or CPUPROF): ignored; memory and I/O profiles stay per task".into(),
+            ));
+        }
+        if o.ranks && !o.reduce {
+            warnings.push(Warning(
+                "Warning - DR_HOOK_OPT=RANKS has a meaning only with REDUCE (per-task profiles are written anyway): ignored".into(),
+            ));
+        }
         (o, warnings)
     }
 
@@ -380,6 +390,25 @@ mod tests {
         assert_eq!(o.profile, None);
         let (o, _) = Options::parse("cpu");
         assert!(o.cputime && !o.walltime);
+    }
+
+    #[test]
+    fn reduce_and_ranks_are_options_and_warn_when_they_cannot_act() {
+        let (o, w) = Options::parse("prof,reduce,ranks");
+        assert!(o.reduce && o.ranks && w.is_empty(), "{w:?}");
+        let (o, w) = Options::parse("memprof,reduce");
+        assert!(o.reduce && o.profile.is_none());
+        assert!(
+            w.iter()
+                .any(|w| w.0.contains("REDUCE reduces wall and CPU")),
+            "{w:?}"
+        );
+        let (_, w) = Options::parse("prof,ranks");
+        assert!(
+            w.iter()
+                .any(|w| w.0.contains("RANKS has a meaning only with REDUCE")),
+            "{w:?}"
+        );
     }
 
     #[test]
