@@ -146,6 +146,40 @@ fn reduce_writes_the_job_profile_drhook_merge_prints_for_the_rank_files() {
     );
 }
 
+/// The Fortran binding (`MPI_FINALIZE`), a CPU-time profile and 3 ranks
+/// (not a power of two): the job profile is still the merge of the rank
+/// files.
+#[test]
+fn reduce_of_a_fortran_program_at_3_ranks_equals_the_merge() {
+    if !(have_tool("mpirun") && have_tool("mpif90")) {
+        return;
+    }
+    let d = tempdir();
+    let src = attach_prog("mpi_plain.f90");
+    tool(
+        d.path(),
+        "mpif90",
+        &["-O1", "-o", "mpi_plain_f", &src.display().to_string()],
+    );
+    let r = run_ranks(d.path(), 3, "./mpi_plain_f", None, "cpuprof,reduce,ranks");
+    ok(&r);
+    let (id, table) = job(d.path());
+    assert!(id.iter().any(|l| l == "Ranks: 3"), "{id:?}");
+    assert!(
+        table.starts_with("3 tasks merged (CPU-time profiles, proc#1-3)"),
+        "{table}"
+    );
+    assert_eq!(row(&table, "main")[17], "3/3", "{table}");
+    let merged = run_in(
+        d.path(),
+        &drhook_exe().display().to_string(),
+        &["merge", "drhook.prof.1", "drhook.prof.2", "drhook.prof.3"],
+        &[],
+    );
+    ok(&merged);
+    assert_eq!(table, merged.stdout());
+}
+
 /// 2 to 32 ranks on this machine's cores (`--oversubscribe`): one job
 /// profile, no per-rank profile (`reduce` without `ranks`), exact calls.
 #[test]
