@@ -64,8 +64,10 @@
 //!    and size once MPI is initialised).
 //! 6. The tools, each a folder: [`alloc`] (the `malloc` family, for the
 //!    memory profile), [`io`] (the POSIX, stdio and AIO functions, for
-//!    the I/O profile and its per-operation trace) and [`libmonitor`]
-//!    (libmonitor's C interface: a preloaded C tool's callbacks).
+//!    the I/O profile and its per-operation trace), [`mpi_calls`] (the
+//!    MPI functions, each call a row of the calling tree, for
+//!    `DR_HOOK_OPT=mpi`) and [`libmonitor`] (libmonitor's C interface: a
+//!    preloaded C tool's callbacks).
 //!
 //! This file wires them: [`interpose!`] exports every wrapper, and starts
 //! the tools with the process (the lifecycle knows none of them).
@@ -83,6 +85,7 @@ pub mod lifecycle;
 pub mod alloc;
 pub mod io;
 pub mod libmonitor;
+pub mod mpi_calls;
 
 pub use engine::{drhook_attach_register_engine_v1, is_programs_engine};
 pub use events::{Ending, Events, ForkSide, Monitor, Process, TooManyMonitors, register};
@@ -137,6 +140,7 @@ macro_rules! interpose {
         );
         $crate::__interpose_alloc!("", preload);
         $crate::__interpose_io!("", preload);
+        $crate::__interpose_mpi_calls!("", preload);
         $crate::__interpose_libmonitor!(preload);
     };
     (wrap) => {
@@ -147,5 +151,6 @@ macro_rules! interpose {
             $crate::__start_main_tools
         );
         $crate::__interpose_alloc!("__wrap_", wrap);
+        $crate::__interpose_mpi_calls!("__wrap_", wrap);
     };
 }

@@ -123,6 +123,7 @@ mod installed;
 mod io;
 mod memory;
 mod mpi;
+mod mpi_calls;
 mod mpi_reduce;
 mod options;
 mod programs;

@@ -71,6 +71,12 @@ pub struct Options {
     /// the preload library's interposers, in `<profile>-io`; the per-file
     /// report `drhook.io.*` (project extension).
     pub io: bool,
+    /// `mpi`: every MPI call a row of the calling tree (the preload
+    /// library's PMPI wrappers), with bytes sent and received, a
+    /// message-size histogram and communicator sizes in `<profile>-mpi`
+    /// (project extension). A wall profile unless a profile token chose
+    /// the clock.
+    pub mpi: bool,
     /// `gpu`: GPU time, kernel launches and bytes copied per region,
     /// through CUPTI loaded at run time, in `<profile>-gpu` (project
     /// extension).
@@ -148,6 +154,7 @@ pub const TOKENS: &[(&[&str], &str)] = &[
     (&["JSON"], "JSON"),
     (&["TRACE", "TIMELINE"], "TRACE"),
     (&["IO", "IOPROF"], "IO"),
+    (&["MPI"], "MPI"),
     (&["GPU"], "GPU"),
     (&["REDUCE"], "REDUCE"),
     (&["RANKS"], "RANKS"),
@@ -275,6 +282,12 @@ impl Options {
                     o.io = true;
                     o.walltime = true;
                     o.calls = true;
+                }
+                "MPI" => {
+                    o.mpi = true;
+                    if o.profile.is_none() {
+                        o.set_wallprof();
+                    }
                 }
                 _ => {}
             }

@@ -8,7 +8,10 @@
 //! offers its table, and the layer decides which engine of the process
 //! gets the events (the program's own, see `drhook-attach`).
 
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use crate::tree::site::Site;
 
 use super::Start;
 
@@ -76,6 +79,17 @@ pub struct Hooks {
     /// too small).
     pub companion_path:
         extern "C" fn(stem: *const u8, len: usize, child: c_int, buf: *mut u8, cap: usize) -> usize,
+    /// An MPI call begins (`DR_HOOK_OPT=mpi`): enters the routine named
+    /// by the `len` bytes at `name` (a string that lives forever) on the
+    /// calling thread and returns the handle for `mpi_exit` (0: none).
+    /// `cache` is the caller's own word for that name (null until the
+    /// first call), so that later calls look nothing up.
+    pub mpi_enter: extern "C" fn(cache: *mut *mut c_void, name: *const u8, len: usize) -> u64,
+    /// The MPI call of `handle` ends: adds its bytes sent and received,
+    /// whether it had a data buffer (`data` ≠ 0) and the size of the
+    /// communicator it named (0: none) to its row
+    /// (`crate::tree::mpi::record`), then leaves it.
+    pub mpi_exit: extern "C" fn(handle: u64, sent: u64, recv: u64, data: c_int, comm_size: u64),
 }
 
 // SAFETY: the table is immutable; `version` points to a static string.
@@ -222,6 +236,42 @@ extern "C" fn h_companion_path(
     })
 }
 
+extern "C" fn h_mpi_enter(cache: *mut *mut c_void, name: *const u8, len: usize) -> u64 {
+    if cache.is_null() || name.is_null() {
+        return 0;
+    }
+    // SAFETY: the table's contract: an aligned word used only through
+    // these entries, holding null or a `&'static Site`.
+    let cache = unsafe { AtomicPtr::from_ptr(cache.cast::<*mut Site>()) };
+    // SAFETY: only `&'static Site`s are stored in the cache.
+    if let Some(s) = unsafe { cache.load(Ordering::Relaxed).as_ref() } {
+        if let Some(h) = crate::engine::enter_handle_fast(s, true) {
+            return h;
+        }
+        return guard(0, || crate::engine::enter_handle(s));
+    }
+    guard(0, || {
+        // SAFETY: the caller provides `len` readable bytes that live forever.
+        let bytes = unsafe { std::slice::from_raw_parts(name, len) };
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            return 0;
+        };
+        let s = crate::tree::site::site_for_name(text, None);
+        cache.store(s as *const Site as *mut Site, Ordering::Relaxed);
+        crate::engine::enter_handle(s)
+    })
+}
+
+extern "C" fn h_mpi_exit(handle: u64, sent: u64, recv: u64, data: c_int, comm_size: u64) {
+    if handle == 0 {
+        return;
+    }
+    crate::tree::mpi::record(sent, recv, data != 0, comm_size);
+    if !crate::engine::exit_handle_fast(handle, true) {
+        guard((), || crate::engine::exit_handle(handle, 0, None));
+    }
+}
+
 /// This copy of the engine's table.
 pub static HOOKS: Hooks = Hooks {
     abi: ABI_VERSION,
@@ -243,6 +293,8 @@ pub static HOOKS: Hooks = Hooks {
     signal_action: h_signal_action,
     own_work: h_own_work,
     companion_path: h_companion_path,
+    mpi_enter: h_mpi_enter,
+    mpi_exit: h_mpi_exit,
 };
 
 #[cfg(all(

@@ -57,6 +57,7 @@ use crate::sys::linebuf::LineBuf;
 pub(crate) mod counters;
 pub(crate) mod io;
 pub(crate) mod mem;
+pub mod mpi;
 pub(crate) mod ranges;
 pub(crate) mod trace;
 pub(crate) mod watch;

@@ -21,6 +21,7 @@ pub(crate) mod gpu;
 pub(crate) mod io;
 pub(crate) mod json;
 pub(crate) mod mem;
+pub(crate) mod mpi;
 pub(crate) mod name;
 pub(crate) mod reduce;
 pub(crate) mod snapshot;

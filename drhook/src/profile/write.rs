@@ -420,6 +420,12 @@ fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
                     .io
                     .then(|| crate::metrics::layout().find("io").map(|m| m.offset))
                     .flatten(),
+                mpi_at: e
+                    .config
+                    .options
+                    .mpi
+                    .then(|| crate::metrics::layout().find("mpi").map(|m| m.offset))
+                    .flatten(),
                 mem_at: e
                     .config
                     .options
@@ -564,6 +570,9 @@ struct What {
     /// The I/O profile `<profile>-io` (`io`), from the I/O words at this
     /// offset.
     io_at: Option<usize>,
+    /// The MPI profile `<profile>-mpi` (`mpi`), from the MPI words at
+    /// this offset.
+    mpi_at: Option<usize>,
 }
 
 fn write_collected(
@@ -656,6 +665,11 @@ fn write_siblings(
     if let Some(at) = what.io_at {
         write_atomically(&suffixed(path, "-io"), |w| {
             super::io::write_io_text(w, header, summary, at)
+        })?;
+    }
+    if let Some(at) = what.mpi_at.filter(|&at| super::mpi::has_rows(summary, at)) {
+        write_atomically(&suffixed(path, "-mpi"), |w| {
+            super::mpi::write_mpi_text(w, header, summary, at)
         })?;
     }
     super::gpu::write_beside(path, header)

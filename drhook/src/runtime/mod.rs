@@ -210,6 +210,9 @@ fn build(config: Config) -> Engine {
     if mode != 0 && o.io {
         metrics.push(crate::metrics::io::init());
     }
+    if mode != 0 && o.mpi {
+        metrics.push(crate::metrics::mpi::init());
+    }
     if mode != 0 && o.mem.any() {
         metrics.push(crate::metrics::mem::init(o.mem.paging));
     }
@@ -253,6 +256,9 @@ fn build(config: Config) -> Engine {
     }
     if let Some(m) = layout.find("io") {
         crate::metrics::io::placed(m.offset);
+    }
+    if let Some(m) = layout.find("mpi") {
+        crate::metrics::mpi::placed(m.offset);
     }
     let start = ClockPair::now(wall_source);
     let engine = Engine {

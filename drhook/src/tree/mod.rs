@@ -23,6 +23,7 @@ pub(crate) mod bits;
 pub mod handle;
 pub(crate) mod io;
 pub mod mismatch;
+pub(crate) mod mpi;
 pub(crate) mod node;
 pub(crate) mod overhead;
 pub(crate) mod site;

@@ -24,7 +24,8 @@ static SIZE: AtomicI32 = AtomicI32::new(-1);
 /// The MPICH family's `MPI_COMM_WORLD`.
 const MPICH_COMM_WORLD: usize = 0x4400_0000;
 
-pub(super) fn symbol(name: &CStr) -> *mut c_void {
+/// An MPI symbol (`dlsym`; through a weak reference in a static program).
+pub fn symbol(name: &CStr) -> *mut c_void {
     if crate::real::link_mode() {
         return crate::real::weak::mpi_symbol(name);
     }
@@ -110,6 +111,52 @@ pub(crate) fn before_finalize() {
     if let (true, Some(rank), Some(size)) = (reduce, rank(), size()) {
         super::mpi_reduce::reduce(rank, size);
     }
+}
+
+/// `MPI_Abort(comm, code)` (any binding), before the real one, which ends
+/// the job: this process ends now, its profile written (the MPI monitors
+/// get no `fini_mpi`: MPI may not be usable any more), with a message.
+pub fn before_abort(code: c_int) {
+    if FINALISED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let mut line = [0u8; 96];
+    let n = rank_line(
+        &mut line,
+        b"called MPI_Abort (error code ",
+        code as i64,
+        b")",
+    );
+    crate::sys::diag_parts(&[&line[..n], b"; its reports are written now"]);
+    process::fini_process(Ending::Abort);
+}
+
+/// The process ends (any way but `MPI_Finalize`) while MPI is initialised
+/// and not finalised: says so (its reports are written as for any end).
+pub(crate) fn ending_unfinalised(how: Ending) {
+    if !INITIALISED.load(Ordering::Acquire) || FINALISED.load(Ordering::Acquire) {
+        return;
+    }
+    if matches!(how, Ending::Exec | Ending::MpiFinalize) {
+        return;
+    }
+    let mut line = [0u8; 96];
+    let n = rank_line(&mut line, b"ends without MPI_Finalize", i64::MIN, b"");
+    crate::sys::diag_parts(&[&line[..n], b"; its reports are written at its end"]);
+}
+
+/// `MPI rank R <what>[<value><tail>]` into `buf`, without allocating; its
+/// length.
+fn rank_line(buf: &mut [u8], what: &[u8], value: i64, tail: &[u8]) -> usize {
+    use std::io::Write as _;
+    let mut c = std::io::Cursor::new(buf);
+    let _ = write!(c, "MPI rank {} ", RANK.load(Ordering::Acquire));
+    let _ = c.write_all(what);
+    if value != i64::MIN {
+        let _ = write!(c, "{value}");
+    }
+    let _ = c.write_all(tail);
+    c.position() as usize
 }
 
 /// This process's rank in `MPI_COMM_WORLD`, once MPI is initialised.

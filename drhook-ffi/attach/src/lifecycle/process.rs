@@ -119,6 +119,7 @@ fn fini_process_slow(how: Ending) -> bool {
     if STATE.swap(2, Ordering::AcqRel) == 2 {
         return false;
     }
+    super::mpi::ending_unfinalised(how);
     // The reports' files and tables, made now, find descriptors and
     // memory even when the program ends with all it may have.
     let room = drhook::__private::MoreRoom::hold();

@@ -31,6 +31,26 @@ pub(crate) fn diag_parts(parts: &[&[u8]]) {
         // SAFETY: a write of a valid buffer to stderr.
         unsafe { libc::syscall(libc::SYS_write, 2, b.as_ptr(), b.len()) };
     };
+    // One write when the line fits, so that the lines of processes
+    // writing at once (MPI ranks) do not interleave.
+    let mut line = [0u8; 512];
+    let mut n = 0;
+    for p in [b"[drhook-attach] ".as_slice()]
+        .iter()
+        .chain(parts)
+        .chain([b"\n".as_slice()].iter())
+    {
+        if n + p.len() > line.len() {
+            n = usize::MAX;
+            break;
+        }
+        line[n..n + p.len()].copy_from_slice(p);
+        n += p.len();
+    }
+    if n != usize::MAX {
+        raw(&line[..n]);
+        return;
+    }
     raw(b"[drhook-attach] ");
     for p in parts {
         raw(p);

@@ -8,8 +8,9 @@
 //! allocating, a callback calling `fork` — is not wrapped again), and
 //! [`THREAD`] (the thread's root-region token and state).
 //!
-//! Guard bits in use: 1 (a `dlsym` lookup in progress, `real`) and
-//! [`OWN_WORK`] (the layer's or Dr.Hook's own work: not the program's I/O).
+//! Guard bits in use: 1 (a `dlsym` lookup in progress, `real`),
+//! [`OWN_WORK`] (the layer's or Dr.Hook's own work: not the program's I/O)
+//! and 1 << 9 (an MPI call in progress, `mpi_calls`).
 
 /// Reentrancy bits of the calling thread.
 pub const GUARD: usize = 0;

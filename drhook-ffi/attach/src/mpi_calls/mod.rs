@@ -1,0 +1,132 @@
+//! MPI calls as rows of the calling tree (`DR_HOOK_OPT=mpi`, implied by
+//! `drhook run --mpi`): every MPI function of [`table`], C and Fortran
+//! bindings, is wrapped (the MPI profiling interface: the wrapper calls
+//! the next definition of the same name, `PMPI_*`'s alias in the MPI
+//! library), and each call is a Dr.Hook routine named by its MPI name
+//! (`MPI_Send`, also when the program called `mpi_send` from Fortran)
+//! under the routine that called it: calls and time like any routine,
+//! plus, in `<profile>-mpi`, the bytes sent and received (count × type
+//! size of the call's buffers, `PMPI_Type_size`), a message-size histogram
+//! and, for the calls that name a communicator (collectives), its size
+//! (`PMPI_Comm_size`). Time spent in `MPI_Wait*`/`MPI_Test*` is a row
+//! under the routine that waited.
+//!
+//! The wrappers keep the MPI ABI neutral: handles (`MPI_Comm`,
+//! `MPI_Datatype`, `MPI_Request`...) and every other argument travel as
+//! machine words untouched, so that Open MPI (pointers) and the MPICH
+//! family (integers) take the same code; the MPI functions the figures
+//! need (`PMPI_Type_size`, `PMPI_Comm_size`, `PMPI_Comm_rank`, and
+//! `PMPI_Type_f2c`/`PMPI_Comm_f2c` for Fortran handles) are found with
+//! `dlsym` once (no link-time MPI dependency).
+//!
+//! Whether calls are recorded is decided once, at the first wrapped call,
+//! from `DR_HOOK`, `DR_HOOK_OPT` (the `mpi` token) and whether the engine
+//! is on; otherwise a wrapper is a load, a branch and the real call. An
+//! MPI call made inside another one (an MPI library calling its own public
+//! names) or by the layer itself is not a row.
+//!
+//! MPI-IO (`MPI_File_*`): the calls are rows with their bytes (written as
+//! "sent", read as "received"); the files' I/O report gets what the MPI
+//! library's own POSIX calls do to the file (the I/O tool sees them, under
+//! the `MPI_File_*` row), not the MPI-level calls themselves.
+//!
+//! * [`table`] — the MPI functions, their arguments and their figures, as
+//!   data (`__mpi_table!`).
+//! * [`measure`] — a call's bytes and communicator size from its
+//!   arguments.
+//! * `exports` — the exported wrappers (`__interpose_mpi_calls!`).
+
+mod exports;
+pub mod measure;
+pub mod table;
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+use crate::engine::hooks;
+use crate::sys::env::dr_hook_opt_has;
+use crate::sys::tls;
+
+pub use crate::lifecycle::mpi::before_abort;
+pub use measure::{Binding, Dir, Scale, Spec, Term};
+
+/// Guard bit of an MPI call in progress on this thread (a call made
+/// inside it is not a row).
+const IN_MPI: u64 = 1 << 9;
+
+const UNDECIDED: u8 = 0;
+const OFF: u8 = 1;
+const ON: u8 = 2;
+static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
+
+/// Whether MPI calls are rows in this process.
+#[inline(always)]
+pub fn enabled() -> bool {
+    match MODE.load(Ordering::Relaxed) {
+        ON => true,
+        OFF => false,
+        _ => decide(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn decide() -> bool {
+    let on = dr_hook_opt_has(&[b"MPI"]) && crate::engine::on();
+    let m = if on { ON } else { OFF };
+    match MODE.compare_exchange(UNDECIDED, m, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => on,
+        Err(other) => other == ON,
+    }
+}
+
+/// One wrapped MPI function: its MPI name (the row's) and the engine's
+/// site for it.
+pub struct Func {
+    name: &'static str,
+    site: AtomicPtr<c_void>,
+    spec: Spec,
+}
+
+impl Func {
+    /// The function called `name` (its C name) with the figures of `spec`.
+    pub const fn new(name: &'static str, spec: Spec) -> Func {
+        Func {
+            name,
+            site: AtomicPtr::new(std::ptr::null_mut()),
+            spec,
+        }
+    }
+}
+
+/// The body of every wrapper: `real` is the real call, with the
+/// arguments `args` (as machine words) of a call in `binding`. Records
+/// the call as a row when MPI calls are recorded; otherwise only calls
+/// `real`.
+///
+/// # Safety
+/// `args` are the arguments of a call to `f`'s function in `binding`, as
+/// its caller passed them (pointers valid as MPI requires).
+#[inline(always)]
+pub unsafe fn call<R>(
+    f: &'static Func,
+    binding: Binding,
+    args: &[usize],
+    real: impl FnOnce() -> R,
+) -> R {
+    if !enabled() {
+        return real();
+    }
+    let g = tls::get(tls::GUARD);
+    if g & (IN_MPI | tls::OWN_WORK) != 0 {
+        return real();
+    }
+    tls::set(tls::GUARD, g | IN_MPI);
+    // SAFETY: caller contract.
+    let m = unsafe { measure::measure(&f.spec, binding, args) };
+    let h = (hooks().mpi_enter)(f.site.as_ptr(), f.name.as_ptr(), f.name.len());
+    let r = real();
+    (hooks().mpi_exit)(h, m.sent, m.recv, m.data as c_int, m.comm_size);
+    tls::set(tls::GUARD, g);
+    r
+}
