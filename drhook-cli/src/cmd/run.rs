@@ -79,6 +79,10 @@ pub struct Args {
     /// (adds io to the options when they lack it).
     #[arg(long, value_name = "REGEX")]
     pub io_trace: Option<OsString>,
+    /// Every MPI call a row of the calling tree, with its bytes, in
+    /// <profile>-mpi (adds mpi to the options when they lack it).
+    #[arg(long)]
+    pub mpi: bool,
     /// Any DR_HOOK* or DRHOOK_* variable, NAME=VALUE (repeatable).
     #[arg(short = 'e', long = "env", value_name = "NAME=VALUE")]
     pub env: Vec<OsString>,
@@ -239,27 +243,40 @@ pub fn variables(
     if let Some(re) = &a.io_trace {
         v.push(("DRHOOK_IO_TRACE".into(), re.clone()));
         // The trace is part of the I/O profile: `io` among the options.
-        let opt = v
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "DR_HOOK_OPT")
-            .map(|(_, x)| x.clone())
-            .or_else(|| current("DR_HOOK_OPT"))
-            .unwrap_or_default();
-        let has_io = opt
-            .as_bytes()
-            .split(|b| b",/ \t".contains(b))
-            .any(|t| t.eq_ignore_ascii_case(b"io") || t.eq_ignore_ascii_case(b"ioprof"));
-        if !has_io {
-            let with_io = if opt.is_empty() {
-                "io".into()
-            } else {
-                concat(&opt, ",io")
-            };
-            v.push(("DR_HOOK_OPT".into(), with_io));
-        }
+        with_token(&mut v, current, &["io", "ioprof"]);
+    }
+    if a.mpi {
+        with_token(&mut v, current, &["mpi"]);
     }
     Ok(v)
+}
+
+/// Adds `tokens[0]` to the options (`DR_HOOK_OPT` as set by now, else as
+/// in the environment) unless they have one of `tokens`.
+fn with_token(
+    v: &mut Vec<(String, OsString)>,
+    current: &dyn Fn(&str) -> Option<OsString>,
+    tokens: &[&str],
+) {
+    let opt = v
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "DR_HOOK_OPT")
+        .map(|(_, x)| x.clone())
+        .or_else(|| current("DR_HOOK_OPT"))
+        .unwrap_or_default();
+    let has = opt
+        .as_bytes()
+        .split(|b| b",/ \t".contains(b))
+        .any(|t| tokens.iter().any(|k| t.eq_ignore_ascii_case(k.as_bytes())));
+    if !has {
+        let with = if opt.is_empty() {
+            tokens[0].into()
+        } else {
+            concat(&opt, &format!(",{}", tokens[0]))
+        };
+        v.push(("DR_HOOK_OPT".into(), with));
+    }
 }
 
 /// `s` for a line of `--dry-run`: UTF-8 as it is, other bytes as `\xNN`.
@@ -494,6 +511,17 @@ mod tests {
         assert_eq!(
             v.last().unwrap(),
             &("DR_HOOK_OPT".into(), os(b"cpuprof,\xff,io"))
+        );
+        // --mpi: mpi among the options, once.
+        let v = variables(&args(&["--mpi", "prog"]), &none).unwrap();
+        assert_eq!(v.last().unwrap(), &("DR_HOOK_OPT".into(), "prof,mpi".into()));
+        let v = variables(&args(&["--mpi", "--io-trace", ".", "prog"]), &none).unwrap();
+        assert_eq!(v.last().unwrap(), &("DR_HOOK_OPT".into(), "prof,io,mpi".into()));
+        let v = variables(&args(&["--opt", "MPI", "--mpi", "prog"]), &none).unwrap();
+        assert_eq!(
+            v.iter().filter(|(k, _)| k == "DR_HOOK_OPT").count(),
+            1,
+            "{v:?}"
         );
         // A value that is not UTF-8 is passed on as it is.
         let a = T::try_parse_from([
