@@ -514,9 +514,15 @@ mod tests {
         );
         // --mpi: mpi among the options, once.
         let v = variables(&args(&["--mpi", "prog"]), &none).unwrap();
-        assert_eq!(v.last().unwrap(), &("DR_HOOK_OPT".into(), "prof,mpi".into()));
+        assert_eq!(
+            v.last().unwrap(),
+            &("DR_HOOK_OPT".into(), "prof,mpi".into())
+        );
         let v = variables(&args(&["--mpi", "--io-trace", ".", "prog"]), &none).unwrap();
-        assert_eq!(v.last().unwrap(), &("DR_HOOK_OPT".into(), "prof,io,mpi".into()));
+        assert_eq!(
+            v.last().unwrap(),
+            &("DR_HOOK_OPT".into(), "prof,io,mpi".into())
+        );
         let v = variables(&args(&["--opt", "MPI", "--mpi", "prog"]), &none).unwrap();
         assert_eq!(
             v.iter().filter(|(k, _)| k == "DR_HOOK_OPT").count(),

@@ -234,6 +234,17 @@ impl Args<'_> {
         unsafe { std::slice::from_raw_parts(w as *const c_int, n) }
     }
 
+    /// Whether the buffer before the count at `count` is `MPI_IN_PLACE`
+    /// in C (`(void *) 1` in Open MPI, `(void *) -1` in the MPICH family):
+    /// its count and type are then not the caller's to give (the buffer
+    /// argument comes right before its count in every call of the table
+    /// but the reductions', whose count is shared).
+    fn in_place(&self, count: u8) -> bool {
+        self.b == Binding::C
+            && count > 0
+            && matches!(self.a.get(count as usize - 1), Some(&1 | &usize::MAX))
+    }
+
     /// The C handle at index `i` (`f2c` its Fortran conversion).
     fn handle(&self, i: u8, f2c_of: &Lookup) -> Option<usize> {
         match self.b {
@@ -270,12 +281,18 @@ pub unsafe fn measure(spec: &Spec, binding: Binding, args: &[usize]) -> Measured
         rank.is_some() && rank == a.int(spec.root as u8)
     };
     let mut root_known: Option<bool> = None;
+    // (index, size) of the last type looked up: both buffers of a
+    // reduction share one.
+    let mut last_type: Option<(u8, u64)> = None;
     let mut is_root = || *root_known.get_or_insert_with(at_root);
     for t in spec.terms {
         if t.dir == Dir::None {
             continue;
         }
         m.data = true;
+        if a.in_place(t.count) {
+            continue;
+        }
         let count: u64 = match t.scale {
             Scale::One | Scale::TimesSize => a.int(t.count).unwrap_or(0).max(0) as u64,
             Scale::AtRoot | Scale::AtRootTimesSize => {
@@ -310,10 +327,17 @@ pub unsafe fn measure(spec: &Spec, binding: Binding, args: &[usize]) -> Measured
         if count == 0 {
             continue;
         }
-        let Some(ty) = a.handle(t.ty, &TYPE_F2C) else {
-            continue;
+        let each = match last_type {
+            Some((i, size)) if i == t.ty => size,
+            _ => {
+                let Some(ty) = a.handle(t.ty, &TYPE_F2C) else {
+                    continue;
+                };
+                let size = query(&TYPE_SIZE, ty).unwrap_or(0).max(0) as u64;
+                last_type = Some((t.ty, size));
+                size
+            }
         };
-        let each = query(&TYPE_SIZE, ty).unwrap_or(0).max(0) as u64;
         let times = if matches!(t.scale, Scale::TimesSize | Scale::AtRootTimesSize) {
             size
         } else {
