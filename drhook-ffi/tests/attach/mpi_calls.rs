@@ -312,3 +312,52 @@ fn a_program_that_never_finalizes_leaves_its_profiles_and_a_message() {
         check_rank(d.path(), rank, &w);
     }
 }
+
+#[test]
+fn mpi_calls_of_a_program_linked_with_the_wrap_lists_are_rows_with_their_bytes() {
+    if !have_mpi("mpicc") {
+        return;
+    }
+    // No preload: the program is linked with libdrhook_wrap.a and both
+    // --wrap lists (MPI itself stays a shared library: Debian ships no
+    // static Open MPI).
+    let d = tempdir();
+    let share = crate_dir().join("share");
+    let args = [
+        "-O1".to_string(),
+        format!("-I{}", include_dir().display()),
+        "-o".into(),
+        "mpi_calls_w".into(),
+        attach_prog("mpi_calls.c").display().to_string(),
+        format!("-Wl,@{}", share.join("drhook-wrap.list").display()),
+        format!("-Wl,@{}", share.join("drhook-wrap-mpi.list").display()),
+        built("libdrhook_wrap.a").display().to_string(),
+        "-lpthread".into(),
+        "-ldl".into(),
+        "-lm".into(),
+    ];
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    tool(d.path(), "mpicc", &a);
+    let r = run_in(
+        d.path(),
+        "mpirun",
+        &[
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "-x",
+            "DR_HOOK=1",
+            "-x",
+            "DR_HOOK_OPT=prof,mpi,callpath",
+            "-n",
+            "4",
+            "./mpi_calls_w",
+        ],
+        &[],
+    );
+    ok(&r);
+    for rank in 0..4 {
+        let mut w = want(rank, "MPI_CALLS:P2P", "MPI_CALLS:NB", "MPI_CALLS:COLL");
+        w.push(("MPI_Wait", "MPI_CALLS:NB", 4, 0, 0, 0.0, None));
+        check_rank(d.path(), rank, &w);
+    }
+}

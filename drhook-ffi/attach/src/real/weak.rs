@@ -47,6 +47,9 @@ macro_rules! __weak_address {
 crate::__weak_address!(pmpi_comm_rank, "PMPI_Comm_rank");
 crate::__weak_address!(pmpi_comm_size, "PMPI_Comm_size");
 crate::__weak_address!(ompi_mpi_comm_world, "ompi_mpi_comm_world");
+crate::__weak_address!(pmpi_type_size, "PMPI_Type_size");
+crate::__weak_address!(pmpi_type_f2c, "PMPI_Type_f2c");
+crate::__weak_address!(pmpi_comm_f2c, "PMPI_Comm_f2c");
 
 /// Linked with `--wrap`: an MPI symbol, through a weak reference (a
 /// program without MPI has none; `dlsym` does not work in a static
@@ -56,6 +59,10 @@ pub(crate) fn mpi_symbol(name: &CStr) -> *mut c_void {
         b"PMPI_Comm_rank" => pmpi_comm_rank(),
         b"PMPI_Comm_size" => pmpi_comm_size(),
         b"ompi_mpi_comm_world" => ompi_mpi_comm_world(),
+        // The figures of DR_HOOK_OPT=mpi (`mpi_calls::measure`).
+        b"PMPI_Type_size" => pmpi_type_size(),
+        b"PMPI_Type_f2c" => pmpi_type_f2c(),
+        b"PMPI_Comm_f2c" => pmpi_comm_f2c(),
         _ => std::ptr::null_mut(),
     }
 }
