@@ -131,6 +131,13 @@ fn want(rank: u32, p2p: &'static str, nb: &'static str, coll: &'static str) -> V
     ]
 }
 
+/// What every rank of the C program shows.
+fn want_c(rank: u32) -> Vec<Want> {
+    let mut w = want(rank, "MPI_CALLS:P2P", "MPI_CALLS:NB", "MPI_CALLS:COLL");
+    w.push(("MPI_Wait", "MPI_CALLS:NB", 4, 0, 0, 0.0, None));
+    w
+}
+
 fn mpirun_4(dir: &Path, opts: &[&str], exe: &str, args: &[&str], extra: &[&str]) -> Run {
     let mut a = vec!["--allow-run-as-root", "--oversubscribe"];
     a.extend(extra);
@@ -139,20 +146,31 @@ fn mpirun_4(dir: &Path, opts: &[&str], exe: &str, args: &[&str], extra: &[&str])
     drhook_run(dir, opts, "mpirun", &a, &[])
 }
 
-fn build_c(dir: &Path) {
-    let src = attach_prog("mpi_calls.c");
-    let args = [
+/// Compiles the C program into `dir/exe`, linked with `link`.
+fn build_c_with(dir: &Path, exe: &str, link: &[String]) {
+    let mut args = vec![
         "-O1".to_string(),
         format!("-I{}", include_dir().display()),
         "-o".into(),
-        "mpi_calls".into(),
-        src.display().to_string(),
-        format!("-L{}", shared_lib().parent().unwrap().display()),
-        format!("-Wl,-rpath,{}", target_dir().display()),
-        "-ldrhook".into(),
+        exe.into(),
+        attach_prog("mpi_calls.c").display().to_string(),
     ];
+    args.extend_from_slice(link);
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     tool(dir, "mpicc", &a);
+}
+
+/// The C program linked with `libdrhook.so`.
+fn build_c(dir: &Path) {
+    build_c_with(
+        dir,
+        "mpi_calls",
+        &[
+            format!("-L{}", shared_lib().parent().unwrap().display()),
+            format!("-Wl,-rpath,{}", target_dir().display()),
+            "-ldrhook".into(),
+        ],
+    );
 }
 
 fn have_mpi(compiler: &str) -> bool {
@@ -175,9 +193,7 @@ fn mpi_calls_of_a_c_program_are_rows_with_their_bytes() {
     );
     ok(&r);
     for rank in 0..4 {
-        let mut w = want(rank, "MPI_CALLS:P2P", "MPI_CALLS:NB", "MPI_CALLS:COLL");
-        w.push(("MPI_Wait", "MPI_CALLS:NB", 4, 0, 0, 0.0, None));
-        check_rank(d.path(), rank, &w);
+        check_rank(d.path(), rank, &want_c(rank));
     }
     // The launcher made no MPI call: no MPI profile.
     let mpi_files: Vec<String> = profiles(d.path())
@@ -275,9 +291,7 @@ fn mpi_abort_leaves_the_ranks_profiles_and_a_message() {
         r.stderr()
     );
     // The aborting rank's profiles, complete up to the abort.
-    let mut w = want(1, "MPI_CALLS:P2P", "MPI_CALLS:NB", "MPI_CALLS:COLL");
-    w.push(("MPI_Wait", "MPI_CALLS:NB", 4, 0, 0, 0.0, None));
-    check_rank(d.path(), 1, &w);
+    check_rank(d.path(), 1, &want_c(1));
     let files = profiles(d.path());
     for n in 1..=4 {
         assert!(files.contains(&format!("drhook.prof.{n}")), "{files:?}");
@@ -307,9 +321,7 @@ fn a_program_that_never_finalizes_leaves_its_profiles_and_a_message() {
             "{}",
             r.stderr()
         );
-        let mut w = want(rank, "MPI_CALLS:P2P", "MPI_CALLS:NB", "MPI_CALLS:COLL");
-        w.push(("MPI_Wait", "MPI_CALLS:NB", 4, 0, 0, 0.0, None));
-        check_rank(d.path(), rank, &w);
+        check_rank(d.path(), rank, &want_c(rank));
     }
 }
 
@@ -323,21 +335,18 @@ fn mpi_calls_of_a_program_linked_with_the_wrap_lists_are_rows_with_their_bytes()
     // static Open MPI).
     let d = tempdir();
     let share = crate_dir().join("share");
-    let args = [
-        "-O1".to_string(),
-        format!("-I{}", include_dir().display()),
-        "-o".into(),
-        "mpi_calls_w".into(),
-        attach_prog("mpi_calls.c").display().to_string(),
-        format!("-Wl,@{}", share.join("drhook-wrap.list").display()),
-        format!("-Wl,@{}", share.join("drhook-wrap-mpi.list").display()),
-        built("libdrhook_wrap.a").display().to_string(),
-        "-lpthread".into(),
-        "-ldl".into(),
-        "-lm".into(),
-    ];
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    tool(d.path(), "mpicc", &a);
+    build_c_with(
+        d.path(),
+        "mpi_calls_w",
+        &[
+            format!("-Wl,@{}", share.join("drhook-wrap.list").display()),
+            format!("-Wl,@{}", share.join("drhook-wrap-mpi.list").display()),
+            built("libdrhook_wrap.a").display().to_string(),
+            "-lpthread".into(),
+            "-ldl".into(),
+            "-lm".into(),
+        ],
+    );
     let r = run_in(
         d.path(),
         "mpirun",
@@ -356,8 +365,6 @@ fn mpi_calls_of_a_program_linked_with_the_wrap_lists_are_rows_with_their_bytes()
     );
     ok(&r);
     for rank in 0..4 {
-        let mut w = want(rank, "MPI_CALLS:P2P", "MPI_CALLS:NB", "MPI_CALLS:COLL");
-        w.push(("MPI_Wait", "MPI_CALLS:NB", 4, 0, 0, 0.0, None));
-        check_rank(d.path(), rank, &w);
+        check_rank(d.path(), rank, &want_c(rank));
     }
 }

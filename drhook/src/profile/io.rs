@@ -89,19 +89,31 @@ pub(crate) fn write_io_text<W: std::io::Write + ?Sized>(
             w[OTHER],
             if r.star { '*' } else { ' ' }
         );
-        if h.callpath_packed && !r.path.is_empty() {
-            for &anc in r.path.iter().rev() {
-                let _ = write!(line, "{}/", s.name(anc));
-            }
-        }
-        let _ = write!(line, "{}@{}", s.row_name(r), r.tid);
-        if !h.callpath_packed {
-            for &anc in r.path.iter() {
-                let _ = write!(line, "\n{:>120}{}", "", s.name(anc));
-            }
-        }
+        routine_and_path(&mut line, h, s, r);
         line.push('\n');
         o.write_all(line.as_bytes())?;
     }
     Ok(())
+}
+
+/// `NAME@tid` of a row, its callers packed before it
+/// (`DR_HOOK_CALLPATH_PACKED`) or one per line after it (`callpath`): the
+/// routine column of the I/O and MPI profiles.
+pub(crate) fn routine_and_path(
+    line: &mut String,
+    h: &Header,
+    s: &Summary,
+    r: &super::compute::Row,
+) {
+    if h.callpath_packed && !r.path.is_empty() {
+        for &anc in r.path.iter().rev() {
+            let _ = write!(line, "{}/", s.name(anc));
+        }
+    }
+    let _ = write!(line, "{}@{}", s.row_name(r), r.tid);
+    if !h.callpath_packed {
+        for &anc in r.path.iter() {
+            let _ = write!(line, "\n{:>120}{}", "", s.name(anc));
+        }
+    }
 }

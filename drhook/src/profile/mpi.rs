@@ -103,17 +103,7 @@ pub(crate) fn write_mpi_text<W: std::io::Write + ?Sized>(
             let _ = write!(line, " {:9}", w[HIST + b]);
         }
         line.push_str("   ");
-        if h.callpath_packed && !r.path.is_empty() {
-            for &anc in r.path.iter().rev() {
-                let _ = write!(line, "{}/", s.name(anc));
-            }
-        }
-        let _ = write!(line, "{}@{}", s.row_name(r), r.tid);
-        if !h.callpath_packed {
-            for &anc in r.path.iter() {
-                let _ = write!(line, "\n{:>120}{}", "", s.name(anc));
-            }
-        }
+        super::io::routine_and_path(&mut line, h, s, r);
         line.push('\n');
         o.write_all(line.as_bytes())?;
     }

@@ -11,8 +11,9 @@ use crate::metrics::io::{
 
 pub use crate::metrics::io::{OTHER_OP, READ as READ_OP, WRITE as WRITE_OP};
 
+/// Adds `by` to a word of the calling thread's own row.
 #[inline]
-fn bump(w: &AtomicU64, by: u64) {
+pub(crate) fn bump(w: &AtomicU64, by: u64) {
     // Only the owner thread writes its row.
     w.store(
         w.load(Ordering::Relaxed).wrapping_add(by),

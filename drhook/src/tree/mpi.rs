@@ -2,21 +2,13 @@
 //! library's PMPI wrappers: one call per MPI call, while its row is the
 //! top of the calling thread's stack; no lock, no allocation.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
+use super::io::bump;
 use super::thread;
 use crate::metrics::mpi::{
     CALLS, COMM_CALLS, COMM_SIZES, DATA_CALLS, HIST, OFFSET, RECV, SENT, WORDS, bin,
 };
-
-#[inline]
-fn bump(w: &AtomicU64, by: u64) {
-    // Only the owner thread writes its row.
-    w.store(
-        w.load(Ordering::Relaxed).wrapping_add(by),
-        Ordering::Relaxed,
-    );
-}
 
 /// Adds an MPI call's figures to the calling thread's current routine (the
 /// call's own row): `sent` and `recv` bytes, whether it had a data buffer

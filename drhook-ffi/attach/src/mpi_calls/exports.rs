@@ -2,35 +2,7 @@
 //! each, a module named after it holding its [`super::Func`], the C
 //! wrapper and, for the `both` ones, the Fortran wrappers, each calling
 //! [`super::call`] around the real function (the next definition of the
-//! same name; linked with `--wrap`, `__real_<name>`).
-
-/// The real function `$name` (an expression naming a literal) of a
-/// wrapper, as `$ty`.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! __mpi_real {
-    (preload, $name:expr, $ty:ty) => {{
-        static R: $crate::real::Real =
-            $crate::real::Real::new($crate::__cstr(concat!($name, "\0")));
-        match R.get() {
-            // SAFETY: the next definition of the same function.
-            Some(p) => unsafe { std::mem::transmute::<*mut std::ffi::c_void, $ty>(p) },
-            None => $crate::real::missing(R.name()),
-        }
-    }};
-    (wrap, $name:expr, $ty:ty) => {{
-        mod w {
-            $crate::__weak_address!(addr, concat!("__real_", $name));
-        }
-        let p = w::addr();
-        if p.is_null() {
-            $crate::real::missing($crate::__cstr(concat!($name, "\0")))
-        } else {
-            // SAFETY: `__real_<name>` is the wrapped function itself.
-            unsafe { std::mem::transmute::<*mut std::ffi::c_void, $ty>(p) }
-        }
-    }};
-}
+//! same name; linked with `--wrap`, `__real_<name>`: `__real!`).
 
 /// One Fortran wrapper: `$f$suffix` (arguments by reference, the error
 /// code last).
@@ -41,7 +13,7 @@ macro_rules! __mpi_fortran {
         #[unsafe(export_name = concat!($p, stringify!($f), $suffix))]
         pub unsafe extern "C" fn $w($($a: usize,)* ierr: usize) {
             type R = unsafe extern "C" fn($($a: usize,)* ierr: usize);
-            let real = $crate::__mpi_real!($mode, concat!(stringify!($f), $suffix), R);
+            let real = $crate::__real!($mode, concat!(stringify!($f), $suffix), R);
             if !$crate::mpi_calls::enabled() {
                 // SAFETY: the binding's contract: the caller's arguments, passed on.
                 return unsafe { real($($a,)* ierr) };
@@ -72,7 +44,7 @@ macro_rules! __mpi_function {
             #[unsafe(export_name = concat!($p, stringify!($c)))]
             pub unsafe extern "C" fn c($($a: usize),*) -> c_int {
                 type R = unsafe extern "C" fn($($a: usize),*) -> c_int;
-                let real = $crate::__mpi_real!($mode, stringify!($c), R);
+                let real = $crate::__real!($mode, stringify!($c), R);
                 if !$crate::mpi_calls::enabled() {
                     // SAFETY: MPI's contract: the caller's arguments, passed on.
                     return unsafe { real($($a),*) };
@@ -154,7 +126,7 @@ macro_rules! __interpose_mpi_calls {
                 #[unsafe(export_name = concat!($p, "MPI_Abort"))]
                 pub unsafe extern "C" fn c(comm: usize, code: c_int) -> c_int {
                     type R = unsafe extern "C" fn(usize, c_int) -> c_int;
-                    let real = $crate::__mpi_real!($mode, "MPI_Abort", R);
+                    let real = $crate::__real!($mode, "MPI_Abort", R);
                     $crate::mpi_calls::before_abort(code);
                     // SAFETY: MPI's contract.
                     unsafe { real(comm, code) }
@@ -176,7 +148,7 @@ macro_rules! __mpi_abort_f {
         #[unsafe(export_name = concat!($p, $name))]
         pub unsafe extern "C" fn $w(comm: usize, code: *const c_int, ierr: usize) {
             type R = unsafe extern "C" fn(usize, *const c_int, usize);
-            let real = $crate::__mpi_real!($mode, $name, R);
+            let real = $crate::__real!($mode, $name, R);
             // SAFETY: the binding's contract: a valid INTEGER (or null).
             let c = if code.is_null() { 1 } else { unsafe { *code } };
             $crate::mpi_calls::before_abort(c);

@@ -306,12 +306,13 @@ pub fn lookup(name: &CStr) -> Option<*mut c_void> {
     (!p.is_null()).then_some(p)
 }
 
-/// The real function `$name` of type `$ty`, in either mode: preloaded,
-/// the next definition; linked with `--wrap`, `__real_<name>`.
+/// The real function `$name` (a string literal, or a macro making one:
+/// `stringify!`, `concat!`) of type `$ty`, in either mode: preloaded, the
+/// next definition; linked with `--wrap`, `__real_<name>`.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __real {
-    (preload, $name:literal, $ty:ty) => {{
+    (preload, $name:expr, $ty:ty) => {{
         static R: $crate::real::Real =
             $crate::real::Real::new($crate::__cstr(concat!($name, "\0")));
         match R.get() {
@@ -320,7 +321,7 @@ macro_rules! __real {
             None => $crate::real::missing(R.name()),
         }
     }};
-    (wrap, $name:literal, $ty:ty) => {{
+    (wrap, $name:expr, $ty:ty) => {{
         mod w {
             $crate::__weak_address!(addr, concat!("__real_", $name));
         }
