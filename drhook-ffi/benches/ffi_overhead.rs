@@ -147,6 +147,7 @@ fn sh(dir: &Path, program: &str, args: &[String]) {
 
 /// The row of the flang-new program.
 const FLANG_STATIC: &str = "Fortran (flang-new), libdrhook.a";
+const CYG_STATIC: &str = "C -finstrument-functions, libdrhook.a";
 
 /// A flang-new compiler: `$DRHOOK_FC` if it names one, else the first of
 /// `flang-new`, `flang-new-19`, ... found.
@@ -252,15 +253,27 @@ fn build(work: &Path, libdir: &Path) -> Vec<(&'static str, PathBuf)> {
         s("benches/progs/bench_c.c"),
     ];
     let mut st = base.clone();
-    st.extend(["-o".into(), "bench_c_static".into(), a]);
-    st.extend(sys);
+    st.extend(["-o".into(), "bench_c_static".into(), a.clone()]);
+    st.extend(sys.clone());
     sh(work, "gcc", &st);
-    let mut dy = base;
+    let mut dy = base.clone();
     dy.extend(["-o".into(), "bench_c_shared".into()]);
     dy.extend(shared);
     sh(work, "gcc", &dy);
     progs.push(("C, libdrhook.a", work.join("bench_c_static")));
     progs.push(("C, libdrhook.so", work.join("bench_c_shared")));
+    // The same leaf timed by -finstrument-functions' hooks alone.
+    let mut cyg = base;
+    cyg[3] = s("benches/progs/bench_cyg.c");
+    cyg.extend([
+        "-finstrument-functions".into(),
+        "-o".into(),
+        "bench_cyg_static".into(),
+        a,
+    ]);
+    cyg.extend(sys);
+    sh(work, "gcc", &cyg);
+    progs.push((CYG_STATIC, work.join("bench_cyg_static")));
     progs
 }
 
@@ -499,7 +512,9 @@ fn main() {
             };
             row.push(v);
         }
-        let targets = if fortran {
+        let targets = if *pname == CYG_STATIC {
+            "<= the C pair (`DRHOOK_START/END`, libdrhook.a) + 20"
+        } else if fortran {
             "<= 60 / <= 100 (reference ~700 / ~900)"
         } else if *pname == RUST {
             "(the Rust path: <= 60 / <= 90)"

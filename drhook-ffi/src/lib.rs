@@ -19,6 +19,8 @@
 //!   `c_drhook_getenv_`, `c_drhook_raise_`, `c_drhook_memcounter_`, the
 //!   `util_*` timers, `drhook_PREFIX`/`drhook_TIMESTR`,
 //!   `trapfpe_slave_threads_`.
+//! * [`cyg`] — `__cyg_profile_func_enter`/`_exit`: functions compiled with
+//!   `-finstrument-functions` as regions of the same tree.
 //! * [`hpm_api`] — `hpmInit`, ..., `f_hpminit`, ..., `hpm_error_count`.
 //! * [`names`] — name address → site cache (no hashing on the hot path).
 //! * [`hook`] — the shared enter/exit paths over engine handles.
@@ -29,6 +31,7 @@
 pub mod boundary;
 pub mod c_api;
 pub mod compat;
+pub mod cyg;
 pub mod fortran;
 pub mod hook;
 pub mod hpm_api;

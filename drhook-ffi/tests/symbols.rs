@@ -1,4 +1,5 @@
-//! libdrhook exports Dr.Hook and libhpm symbols only: no generic names
+//! libdrhook exports Dr.Hook and libhpm symbols only (and the compiler
+//! hooks `__cyg_profile_func_*`, empty in glibc, which it is meant to replace): no generic names
 //! (`abort_`, `oml_*`, `mpl_*`, ...) that could interpose on client code,
 //! as the reference's libfiat does (compat §7.9).
 
@@ -18,6 +19,9 @@ const EXPECTED: &[&str] = &[
     "drhook_init",
     "drhook_lhook",
     "drhook_set_abort",
+    // -finstrument-functions' hooks (glibc's are empty; these replace them)
+    "__cyg_profile_func_enter",
+    "__cyg_profile_func_exit",
     // the reference's C ABI
     "c_drhook_end_",
     "c_drhook_init_",
@@ -141,12 +145,13 @@ fn static_library_defines_no_other_c_level_names() {
             (f.len() == 3).then(|| f[2])
         })
         .filter(|s| {
-            !(s.starts_with("_ZN")
-                || s.starts_with("_R")
-                || s.starts_with("__")
-                || s.starts_with("anon.")
-                || s.starts_with("DW.ref.")
-                || s.starts_with("drhook_engine_tls_current_"))
+            s.starts_with("__cyg_profile_func_")
+                || !(s.starts_with("_ZN")
+                    || s.starts_with("_R")
+                    || s.starts_with("__")
+                    || s.starts_with("anon.")
+                    || s.starts_with("DW.ref.")
+                    || s.starts_with("drhook_engine_tls_current_"))
         })
         .map(String::from)
         .collect();

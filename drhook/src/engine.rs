@@ -255,6 +255,57 @@ pub(crate) fn exit_span(id: u64) {
     unsafe { (*td).exit_span(id, (*td).mode()) }
 }
 
+// --- callers that name the routine at exit, not the activation ---------
+
+/// The 64-bit handle of the calling thread's innermost activation when it
+/// is one of `site` (0 otherwise: Dr.Hook off, no tree, nothing active, or
+/// another routine on top). For front doors whose exit names the routine
+/// instead of presenting a handle (`__cyg_profile_func_exit`): the handle
+/// then goes to [`exit_handle_fast`] / [`exit_handle`]. Makes no call.
+#[inline(always)]
+pub fn top_handle_of(site: &'static Site) -> u64 {
+    let td = thread::current();
+    if td.is_null() {
+        return 0;
+    }
+    // SAFETY: `td` is the calling thread's own tree; `current` is a node of
+    // its arena (or null).
+    unsafe {
+        let top = (*td).current();
+        if top.is_null() || !std::ptr::eq((*top).site, site) {
+            return 0;
+        }
+        (*top).handle64()
+    }
+}
+
+/// Calls and mean inclusive seconds per completed call of the calling
+/// thread's innermost activation's node (wall time when measured, else
+/// CPU time); None when nothing is active or Dr.Hook is not running. For
+/// throttling decisions (cold: reads the clock rate).
+pub fn top_figures() -> Option<(u64, f64)> {
+    let e = crate::setup::engine_if_ready()?;
+    let td = thread::current();
+    if td.is_null() {
+        return None;
+    }
+    // SAFETY: as in `top_handle_of`.
+    let top = unsafe { (*td).current().as_ref() }?;
+    if top.site.is_null() {
+        return None;
+    }
+    let calls = top.calls.load(Ordering::Relaxed);
+    let done = calls.saturating_sub(1).max(1) as f64;
+    let secs = if e.mode & bits::WALL != 0 {
+        let tps =
+            clock::ticks_per_second(e.wall_source, e.start, clock::ClockPair::now(e.wall_source));
+        top.wall_incl.load(Ordering::Relaxed) as f64 / tps
+    } else {
+        top.cpu_incl.load(Ordering::Relaxed) as f64 * 1e-9
+    };
+    Some((calls, secs / done))
+}
+
 // --- foreign callers: handles instead of tokens ---------------------------
 
 /// Enters `site` for a foreign caller (C, Fortran) and returns the 64-bit

@@ -66,7 +66,7 @@ pub mod config;
 pub use config::{env, options, task};
 pub use crash::abort;
 pub use front::instrumented;
-pub use sys::{clock, linebuf, sysinfo};
+pub use sys::{clock, ere, linebuf, symbols, sysinfo};
 pub use tree::handle;
 
 /// Crash tracebacks: signal handlers printing every thread's calling tree,
@@ -104,6 +104,7 @@ pub use front::instrumented::Instrumented;
 #[cfg(feature = "tracing")]
 pub use front::layer::{DrHookLayer, DrHookLayerBuilder};
 pub use front::settings::{AlreadyInitialized, Settings};
+pub use profile::text::set_header_lines;
 pub use profile::write::ProfileError;
 pub use runtime::{hold_across_fork, init_signals, write_final_profile, write_profile};
 pub use tree::site::{Site, registered_sites, site_for_name, site_for_span};

@@ -5,7 +5,6 @@
 //! routines of executables are rarely exported); else the library and
 //! offset.
 
-use std::ffi::CStr;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use crate::tree::site::{Site, site_for_name};
@@ -52,43 +51,12 @@ pub(super) fn site_of(start: usize) -> &'static Site {
 /// `thread:<library>+0x<offset>` when it has no symbol (stripped
 /// libraries), `thread` when nothing is known.
 fn name_of(start: usize) -> String {
-    if start == 0 {
-        return "thread".into();
+    let f = crate::sys::symbols::function_at(start);
+    match (f.symbol, f.object) {
+        (Some(s), _) => format!("thread:{s}"),
+        (None, Some(o)) => format!("thread:{o}"),
+        (None, None) => "thread".into(),
     }
-    // SAFETY: `info` is plain data that dladdr fills in.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only reads the address.
-    let found = unsafe { libc::dladdr(start as *const libc::c_void, &mut info) } != 0;
-    if found && !info.dli_sname.is_null() && info.dli_saddr as usize == start {
-        // SAFETY: a NUL-terminated name from the loader.
-        let s = unsafe { CStr::from_ptr(info.dli_sname) };
-        return format!("thread:{}", s.to_string_lossy());
-    }
-    let mut symbol = None;
-    // `resolve` looks up the instruction before the address it is given
-    // (a return address): give it one past the routine's first byte.
-    backtrace::resolve((start + 1) as *mut libc::c_void, |s| {
-        if symbol.is_none() {
-            symbol = s.name().map(|n| format!("{n:#}"));
-        }
-    });
-    if let Some(n) = symbol {
-        return format!("thread:{n}");
-    }
-    if !found {
-        return "thread".into();
-    }
-    if !info.dli_fname.is_null() {
-        // SAFETY: as above.
-        let f = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
-        let base = f.rsplit('/').next().unwrap_or(&f);
-        let base = if base.is_empty() { "main" } else { base };
-        return format!(
-            "thread:{base}+{:#x}",
-            start.wrapping_sub(info.dli_fbase as usize)
-        );
-    }
-    "thread".into()
 }
 
 #[cfg(test)]

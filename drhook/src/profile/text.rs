@@ -50,6 +50,16 @@ pub(crate) fn group(n: u64) -> String {
 
 const MB: u64 = 1024 * 1024;
 
+/// Lines a front door adds to the header (each after a tab), e.g. the
+/// functions `-finstrument-functions` stopped timing.
+static HEADER_LINES: std::sync::OnceLock<fn() -> Vec<String>> = std::sync::OnceLock::new();
+
+/// Sets the function whose lines every profile header carries (the first
+/// one set stays).
+pub fn set_header_lines(f: fn() -> Vec<String>) {
+    let _ = HEADER_LINES.set(f);
+}
+
 /// The header lines from "Profiling information" to the per-thread lines;
 /// `with_memory` adds the memory line (the file has it, the stderr echo not).
 pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> String {
@@ -94,6 +104,11 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
     ranges_line(&mut o, s);
     if let Some(l) = super::gpu::header_line() {
         let _ = writeln!(o, "{l}");
+    }
+    if let Some(f) = HEADER_LINES.get() {
+        for l in f() {
+            let _ = writeln!(o, "\t{l}");
+        }
     }
     // Threads that ended, summed per first routine (`profile::ended`): a
     // line no reader mistakes for a thread's.

@@ -1,7 +1,8 @@
 //! Building blocks with no knowledge of Dr.Hook: clocks, process facts,
 //! async-signal-safe line formatting, never-moving chunked storage, and
 //! work stacks (the engine's own work at a thread's start and end), and
-//! the mark of that own work where no calling tree can carry it; POSIX
+//! the mark of that own work where no calling tree can carry it; names of
+//! code addresses (`symbols`); POSIX
 //! extended regular expressions (`ere`), the dialect of every pattern.
 
 pub mod clock;
@@ -10,6 +11,7 @@ pub mod held;
 pub mod linebuf;
 pub(crate) mod own;
 pub(crate) mod segmented;
+pub mod symbols;
 pub mod sysinfo;
 pub(crate) mod workstack;
 
