@@ -1,6 +1,7 @@
 //! `drhook`: the command of drhook-rs — reports from Dr.Hook profiles
 //! (merge, flamegraph, json, diff, top), timelines (trace merge), library
-//! wrappers (wrap) and `run` (an unmodified program with Dr.Hook attached).
+//! wrappers (wrap), `run` (an unmodified program with Dr.Hook attached) and
+//! `dump` (a look into a running job).
 //! The work is done by the `drhook_cli` library; this is the command line
 //! and the exit status.
 
@@ -59,6 +60,10 @@ enum Command {
     /// Runs an unmodified program (and every process it starts) with
     /// Dr.Hook attached (LD_PRELOAD); the exit status is the program's.
     Run(cmd::run::Args),
+    /// Asks a running Dr.Hook process (and every process below it: an MPI
+    /// launcher's ranks) for every thread's calling tree and the profile so
+    /// far (drhook.prof.N.partial), without stopping it.
+    Dump(cmd::dump::Args),
 }
 
 /// `drhook run` gives the program the `SIGPIPE` disposition and the closed
@@ -85,6 +90,7 @@ fn main() -> ExitCode {
         Command::Wrap(a) => return cmd::wrap::run(*a),
         Command::Run(a) => cmd::run::run(&a, g),
         Command::Io(a) => cmd::io::run(&a),
+        Command::Dump(a) => cmd::dump::run(&a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -65,6 +65,7 @@ pub mod config;
 
 pub use config::{env, options, task};
 pub use crash::abort;
+pub use crash::dump;
 pub use front::instrumented;
 pub use sys::{clock, ere, linebuf, symbols, sysinfo};
 pub use tree::handle;

@@ -3,6 +3,7 @@
 //! exit statuses.
 
 pub mod diff;
+pub mod dump;
 pub mod flamegraph;
 pub mod io;
 pub mod json;

@@ -363,6 +363,19 @@ pub(crate) fn lock_for_fork() -> std::sync::MutexGuard<'static, ()> {
 /// Dr.Hook is off, no profile was asked for, or `DR_HOOK_PROFILE_PROC`
 /// selects another task. A failure is also reported once on stderr,
 /// naming the path.
+/// In a dump's copy of the process (`crash::dump`): the profile goes to
+/// `<profile>.partial`, without its JSON companion and timeline.
+static PARTIAL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process's profile writes partial ones (see [`PARTIAL`]).
+pub(crate) fn set_partial() {
+    PARTIAL.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn partial() -> bool {
+    PARTIAL.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     let Some(e) = crate::setup::engine_if_ready() else {
         return Ok(None);
@@ -377,14 +390,17 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     } else {
         Ok(None)
     };
-    if e.config.writes_trace() {
+    if e.config.writes_trace() && !partial() {
         super::trace::write_trace(e);
     }
     result
 }
 
 fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
-    let path = super::name::profile_path(e);
+    let mut path = super::name::profile_path(e);
+    if partial() {
+        path = suffixed(&path, ".partial");
+    }
     if let Some(dir) = e
         .config
         .profile_prefix
@@ -402,7 +418,8 @@ fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
     // The other processes of a run (fork children, programs started by the
     // instrumented one) write their profiles without a word.
     let silent = e.config.silent || !crate::setup::is_main();
-    let json = std::cell::RefCell::new(e.config.writes_json().then(|| JsonOut::open(e)));
+    let json =
+        std::cell::RefCell::new((e.config.writes_json() && !partial()).then(|| JsonOut::open(e)));
     collect(
         e,
         |snap, figures, params| {

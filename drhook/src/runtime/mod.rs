@@ -46,7 +46,23 @@ fn init() -> u32 {
     let e = ENGINE.get_or_init(|| crate::sys::own::own_work(start));
     MODE.store(e.mode, Ordering::Release);
     start_gpu(e);
+    start_dump(e);
     e.mode
+}
+
+/// The dump signal's handler and the hang watchdog (`crash::dump`), once,
+/// when Dr.Hook is on.
+fn start_dump(e: &Engine) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if e.mode == 0 {
+        return;
+    }
+    ONCE.call_once(|| {
+        crate::sys::own::own_work(|| {
+            crate::crash::dump::install();
+            crate::crash::dump::hang::start();
+        })
+    });
 }
 
 /// `DR_HOOK_OPT=gpu`: the GPU backend starts once the engine is up (its
@@ -97,6 +113,7 @@ pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> 
     });
     MODE.store(e.mode, Ordering::Release);
     start_gpu(e);
+    start_dump(e);
     ours
 }
 
