@@ -51,9 +51,6 @@ pub enum Unimplemented {
     PrintOption = 0,
     /// Printing to a Fortran unit other than 0 (stderr) and 6 (stdout).
     FortranUnit = 1,
-    /// More functions compiled with `-finstrument-functions` than the
-    /// address table takes.
-    CygTableFull = 2,
 }
 
 static WARNED: AtomicU64 = AtomicU64::new(0);

@@ -328,3 +328,29 @@ fn hang_timeout_dumps_once_and_the_program_goes_on() {
     ok(&r);
     assert!(!r.stderr().contains("[DrHookDump]"), "{}", r.stderr());
 }
+
+#[test]
+fn a_program_using_the_dump_signal_keeps_it_under_drhook_run() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let src = prog("dump_own_handler.c").display().to_string();
+    tool(d.path(), "gcc", &["-O1", "-o", "own", &src]);
+    let plain = run_in(d.path(), "./own", &[], &[]);
+    ok(&plain);
+    assert_eq!(plain.stdout(), "default=1\nhandled=1\n");
+    let r = run_in(
+        d.path(),
+        &drhook_exe().display().to_string(),
+        &["run", "--", "./own"],
+        &[],
+    );
+    ok(&r);
+    assert_eq!(
+        r.stdout(),
+        plain.stdout(),
+        "the program sees its own signal"
+    );
+    assert!(!r.stderr().contains("[DrHookDump]"), "{}", r.stderr());
+}

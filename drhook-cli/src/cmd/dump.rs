@@ -86,7 +86,7 @@ fn catches(pid: i32, sig: i32) -> bool {
     s.lines()
         .find_map(|l| l.strip_prefix("SigCgt:"))
         .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
-        .is_some_and(|m| sig >= 1 && sig <= 64 && m & (1u64 << (sig - 1)) != 0)
+        .is_some_and(|m| (1..=64).contains(&sig) && m & (1u64 << (sig - 1)) != 0)
 }
 
 /// `pid` and every process below it (from each thread's `children`).
@@ -125,15 +125,14 @@ pub fn run(a: &Args) -> Result<u8> {
     };
     let mut sent = 0;
     for p in pids {
-        match signal_of(p) {
-            Some(sig) if sig > 0 && catches(p, sig) => {
-                // SAFETY: sending a signal the process catches.
-                if unsafe { libc::kill(p, sig) } == 0 {
-                    eprintln!("drhook dump: asked process {p} (signal {sig})");
-                    sent += 1;
-                }
+        let sig = signal_of(p).filter(|&s| s > 0 && catches(p, s));
+        match sig {
+            // SAFETY: sending a signal the process catches.
+            Some(sig) if unsafe { libc::kill(p, sig) } == 0 => {
+                eprintln!("drhook dump: asked process {p} (signal {sig})");
+                sent += 1;
             }
-            _ if p == a.pid => eprintln!(
+            None if p == a.pid => eprintln!(
                 "drhook dump: process {p} has no Dr.Hook dump handler (not sent a signal)"
             ),
             _ => {}

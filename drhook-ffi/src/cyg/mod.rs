@@ -6,13 +6,18 @@
 //! ([`naming`]), resolved once per address and kept in a lock-free table
 //! ([`table`]); tiny hot functions stop being timed ([`throttle`]).
 //!
-//! The hot path (a function seen before): the table's home slot (a
+//! Dr.Hook off: one load and a branch in each hook. The hot path (a
+//! function seen before): the table's home slot (a
 //! multiply, a shift, three loads), a plain counter update, and the
 //! engine's call-free handle enter; at exit the home slot again, the
 //! engine's top-of-stack check and call-free exit. The exit names the
 //! function, not an activation: it leaves the innermost activation when it
 //! is this function's, and does nothing otherwise (a function not timed:
 //! excluded, throttled, or entered while Dr.Hook was off).
+//!
+//! A `longjmp` out of instrumented functions skips their exits: their
+//! activations stay open until the profile is written, and the functions
+//! entered afterwards are counted beneath them.
 //!
 //! glibc defines both as empty functions; `libdrhook` (linked before the C
 //! library) and the preload library take their place.
@@ -24,7 +29,7 @@ pub mod throttle;
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::Once;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use drhook::Site;
 
@@ -38,6 +43,10 @@ use table::{Entry, OFF};
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __cyg_profile_func_enter(func: *mut c_void, call_site: *mut c_void) {
     let _ = call_site;
+    // Dr.Hook off: one load and a branch.
+    if !crate::init::ensure() {
+        return;
+    }
     let addr = func as usize;
     if let Some(e) = table::first(addr) {
         let c = e.ctl.load(Ordering::Relaxed);
@@ -64,6 +73,9 @@ pub unsafe extern "C" fn __cyg_profile_func_enter(func: *mut c_void, call_site: 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __cyg_profile_func_exit(func: *mut c_void, call_site: *mut c_void) {
     let _ = call_site;
+    if !crate::init::ensure() {
+        return;
+    }
     let addr = func as usize;
     let site = match table::first(addr) {
         Some(e) => e.site(),
@@ -122,18 +134,22 @@ thread_local! {
 #[inline(never)]
 fn enter_cold(addr: usize) {
     guard("__cyg_profile_func_enter", (), || {
-        if RESOLVING.with(Cell::get) || !crate::init::ensure() {
+        if RESOLVING.with(Cell::get) {
             return;
         }
         let Some((e, new)) = table::claim(addr) else {
-            crate::boundary::warn_once(
-                crate::boundary::Unimplemented::CygTableFull,
-                "__cyg_profile_func_enter",
-                &format!(
-                    "more than {} instrumented functions: the others are not timed",
-                    table::CAPACITY
-                ),
-            );
+            static SAID: AtomicBool = AtomicBool::new(false);
+            if !SAID.swap(true, Ordering::Relaxed) {
+                drhook::diag::emit(
+                    "__cyg_profile_func_enter",
+                    file!(),
+                    line!(),
+                    &format!(
+                        "Warning - more than {} functions compiled with -finstrument-functions: the others are not timed",
+                        table::CAPACITY
+                    ),
+                );
+            }
             return;
         };
         if new {

@@ -19,7 +19,8 @@
 //! default (a program's handler is never replaced; one the program
 //! installs later replaces this one), with `SA_RESTART` (interrupted
 //! system calls are restarted) and `SA_ONSTACK`; the program's signal mask
-//! is left alone.
+//! is left alone. Under the preload library the program's `sigaction`
+//! sees the default it left ([`program_action`]).
 //!
 //! Native frames under the regions: a process that samples its stacks
 //! (issue 27, sampling inside Dr.Hook regions) sets
@@ -32,6 +33,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use crate::crash::calltree::{Scratch, opts_for, write_tree};
+use crate::crash::signals::view::own_sigaction;
 use crate::sys::linebuf::LineBuf;
 use crate::tree::thread;
 
@@ -124,8 +126,7 @@ pub(crate) fn install() {
     }
     // SAFETY: plain data filled in by sigaction.
     let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-    // SAFETY: querying the disposition.
-    if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) } != 0 {
+    if own_sigaction(sig, std::ptr::null(), &mut old) != 0 {
         return;
     }
     if old.sa_sigaction != libc::SIG_DFL {
@@ -141,10 +142,38 @@ pub(crate) fn install() {
     act.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
     // SAFETY: a valid mask.
     unsafe { libc::sigemptyset(&mut act.sa_mask) };
-    // SAFETY: installing our handler for a signal left at its default.
-    if unsafe { libc::sigaction(sig, &act, std::ptr::null_mut()) } == 0 {
+    if own_sigaction(sig, &act, std::ptr::null_mut()) == 0 {
         SIGNAL.store(sig, Ordering::Relaxed);
     }
+}
+
+/// The program's `sigaction` on the dump signal (through the preload
+/// layer's wrapper, `signals::view`): the program sees the default it left;
+/// a disposition it sets replaces Dr.Hook's handler, which steps aside
+/// (no more dumps on a signal). Returns 1 (done here), or 0 for the
+/// caller to make the real call (a disposition that cannot be set).
+///
+/// # Safety
+/// `act` and `old` are null or valid.
+pub(crate) unsafe fn program_action(
+    sig: i32,
+    act: *const libc::sigaction,
+    old: *mut libc::sigaction,
+) -> i32 {
+    // SAFETY: the caller's valid pointers.
+    let (new, old) = unsafe { (act.as_ref(), old.as_mut()) };
+    if let Some(new) = new {
+        if own_sigaction(sig, new, std::ptr::null_mut()) != 0 {
+            // The real call reports the error.
+            return 0;
+        }
+        SIGNAL.store(0, Ordering::Relaxed);
+    }
+    if let Some(o) = old {
+        // SAFETY: all-zero is a valid sigaction: SIG_DFL, empty mask.
+        *o = unsafe { std::mem::zeroed() };
+    }
+    1
 }
 
 /// The installed signal (0: none).

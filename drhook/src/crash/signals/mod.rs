@@ -66,7 +66,7 @@ mod helper;
 mod installation;
 mod names;
 mod report;
-mod view;
+pub(crate) mod view;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32};
 

@@ -46,7 +46,7 @@ thread_local! {
 
 /// `sigaction` for Dr.Hook itself: never virtualised, whoever's
 /// `sigaction` the call reaches. Async-signal-safe.
-pub(super) fn own_sigaction(
+pub(crate) fn own_sigaction(
     sig: i32,
     act: *const libc::sigaction,
     old: *mut libc::sigaction,
@@ -145,11 +145,14 @@ pub unsafe fn program_action(
     act: *const libc::sigaction,
     old: *mut libc::sigaction,
 ) -> i32 {
-    if OWN.with(|c| c.get())
-        || sig <= 0
-        || sig as usize >= NSIG
-        || !CAUGHT[sig as usize].load(Ordering::Acquire)
-    {
+    if OWN.with(|c| c.get()) {
+        return 0;
+    }
+    if sig > 0 && sig == crate::crash::dump::signal() {
+        // SAFETY: the caller's valid pointers.
+        return unsafe { crate::crash::dump::program_action(sig, act, old) };
+    }
+    if sig <= 0 || sig as usize >= NSIG || !CAUGHT[sig as usize].load(Ordering::Acquire) {
         return 0;
     }
     let Some(cur) = get(sig) else { return 0 };
