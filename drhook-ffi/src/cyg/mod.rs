@@ -43,11 +43,17 @@ use table::{Entry, OFF};
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __cyg_profile_func_enter(func: *mut c_void, call_site: *mut c_void) {
     let _ = call_site;
-    // Dr.Hook off: one load and a branch.
-    if !crate::init::ensure() {
+    // Dr.Hook off: one load and a branch (the rest out of line, so that
+    // this path saves no register; before the first call, `enter_cold`
+    // reads the environment).
+    if crate::init::is_off() {
         return;
     }
-    let addr = func as usize;
+    enter_on(func as usize)
+}
+
+#[inline(never)]
+fn enter_on(addr: usize) {
     if let Some(e) = table::first(addr) {
         let c = e.ctl.load(Ordering::Relaxed);
         if c & OFF != 0 {
@@ -73,10 +79,14 @@ pub unsafe extern "C" fn __cyg_profile_func_enter(func: *mut c_void, call_site: 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __cyg_profile_func_exit(func: *mut c_void, call_site: *mut c_void) {
     let _ = call_site;
-    if !crate::init::ensure() {
+    if crate::init::is_off() {
         return;
     }
-    let addr = func as usize;
+    exit_on(func as usize)
+}
+
+#[inline(never)]
+fn exit_on(addr: usize) {
     let site = match table::first(addr) {
         Some(e) => e.site(),
         None => site_elsewhere(addr),
@@ -134,7 +144,7 @@ thread_local! {
 #[inline(never)]
 fn enter_cold(addr: usize) {
     guard("__cyg_profile_func_enter", (), || {
-        if RESOLVING.with(Cell::get) {
+        if !crate::init::ensure() || RESOLVING.with(Cell::get) {
             return;
         }
         let Some((e, new)) = table::claim(addr) else {
