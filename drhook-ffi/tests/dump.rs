@@ -354,3 +354,38 @@ fn a_program_using_the_dump_signal_keeps_it_under_drhook_run() {
     );
     assert!(!r.stderr().contains("[DrHookDump]"), "{}", r.stderr());
 }
+
+#[test]
+fn a_fork_child_has_its_own_hang_watchdog() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "fork_sleep",
+        &[&prog("dump_fork_sleep.c")],
+        &[],
+        Link::Shared,
+    );
+    let r = run(
+        d.path(),
+        &exe,
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_HANG_TIMEOUT", "1"),
+        ],
+    );
+    ok(&r);
+    assert_eq!(r.stdout(), "done\n");
+    let err = r.stderr();
+    let mut pids: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split("[DrHookDump] pid ").nth(1))
+        .map(|t| t.split(':').next().unwrap())
+        .collect();
+    pids.sort();
+    pids.dedup();
+    assert_eq!(pids.len(), 2, "the parent's and the child's dumps:\n{err}");
+}

@@ -196,6 +196,8 @@ extern "C" fn child() {
         crate::profile::write::mark_fresh_child();
         if !e.config.follow.follows(&command_name(&e.program)) {
             MODE.store(0, Ordering::Release);
+        } else {
+            crate::crash::dump::hang::restart_in_child();
         }
     });
 }

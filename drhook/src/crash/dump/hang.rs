@@ -8,8 +8,10 @@
 //! Off the program's view: created with the C library's own
 //! `pthread_create` (not a preloaded wrapper, so it has no region, no
 //! thread number and no events), every signal blocked (a signal sent to
-//! the process is never delivered to it), and no calling tree. A `fork`
-//! child has no watchdog (threads do not survive `fork`).
+//! the process is never delivered to it), and no calling tree. Threads do
+//! not survive `fork`: a child that keeps Dr.Hook on starts its own
+//! watchdog from the engine's `atfork` child handler
+//! ([`restart_in_child`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -76,6 +78,14 @@ pub(crate) fn start() {
             drop(Box::from_raw(arg as *mut f64));
             STARTED.store(false, Ordering::Release);
         }
+    }
+}
+
+/// In a `fork` child (the engine's `atfork` child handler, Dr.Hook on):
+/// the parent's watchdog is not here; start this process's own.
+pub(crate) fn restart_in_child() {
+    if STARTED.swap(false, Ordering::AcqRel) {
+        start();
     }
 }
 
