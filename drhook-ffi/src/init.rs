@@ -23,13 +23,6 @@ pub fn ensure() -> bool {
     }
 }
 
-/// Whether the first call found Dr.Hook off (false before it: callers then
-/// reach [`ensure`] on their slow path). One load.
-#[inline(always)]
-pub fn is_off() -> bool {
-    STATE.load(Ordering::Relaxed) == OFF
-}
-
 #[cold]
 #[inline(never)]
 fn init_cold() -> bool {

@@ -31,17 +31,22 @@ fn spawn(dir: &Path, program: &str, args: &[&str], env: &[(&str, &str)]) -> Chil
 }
 
 /// Reads stdout lines until one equals `line` (the program is then about
-/// to block), returning what was read.
+/// to block), returning the reader.
 fn wait_for_line(child: &mut Child, line: &str) -> BufReader<std::process::ChildStdout> {
+    wait_for_lines(child, &[line])
+}
+
+/// Reads stdout lines until each of `lines` was seen, in any order.
+fn wait_for_lines(child: &mut Child, lines: &[&str]) -> BufReader<std::process::ChildStdout> {
     let mut r = BufReader::new(child.stdout.take().unwrap());
     let mut l = String::new();
-    loop {
+    let mut missing: Vec<&str> = lines.to_vec();
+    while !missing.is_empty() {
         l.clear();
-        assert!(r.read_line(&mut l).unwrap() > 0, "no '{line}' line");
-        if l.trim() == line {
-            return r;
-        }
+        assert!(r.read_line(&mut l).unwrap() > 0, "no {missing:?} lines");
+        missing.retain(|m| *m != l.trim());
     }
+    r
 }
 
 fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
@@ -231,10 +236,8 @@ fn dump_of_mpi_ranks_in_a_collective_through_the_launcher() {
     ];
     let env = [("DR_HOOK_DUMP_FILE", "dump.%d.txt")];
     let mut c = spawn(d.path(), &exe, &args, &env);
-    let mut out = wait_for_line(&mut c, "waiting");
-    // Rank 1 reaches the barrier while rank 0 waits for the file; give it
-    // the time to enter it.
-    std::thread::sleep(Duration::from_millis(500));
+    // Rank 0 waits for the file, rank 1 is in collective() (its barrier).
+    let mut out = wait_for_lines(&mut c, &["waiting", "rank 1 in collective"]);
     // `drhook run` execs the launcher: this PID is mpirun's.
     drhook_dump(c.id());
     let p1 = d.path().join("drhook.prof.1.partial");

@@ -6,7 +6,7 @@
 //! ([`naming`]), resolved once per address and kept in a lock-free table
 //! ([`table`]); tiny hot functions stop being timed ([`throttle`]).
 //!
-//! Dr.Hook off: one load and a branch in each hook. The hot path (a
+//! Dr.Hook off (`drhook_lhook` 0): one load and a branch in each hook. The hot path (a
 //! function seen before): the table's home slot (a
 //! multiply, a shift, three loads), a plain counter update, and the
 //! engine's call-free handle enter; at exit the home slot again, the
@@ -34,6 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use drhook::Site;
 
 use crate::boundary::guard;
+use crate::switch::lhook;
 use table::{Entry, OFF};
 
 /// Entry of a function compiled with `-finstrument-functions`.
@@ -43,10 +44,10 @@ use table::{Entry, OFF};
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __cyg_profile_func_enter(func: *mut c_void, call_site: *mut c_void) {
     let _ = call_site;
-    // Dr.Hook off: one load and a branch (the rest out of line, so that
-    // this path saves no register; before the first call, `enter_cold`
-    // reads the environment).
-    if crate::init::is_off() {
+    // Dr.Hook off (`drhook_lhook`, the C macros' switch: 1 until the
+    // environment is read, then 0 when off): one load and a branch; the
+    // rest out of line, so that this path saves no register.
+    if lhook().load(Ordering::Relaxed) == 0 {
         return;
     }
     enter_on(func as usize)
@@ -79,7 +80,7 @@ fn enter_on(addr: usize) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __cyg_profile_func_exit(func: *mut c_void, call_site: *mut c_void) {
     let _ = call_site;
-    if crate::init::is_off() {
+    if lhook().load(Ordering::Relaxed) == 0 {
         return;
     }
     exit_on(func as usize)

@@ -14,14 +14,18 @@ void wait_for_file(void) {
   while (access("go", F_OK) != 0) nanosleep(&t, NULL);
 }
 
-void collective(void) { MPI_Barrier(MPI_COMM_WORLD); }
+void collective(int rank) {
+  printf("rank %d in collective\n", rank);
+  fflush(stdout);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
 
 int main(int argc, char **argv) {
   int rank;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) wait_for_file();
-  collective();
+  collective(rank);
   printf("rank %d done\n", rank);
   MPI_Finalize();
   return 0;
