@@ -1,6 +1,6 @@
 //! A look into a running job: on a signal (`DR_HOOK_DUMP_SIGNAL`, what
 //! `drhook dump PID` sends) or when no thread has entered or left a region
-//! for `DR_HOOK_HANG_TIMEOUT` seconds ([`hang`]), every thread's current
+//! for `DR_HOOK_HANG_TIMEOUT` seconds (`hang.rs`), every thread's current
 //! calling tree on stderr (or into `DR_HOOK_DUMP_FILE`) and the profile so
 //! far in `<profile>.partial`; the program goes on.
 //!
@@ -20,7 +20,7 @@
 //! installs later replaces this one), with `SA_RESTART` (interrupted
 //! system calls are restarted) and `SA_ONSTACK`; the program's signal mask
 //! is left alone. Under the preload library the program's `sigaction`
-//! sees the default it left ([`program_action`]).
+//! sees the default it left (`program_action`).
 //!
 //! Native frames under the regions: a process that samples its stacks
 //! (issue 27, sampling inside Dr.Hook regions) sets
