@@ -391,4 +391,14 @@ fn a_fork_child_has_its_own_hang_watchdog() {
     pids.sort();
     pids.dedup();
     assert_eq!(pids.len(), 2, "the parent's and the child's dumps:\n{err}");
+    // Each partial profile is named as its process's profile: the child's
+    // after the child's pid, not the copy's.
+    let child: Vec<String> = pids
+        .iter()
+        .map(|p| format!("drhook.prof.1.fork_sleep.{p}.partial"))
+        .collect();
+    wait_for("both partial profiles", || {
+        d.path().join("drhook.prof.1.partial").exists()
+            && child.iter().filter(|c| d.path().join(c).exists()).count() == 1
+    });
 }

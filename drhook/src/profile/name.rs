@@ -22,8 +22,9 @@ pub(crate) fn writes_profile(e: &Engine) -> bool {
 pub(crate) fn profile_path(e: &Engine) -> PathBuf {
     let task = setup::task(e);
     let base = crate::config::profile_path(&e.config.profile_template, task.myproc);
-    // SAFETY: getpid has no preconditions.
-    let pid = unsafe { libc::getpid() } as u32;
+    // The process's own pid (a dump's copy names its files after the
+    // process it copies).
+    let pid = crate::sys::linebuf::shown_pid() as u32;
     PathBuf::from(profile_file(
         &base,
         setup::is_main(),
@@ -47,8 +48,9 @@ pub(crate) fn json_path(e: &Engine) -> PathBuf {
 pub(crate) fn trace_path(e: &Engine) -> PathBuf {
     let task = setup::task(e).myproc;
     let base = format!("drhook.trace.{task}");
-    // SAFETY: getpid has no preconditions.
-    let pid = unsafe { libc::getpid() } as u32;
+    // The process's own pid (a dump's copy names its files after the
+    // process it copies).
+    let pid = crate::sys::linebuf::shown_pid() as u32;
     let command = command_name(&e.program);
     if let Some(p) = e.config.profile_prefix.as_deref() {
         return PathBuf::from(format!("{p}{command}.{pid}.{base}.json"));
@@ -70,8 +72,9 @@ pub(crate) fn trace_path(e: &Engine) -> PathBuf {
 pub(crate) fn companion_path(e: &Engine, stem: &str, child: bool) -> PathBuf {
     let task = setup::task(e).myproc;
     let base = format!("{stem}.{task}");
-    // SAFETY: getpid has no preconditions.
-    let pid = unsafe { libc::getpid() } as u32;
+    // The process's own pid (a dump's copy names its files after the
+    // process it copies).
+    let pid = crate::sys::linebuf::shown_pid() as u32;
     let command = command_name(&e.program);
     if let Some(p) = e.config.profile_prefix.as_deref() {
         return PathBuf::from(format!("{p}{command}.{pid}.{base}"));

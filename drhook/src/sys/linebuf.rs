@@ -254,6 +254,16 @@ pub(crate) fn set_pid_override(pid: i32) {
     PID_OVERRIDE.store(pid as i64, Ordering::Relaxed);
 }
 
+/// The process this one speaks for: the pid set by [`set_pid_override`]
+/// (a crash helper, a dump's copy), else its own.
+pub(crate) fn shown_pid() -> i32 {
+    match PID_OVERRIDE.load(Ordering::Relaxed) {
+        // SAFETY: getpid has no preconditions.
+        0 => unsafe { libc::getpid() },
+        p => p as i32,
+    }
+}
+
 /// Caches the host name, task number, time origin and local UTC offset.
 pub(crate) fn set_label(host: &str, myproc: u32, start_ns: u64) {
     let b = host.as_bytes();
