@@ -117,6 +117,40 @@ fn cpp_names_are_demangled() {
 }
 
 #[test]
+fn cpp_exceptions_leave_the_functions_they_unwind() {
+    if !have_tool("g++") {
+        return;
+    }
+    let d = tempdir();
+    let src = prog("cyg_exceptions.cpp").display().to_string();
+    let lib = shared_lib();
+    let libdir = lib.parent().unwrap().display().to_string();
+    tool(
+        d.path(),
+        "g++",
+        &[
+            "-O1",
+            FLAG,
+            "-o",
+            "exc",
+            &src,
+            &format!("-L{libdir}"),
+            &format!("-Wl,-rpath,{libdir}"),
+            "-ldrhook",
+        ],
+    );
+    let r = run_env(d.path(), &d.path().join("exc"), &on("prof,callpath"));
+    assert_eq!(r.stdout(), "5\n");
+    let p = r.profile("drhook.prof.1");
+    assert_eq!(p.row("thrower(int)", 1).calls, 10);
+    assert_eq!(p.row("thrower(int)", 1).path, ["middle(int)", "main"]);
+    assert_eq!(p.row("middle(int)", 1).calls, 10);
+    assert_eq!(p.row("after()", 1).calls, 10);
+    assert_eq!(p.row("after()", 1).path, ["main"], "{:#?}", p.rows);
+    assert_eq!(p.rows.len(), 4, "{:#?}", p.rows);
+}
+
+#[test]
 fn gfortran_module_procedures_are_named_as_fortran() {
     if !have_gfortran() || !fc().contains("gfortran") {
         return;
