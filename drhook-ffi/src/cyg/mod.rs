@@ -186,8 +186,10 @@ fn resolve(e: &'static Entry, addr: usize) {
     static HEADER: Once = Once::new();
     HEADER.call_once(|| drhook::set_header_lines(throttle::header_lines));
     RESOLVING.with(|r| r.set(true));
-    let name = naming::region_name(addr);
-    if naming::excluded(&name) {
+    // A site is published whatever happens (other threads wait for it).
+    let name = std::panic::catch_unwind(|| naming::region_name(addr))
+        .unwrap_or_else(|_| format!("{addr:#x}"));
+    if std::panic::catch_unwind(|| naming::excluded(&name)).unwrap_or(false) {
         e.ctl.fetch_or(OFF, Ordering::Relaxed);
     }
     let site = drhook::site_for_name(&name, None);
