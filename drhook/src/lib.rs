@@ -57,6 +57,7 @@ pub mod lifecycle;
 mod metrics;
 mod profile;
 mod runtime;
+mod sample;
 mod setup;
 mod sys;
 mod tree;

@@ -16,6 +16,7 @@ const ORDER: &[&str] = &[
     "setup",
     "diag",
     "gpu",
+    "sample",
     "profile",
     "crash",
     "runtime",

@@ -79,6 +79,15 @@ pub struct Args {
     /// (adds io to the options when they lack it).
     #[arg(long, value_name = "REGEX")]
     pub io_trace: Option<OsString>,
+    /// DR_HOOK_OPT gains sample: each thread's native stack sampled on its
+    /// CPU-time clock, credited to the region active (`main` and the
+    /// threads' roots in a program nobody annotated), in <profile>-sample.
+    #[arg(long)]
+    pub sample: bool,
+    /// DR_HOOK_SAMPLE_HZ: samples per second of each thread's CPU time
+    /// (default 1000; implies --sample).
+    #[arg(long, value_name = "HZ")]
+    pub sample_hz: Option<u32>,
     /// Every MPI call a row of the calling tree, with its bytes, in
     /// <profile>-mpi (adds mpi to the options when they lack it).
     #[arg(long)]
@@ -243,20 +252,27 @@ pub fn variables(
     if let Some(re) = &a.io_trace {
         v.push(("DRHOOK_IO_TRACE".into(), re.clone()));
         // The trace is part of the I/O profile: `io` among the options.
-        with_token(&mut v, current, &["io", "ioprof"]);
+        add_option(&mut v, current, "io", &["io", "ioprof"]);
     }
     if a.mpi {
-        with_token(&mut v, current, &["mpi"]);
+        add_option(&mut v, current, "mpi", &["mpi"]);
+    }
+    if let Some(hz) = a.sample_hz {
+        v.push(("DR_HOOK_SAMPLE_HZ".into(), hz.to_string().into()));
+    }
+    if a.sample || a.sample_hz.is_some() {
+        add_option(&mut v, current, "sample", &["sample", "sampling"]);
     }
     Ok(v)
 }
 
-/// Adds `tokens[0]` to the options (`DR_HOOK_OPT` as set by now, else as
-/// in the environment) unless they have one of `tokens`.
-fn with_token(
+/// Adds `token` to the `DR_HOOK_OPT` the program will see (set in `v`,
+/// else the current one) unless one of `synonyms` is there.
+fn add_option(
     v: &mut Vec<(String, OsString)>,
     current: &dyn Fn(&str) -> Option<OsString>,
-    tokens: &[&str],
+    token: &str,
+    synonyms: &[&str],
 ) {
     let opt = v
         .iter()
@@ -265,15 +281,16 @@ fn with_token(
         .map(|(_, x)| x.clone())
         .or_else(|| current("DR_HOOK_OPT"))
         .unwrap_or_default();
-    let has = opt
-        .as_bytes()
-        .split(|b| b",/ \t".contains(b))
-        .any(|t| tokens.iter().any(|k| t.eq_ignore_ascii_case(k.as_bytes())));
+    let has = opt.as_bytes().split(|b| b",/ \t".contains(b)).any(|t| {
+        synonyms
+            .iter()
+            .any(|s| t.eq_ignore_ascii_case(s.as_bytes()))
+    });
     if !has {
         let with = if opt.is_empty() {
-            tokens[0].into()
+            token.into()
         } else {
-            concat(&opt, &format!(",{}", tokens[0]))
+            concat(&opt, &format!(",{token}"))
         };
         v.push(("DR_HOOK_OPT".into(), with));
     }
@@ -477,6 +494,26 @@ mod tests {
         // Also when it is not UTF-8 (std::env::var would say it is unset).
         let v = variables(&args(&["prog"]), &env(&[("DR_HOOK_OPT", b"prof,\xff")])).unwrap();
         assert!(!v.iter().any(|(k, _)| k == "DR_HOOK_OPT"), "{v:?}");
+        // --sample: sample among the options, once.
+        let v = variables(&args(&["--sample", "prog"]), &none).unwrap();
+        assert_eq!(
+            v.last().unwrap(),
+            &("DR_HOOK_OPT".into(), "prof,sample".into())
+        );
+        let v = variables(
+            &args(&["--sample-hz", "250", "--opt", "Sample", "prog"]),
+            &none,
+        )
+        .unwrap();
+        assert!(
+            v.contains(&("DR_HOOK_SAMPLE_HZ".into(), "250".into())),
+            "{v:?}"
+        );
+        assert_eq!(
+            v.iter().filter(|(k, _)| k == "DR_HOOK_OPT").count(),
+            1,
+            "{v:?}"
+        );
         // --io-trace: the pattern, and io among the options.
         let v = variables(&args(&["--io-trace", "out|in", "prog"]), &none).unwrap();
         assert!(

@@ -57,6 +57,9 @@ pub const DR_HOOK_PAPI_COUNTERS: &str = "DR_HOOK_PAPI_COUNTERS";
 /// events recorded per thread (16 bytes each, reserved at the thread's
 /// first instrumented call); recording stops when they are used up.
 pub const DR_HOOK_TRACE_EVENTS: &str = "DR_HOOK_TRACE_EVENTS";
+/// Project extension: with `DR_HOOK_OPT=sample`, samples per second of
+/// each thread's CPU time (default 1000).
+pub const DR_HOOK_SAMPLE_HZ: &str = "DR_HOOK_SAMPLE_HZ";
 /// Project extension: `0` skips the native backtrace after a crash (the
 /// Dr.Hook calling trees are still printed).
 pub const DRHOOK_BACKTRACE: &str = "DRHOOK_BACKTRACE";

@@ -25,6 +25,9 @@ pub const DEFAULT_TRACE_EVENTS: u64 = 1_000_000;
 /// Default of `DRHOOK_THREAD_BLOCKS`: threads that ended keeping their own
 /// block in the profile.
 pub const DEFAULT_THREAD_BLOCKS: u32 = 256;
+/// Default `DR_HOOK_SAMPLE_HZ`: samples per second of thread CPU time.
+pub const DEFAULT_SAMPLE_HZ: u32 = 1000;
+
 /// Largest `DR_HOOK_TRACE_EVENTS` (1 TiB of events per thread).
 pub const MAX_TRACE_EVENTS: u64 = 1 << 36;
 
@@ -215,6 +218,9 @@ pub struct Config {
     pub counter_events: Option<String>,
     /// `DR_HOOK_TRACE_EVENTS`: events recorded per thread with `trace`.
     pub trace_events: u64,
+    /// `DR_HOOK_SAMPLE_HZ`: samples per second of thread CPU time with
+    /// `sample`.
+    pub sample_hz: u32,
     /// `DRHOOK_THREAD_BLOCKS`: threads that ended keeping their own block
     /// in the profile (later ones are summed per first routine).
     pub thread_blocks: u32,
@@ -551,6 +557,13 @@ impl Config {
             2..=MAX_TRACE_EVENTS as i64,
             &mut warnings,
         ) as u64;
+        let sample_hz = parse_int_in(
+            env::DR_HOOK_SAMPLE_HZ,
+            get(env::DR_HOOK_SAMPLE_HZ).as_deref(),
+            DEFAULT_SAMPLE_HZ as i64,
+            1..=100_000,
+            &mut warnings,
+        ) as u32;
         let thread_blocks = parse_int_in(
             env::DRHOOK_THREAD_BLOCKS,
             get(env::DRHOOK_THREAD_BLOCKS).as_deref(),
@@ -560,6 +573,7 @@ impl Config {
         ) as u32;
         let meta = meta::Meta::from_lookup(get, &mut warnings);
         Config {
+            sample_hz,
             meta,
             thread_blocks,
             launcher_rank,

@@ -81,6 +81,10 @@ pub struct Options {
     /// through CUPTI loaded at run time, in `<profile>-gpu` (project
     /// extension).
     pub gpu: bool,
+    /// `sample`: a per-thread CPU-time timer samples the native stack,
+    /// credited to the region active on the thread, in `<profile>-sample`
+    /// (project extension).
+    pub sample: bool,
     /// Memory statistics per routine (`mem`, `heap`, `stack`, `rss`,
     /// `paging`, `memprof`, `all`): which of them are on.
     pub mem: MemOptions,
@@ -156,6 +160,7 @@ pub const TOKENS: &[(&[&str], &str)] = &[
     (&["IO", "IOPROF"], "IO"),
     (&["MPI"], "MPI"),
     (&["GPU"], "GPU"),
+    (&["SAMPLE", "SAMPLING"], "SAMPLE"),
     (&["REDUCE"], "REDUCE"),
     (&["RANKS"], "RANKS"),
 ];
@@ -273,6 +278,14 @@ impl Options {
                     // Reported beside the profile: a wall profile unless
                     // a profile token chose the clock.
                     o.gpu = true;
+                    if o.profile.is_none() {
+                        o.set_wallprof();
+                    }
+                }
+                "SAMPLE" => {
+                    // Reported beside the profile: a wall profile unless
+                    // a profile token chose the clock.
+                    o.sample = true;
                     if o.profile.is_none() {
                         o.set_wallprof();
                     }

@@ -23,6 +23,7 @@ pub(crate) mod json;
 pub(crate) mod mem;
 pub(crate) mod mpi;
 pub(crate) mod name;
+pub(crate) mod sample;
 pub(crate) mod reduce;
 pub(crate) mod snapshot;
 pub(crate) mod text;

@@ -105,6 +105,9 @@ pub(crate) fn format_header(h: &Header, s: &Summary, with_memory: bool) -> Strin
     if let Some(l) = super::gpu::header_line() {
         let _ = writeln!(o, "{l}");
     }
+    if let Some(l) = super::sample::header_line() {
+        let _ = writeln!(o, "{l}");
+    }
     if let Some(f) = HEADER_LINES.get() {
         for l in f() {
             let _ = writeln!(o, "\t{l}");

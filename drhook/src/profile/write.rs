@@ -689,7 +689,8 @@ fn write_siblings(
             super::mpi::write_mpi_text(w, header, summary, at)
         })?;
     }
-    super::gpu::write_beside(path, header)
+    super::gpu::write_beside(path, header)?;
+    super::sample::write_beside(path, header)
 }
 
 /// `memprof` or `io` without a profile token: only `<path>-mem` and
@@ -794,6 +795,8 @@ pub(crate) fn end_profile(failure: bool) -> Option<PathBuf> {
     if !claim_end() || (failure && !e.config.profile_on_failure) {
         return None;
     }
+    // No sample is taken from here on.
+    crate::sample::stop();
     // A `fork` child that ran nothing instrumented (a shell's or a
     // server's child that does its work in plain code and `_exit`s) has
     // only its parent's open routines to show: no time profile, as for a

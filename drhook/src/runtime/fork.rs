@@ -194,6 +194,7 @@ extern "C" fn child() {
         setup::set_start_unix(clock::realtime().0);
         crate::profile::write::reopen();
         crate::profile::write::mark_fresh_child();
+        crate::sample::after_fork_child();
         if !e.config.follow.follows(&command_name(&e.program)) {
             MODE.store(0, Ordering::Release);
         } else {

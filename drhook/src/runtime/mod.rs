@@ -46,8 +46,46 @@ fn init() -> u32 {
     let e = ENGINE.get_or_init(|| crate::sys::own::own_work(start));
     MODE.store(e.mode, Ordering::Release);
     start_gpu(e);
+    start_sampling(e);
     start_dump(e);
     e.mode
+}
+
+/// `DR_HOOK_OPT=sample`: the sampler starts once the engine is up.
+fn start_sampling(e: &Engine) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if e.mode == 0 || !e.config.options.sample {
+        return;
+    }
+    ONCE.call_once(|| {
+        let r = crate::sys::own::own_work(|| crate::sample::start(e.config.sample_hz));
+        if e.config.silent {
+            return;
+        }
+        match r {
+            Ok(sig) => crate::diag!(
+                "drhook_init",
+                "sample: {} Hz of each thread's CPU time, signal {sig}",
+                e.config.sample_hz
+            ),
+            Err(why) => crate::diag!(
+                "drhook_init",
+                "Warning - DR_HOOK_OPT=sample: {why}; no sampled profile"
+            ),
+        }
+    });
+}
+
+/// Per-thread set-up at a thread's first instrumented call.
+fn on_new_thread() {
+    crate::crash::signals::on_new_thread();
+    crate::sample::on_new_thread();
+}
+
+/// The end of a thread's tree.
+fn on_thread_end() {
+    crate::sample::on_thread_end();
+    crate::profile::ended::retire_current();
 }
 
 /// The dump signal's handler and the hang watchdog (`crash::dump`), once,
@@ -113,6 +151,7 @@ pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> 
     });
     MODE.store(e.mode, Ordering::Release);
     start_gpu(e);
+    start_sampling(e);
     start_dump(e);
     ours
 }
@@ -122,10 +161,10 @@ pub(crate) fn init_with(lookup: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> 
 fn wire(config: &Config) {
     crate::tree::site::set_case_insensitive(config.options.trim);
     crate::tree::mismatch::set_default_handler(crate::crash::mismatch::default_handler);
-    crate::tree::thread::set_new_thread_hook(crate::crash::signals::on_new_thread);
+    crate::tree::thread::set_new_thread_hook(on_new_thread);
     // A thread's tree ends with the thread (a thread-local destructor),
     // kept in compact form for the profile.
-    crate::tree::thread::set_thread_end_hook(crate::profile::ended::retire_current);
+    crate::tree::thread::set_thread_end_hook(on_thread_end);
     crate::metrics::watch::set_checker(crate::crash::watch::check_boundary);
     crate::crash::watch::set_enabler(enable_watch_checks);
 }
@@ -322,6 +361,7 @@ fn build(config: Config) -> Engine {
             || engine.config.options.io
             || engine.config.writes_trace()
             || engine.config.options.gpu
+            || engine.config.options.sample
         {
             crate::profile::write::register_at_exit();
         }
