@@ -101,8 +101,69 @@ fn load(files: &[PathBuf], g: &Global, no_companion: bool) -> Result<Vec<Profile
     Ok(out)
 }
 
+/// The sampled profiles (`<profile>-sample.json`) among `files`: None
+/// when there is none, an error when they are mixed with other profiles.
+fn sampled_docs(files: &[PathBuf]) -> Result<Option<Vec<serde_json::Value>>> {
+    let mut docs = Vec::new();
+    let mut others = 0;
+    for f in files {
+        if f.is_dir() {
+            others += 1;
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        if folded::is_sampled(&text) {
+            docs.push(
+                serde_json::from_str(&text)
+                    .map_err(|e| Error::msg(format!("{}: {e}", f.display())))?,
+            );
+        } else {
+            others += 1;
+        }
+    }
+    match (docs.is_empty(), others) {
+        (true, _) => Ok(None),
+        (false, 0) => Ok(Some(docs)),
+        _ => Err(Error::msg(
+            "sampled profiles (-sample.json) and other profiles: draw them apart",
+        )),
+    }
+}
+
+/// A flame graph of sampled stacks: a frame's width is its samples.
+fn draw_sampled(a: &Args, docs: &[serde_json::Value]) -> Result<u8> {
+    let lines = folded::sampled(docs, a.thread);
+    if lines.is_empty() {
+        return Err(Error::msg("no samples: nothing to draw"));
+    }
+    if a.folded {
+        let mut s = lines.join("\n");
+        s.push('\n');
+        emit(a.output.as_deref(), s.as_bytes())?;
+        return Ok(EXIT_OK);
+    }
+    let mut opt = inferno::flamegraph::Options::default();
+    opt.title = a.title.clone().unwrap_or_else(|| {
+        let names: Vec<&str> = a.files.iter().filter_map(|f| f.to_str()).collect();
+        format!("Dr.Hook sampled profile {}", names.join(" "))
+    });
+    opt.count_name = "samples".into();
+    opt.name_type = "Function:".into();
+    opt.hash = true;
+    opt.deterministic = true;
+    opt.image_width = a.width;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), &mut svg)
+        .map_err(|e| Error::msg(format!("drawing the flame graph: {e}")))?;
+    emit(a.output.as_deref(), &svg)?;
+    Ok(EXIT_OK)
+}
+
 /// Runs the command.
 pub fn run(a: &Args, g: &Global) -> Result<u8> {
+    if let Some(docs) = sampled_docs(&a.files)? {
+        return draw_sampled(a, &docs);
+    }
     let profiles = load(&a.files, g, a.no_companion)?;
     let o = folded::Options {
         thread: a.thread,

@@ -86,6 +86,58 @@ pub fn stacks(profiles: &[Profile], o: Options) -> BTreeMap<String, u64> {
     out
 }
 
+/// Whether `text` is a sampled profile (`<profile>-sample.json`, format
+/// `drhook-sample`).
+pub fn is_sampled(text: &str) -> bool {
+    text.trim_start().starts_with('{') && text.contains("\"drhook-sample\"")
+}
+
+/// The folded stacks of sampled profiles (`drhook-sample` documents):
+/// the Dr.Hook regions, outermost first, then the sampled native frames
+/// as `[sampled] function`; the count is the samples. Frames as in
+/// [`folded`] (`task N`, `thread N` prefixes).
+pub fn sampled(docs: &[serde_json::Value], thread: Option<u32>) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let many_tasks = docs.len() > 1;
+    let mut out = BTreeMap::<String, u64>::new();
+    for d in docs {
+        let stacks = d["stacks"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let tids: std::collections::BTreeSet<u64> =
+            stacks.iter().filter_map(|s| s["tid"].as_u64()).collect();
+        let many_threads = thread.is_none() && tids.len() > 1;
+        for s in stacks {
+            let tid = s["tid"].as_u64().unwrap_or(0);
+            if thread.is_some_and(|t| u64::from(t) != tid) {
+                continue;
+            }
+            let count = s["count"].as_u64().unwrap_or(0);
+            if count == 0 {
+                continue;
+            }
+            let mut fr: Vec<String> = Vec::new();
+            if many_tasks {
+                fr.push(format!("task {}", d["proc"].as_u64().unwrap_or(0)));
+            }
+            if many_threads {
+                fr.push(format!("thread {tid}"));
+            }
+            let names = |k: &str| -> Vec<String> {
+                s[k].as_array()
+                    .map(|a| a.iter().filter_map(|v| v.as_str()).map(frame).collect())
+                    .unwrap_or_default()
+            };
+            fr.extend(names("regions"));
+            fr.extend(
+                names("frames")
+                    .into_iter()
+                    .map(|f| format!("[sampled] {f}")),
+            );
+            *out.entry(fr.join(";")).or_default() += count;
+        }
+    }
+    out.into_iter().map(|(k, v)| format!("{k} {v}")).collect()
+}
+
 /// The folded stacks of the given tasks (`stack count` lines, sorted).
 pub fn folded(profiles: &[Profile], o: Options) -> Vec<String> {
     stacks(profiles, o)

@@ -127,4 +127,5 @@ mod mpi_calls;
 mod mpi_reduce;
 mod options;
 mod programs;
+mod sampling;
 mod static_program;

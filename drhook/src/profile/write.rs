@@ -801,7 +801,13 @@ pub(crate) fn end_profile(failure: bool) -> Option<PathBuf> {
     // server's child that does its work in plain code and `_exit`s) has
     // only its parent's open routines to show: no time profile, as for a
     // child that `exec`s. Its memory and I/O profiles are its own.
-    if !e.config.options.io && !e.config.options.mem.memprof && is_fresh_child() {
+    // A child whose threads were sampled has a profile of its own (its
+    // samples).
+    if !e.config.options.io
+        && !e.config.options.mem.memprof
+        && is_fresh_child()
+        && !crate::sample::has_samples()
+    {
         return None;
     }
     // A SIGTERM (a pool's workers are ended that way), SIGINT or alarm

@@ -228,6 +228,14 @@ pub(crate) fn each(mut f: impl FnMut(&Sampled)) {
     }
 }
 
+/// Whether any sample was taken in this process (a `fork` child's: since
+/// the fork).
+pub(crate) fn has_samples() -> bool {
+    let mut any = false;
+    each(|s| any |= s.table.taken.load(Ordering::Relaxed) > 0);
+    any
+}
+
 /// Whether sampling started (the signal, the rate).
 pub(crate) fn started() -> Option<(i32, u32)> {
     let s = SIGNAL.load(Ordering::Acquire);
