@@ -40,6 +40,7 @@
 //! | `tree/` | the per-thread calling tree: sites, nodes, `ThreadData` (enter/exit algorithms, registry), TLS slot, [`handle`]s, the [`mismatch`] report slot, overhead calibration |
 //! | `setup` | the mode word and the state fixed at initialisation |
 //! | `diag` | `[EC_DRHOOK:...]` message lines |
+//! | `sample/` | `DR_HOOK_OPT=sample`: per-thread CPU-time timers, the signal-safe unwind, per-thread stack tables |
 //! | `profile/` | snapshot → rows (`compute`) → text and CSV → atomic write, at exit |
 //! | `crash/` | [`signals`] (tracebacks), call-tree printing, maps, [`abort`], the default mismatch report |
 //! | `runtime` | start-up: configuration → state, and the wiring of all of the above |

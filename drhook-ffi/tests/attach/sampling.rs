@@ -7,9 +7,13 @@
 
 use super::*;
 
-/// Loop units per thread: about 0.3 s of CPU per thread (1.2 s in all),
-/// over a thousand samples at 1 kHz.
-const UNITS: &str = "60";
+/// Loop units per thread: about 0.8 s of CPU per thread (3 s in all).
+/// The kernel checks thread CPU-time timers at its tick (often 250 Hz):
+/// whatever the rate asked, the samples are that many independent draws
+/// (each weighted by its overrun), about 800 here, so that the share's
+/// standard deviation (1.5 points) keeps 75 ± 5 more than 3 deviations
+/// wide.
+const UNITS: &str = "160";
 
 fn shares_exe(dir: &Path, exe: &str, with_drhook: bool) -> PathBuf {
     let src = attach_prog("shares.c").display().to_string();

@@ -11,7 +11,8 @@
 //! trace; `io` the I/O profile `drhook.prof.N-io` (`io`); `mem` writes the memory profile `drhook.prof.N-mem` (`memprof`)
 //! from the same rows; `name` says which file a process of a run writes;
 //! `reduce` folds this task's rows for the job profile (`reduce`) and
-//! writes it; `gpu` the GPU profile `drhook.prof.N-gpu` (`gpu`);
+//! writes it; `gpu` the GPU profile `drhook.prof.N-gpu` (`gpu`); `sample` the sampled
+//! profile `drhook.prof.N-sample` and its JSON (`sample`);
 //! `ended` keeps what the profile needs of threads that ended, whose trees
 //! are freed.
 

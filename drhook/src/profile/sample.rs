@@ -11,7 +11,8 @@
 //!
 //! Native addresses are symbolised here, once each, with the `backtrace`
 //! crate (the crash traceback's resolver): the function's name,
-//! demangled; `??` when the address has none.
+//! demangled; `??(library)` when the address has none (a
+//! stripped library).
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -50,9 +51,26 @@ fn symbol(addr: u64, cache: &mut HashMap<u64, String>) -> String {
                     name = s.name().map(|n| format!("{n:#}"));
                 }
             });
-            name.unwrap_or_else(|| "??".to_string())
+            name.unwrap_or_else(|| in_module(addr))
         })
         .clone()
+}
+
+/// `??(module)` for an address without a symbol (a stripped
+/// library), `??` outside any module.
+fn in_module(addr: u64) -> String {
+    // SAFETY: plain data that dladdr fills in.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: dladdr only reads the address.
+    if unsafe { libc::dladdr(addr as *const libc::c_void, &mut info) } == 0
+        || info.dli_fname.is_null()
+    {
+        return "??".into();
+    }
+    // SAFETY: a C string of the loader's.
+    let path = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+    let file = path.rsplit('/').next().unwrap_or(&path);
+    format!("??({file})")
 }
 
 /// Whether native function `f` is the region `region`'s own function

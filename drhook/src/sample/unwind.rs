@@ -34,6 +34,7 @@ pub(crate) struct Regs {
 ///
 /// # Safety
 /// `uc` is the third argument of an `SA_SIGINFO` handler.
+#[cfg(target_arch = "x86_64")]
 pub(crate) unsafe fn regs_of(uc: *mut libc::c_void) -> Regs {
     // SAFETY: caller contract: a ucontext_t.
     let g = unsafe { &(*(uc as *const libc::ucontext_t)).uc_mcontext.gregs };
@@ -41,6 +42,16 @@ pub(crate) unsafe fn regs_of(uc: *mut libc::c_void) -> Regs {
         pc: g[libc::REG_RIP as usize] as u64,
         sp: g[libc::REG_RSP as usize] as u64,
         fp: g[libc::REG_RBP as usize] as u64,
+    }
+}
+
+/// Elsewhere sampling does not start (`super::start`).
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) unsafe fn regs_of(_uc: *mut libc::c_void) -> Regs {
+    Regs {
+        pc: 0,
+        sp: 0,
+        fp: 0,
     }
 }
 
