@@ -194,3 +194,33 @@ fn a_fork_child_samples_its_own_work_into_its_own_profile() {
         "parent",
     );
 }
+
+#[test]
+fn a_program_that_takes_the_sample_signal_keeps_it_and_sampling_goes_on() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = shares_exe(d.path(), "plain", false);
+    let prog = exe.display().to_string();
+    let own = run_in(d.path(), &prog, &["20", "rtsig"], &[]);
+    ok(&own);
+    let r = drhook_run(d.path(), &["--sample"], &prog, &["20", "rtsig"], &[]);
+    ok(&r);
+    // Dr.Hook took SIGRTMAX, the signal without a handler from the top...
+    assert!(
+        r.stderr().contains(&format!("signal {}", libc::SIGRTMAX())),
+        "{}",
+        r.stderr()
+    );
+    // ...yet the program finds it at its default, its handler installed,
+    // receiving its own signal once and none of the timer's.
+    assert_eq!(r.stdout(), own.stdout());
+    assert!(
+        r.stdout().contains("SIGRTMAX received: 1"),
+        "{}",
+        r.stdout()
+    );
+    let doc = sample_doc(d.path(), "drhook.prof.1-sample.json");
+    assert!(count(&doc, "work_a", None) > 0, "{doc}");
+}

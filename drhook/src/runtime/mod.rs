@@ -58,6 +58,7 @@ fn start_sampling(e: &Engine) {
         return;
     }
     ONCE.call_once(|| {
+        crate::sample::set_foreign_handler(crate::crash::signals::call_program);
         let r = crate::sys::own::own_work(|| crate::sample::start(e.config.sample_hz));
         if e.config.silent {
             return;

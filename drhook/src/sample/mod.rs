@@ -58,6 +58,21 @@ thread_local! {
     static MINE: Cell<*const Sampled> = const { Cell::new(std::ptr::null()) };
 }
 
+/// What receives the signals of the sample signal that are not the
+/// timers' (set by `runtime`: the program's disposition in the preload
+/// layer's view of its signals).
+static FOREIGN: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Installs the receiver of the sample signal's other signals.
+pub(crate) fn set_foreign_handler(f: fn(i32, *mut libc::siginfo_t, *mut libc::c_void)) {
+    FOREIGN.store(f as *mut (), Ordering::Release);
+}
+
+/// The signal the sampler took (0: none).
+pub(crate) fn signal() -> i32 {
+    SIGNAL.load(Ordering::Acquire)
+}
+
 /// Marks the timer's signals (`sigev_value`).
 const MAGIC: usize = 0x5a4d_504c;
 
@@ -266,13 +281,24 @@ pub(crate) fn after_fork_child() {
 }
 
 /// The sample handler.
-extern "C" fn on_signal(_sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
-    if STOPPED.load(Ordering::Relaxed) || info.is_null() || uc.is_null() {
+extern "C" fn on_signal(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
+    if info.is_null() || uc.is_null() {
         return;
     }
     // SAFETY: the kernel's siginfo for an SA_SIGINFO handler.
     let (code, value) = unsafe { ((*info).si_code, (*info).si_value().sival_ptr as usize) };
     if code != libc::SI_TIMER || value != MAGIC {
+        // Not a sample: the program's (a `kill`, `sigqueue`, its own timer).
+        let f = FOREIGN.load(Ordering::Acquire);
+        if !f.is_null() {
+            // SAFETY: only such `fn`s are stored in FOREIGN.
+            let f: fn(i32, *mut libc::siginfo_t, *mut libc::c_void) =
+                unsafe { std::mem::transmute(f) };
+            f(sig, info, uc);
+        }
+        return;
+    }
+    if STOPPED.load(Ordering::Relaxed) {
         return;
     }
     let s = MINE.with(|m| m.get());

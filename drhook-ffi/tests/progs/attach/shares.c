@@ -8,7 +8,10 @@
  * Arguments: `units` (default 20), then optionally `sigprof` (the program
  * runs its own ITIMER_PROF with a SIGPROF handler and says how many ticks
  * it got) or `fork` (the work runs again in a fork child, which the
- * parent waits for). The output is the same measured or not. */
+ * parent waits for) or `rtsig` (the program looks at SIGRTMAX's
+ * disposition, installs its own handler for it, raises it once, and says
+ * how many it received in the end). The output is the same measured or
+ * not. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -87,7 +90,12 @@ static long run_threads(void) {
   return total;
 }
 
-static volatile sig_atomic_t ticks;
+static volatile sig_atomic_t ticks, rt_received;
+
+static void on_rt(int sig) {
+  (void)sig;
+  rt_received++;
+}
 
 static void on_prof(int sig) {
   (void)sig;
@@ -105,6 +113,18 @@ int main(int argc, char **argv) {
     sigaction(SIGPROF, &sa, NULL);
     setitimer(ITIMER_PROF, &it, NULL);
   }
+  if (argc > 2 && strcmp(argv[2], "rtsig") == 0) {
+    struct sigaction sa, old;
+    sigaction(SIGRTMAX, NULL, &old);
+    printf("SIGRTMAX at start: %s\n",
+           old.sa_handler == SIG_DFL ? "default" : "a handler");
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_rt;
+    sigaction(SIGRTMAX, &sa, NULL);
+    raise(SIGRTMAX);
+    sigaction(SIGRTMAX, NULL, &old);
+    printf("SIGRTMAX now: %s\n", old.sa_handler == on_rt ? "its handler" : "another");
+  }
   if (argc > 2 && strcmp(argv[2], "fork") == 0) {
     int status;
     pid_t pid = fork();
@@ -119,6 +139,8 @@ int main(int argc, char **argv) {
   }
   total = run_threads();
   printf("total=%ld\n", total);
+  if (argc > 2 && strcmp(argv[2], "rtsig") == 0)
+    printf("SIGRTMAX received: %d\n", (int)rt_received);
   if (argc > 2 && strcmp(argv[2], "sigprof") == 0) {
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_PROF, &off, NULL);

@@ -73,6 +73,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32};
 pub use installation::{init_this_thread, trap_fpe_by_default};
 pub(crate) use installation::{install, on_new_thread};
 pub use names::{DEFAULT_SIGNALS, catchable_fatal, signal_name, signals_to_catch};
+pub(crate) use view::call_program;
 pub use view::program_action;
 
 const NSIG: usize = 65;

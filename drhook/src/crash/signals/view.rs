@@ -127,6 +127,67 @@ fn ends_process(act: &libc::sigaction) -> bool {
     base.starts_with(b"libgfortran")
 }
 
+/// The program's `sigaction` on the signal the sampler took
+/// (`DR_HOOK_OPT=sample`): for the program it is still its own — the
+/// disposition it had (the default: the sampler takes only a signal
+/// without a handler), then what it sets, kept in the view while the
+/// sample handler stays in front and passes on the signals that are not
+/// its timer's ([`call_program`]).
+///
+/// # Safety
+/// `act` and `old` are null or valid.
+unsafe fn sample_signal_action(
+    sig: i32,
+    act: *const libc::sigaction,
+    old: *mut libc::sigaction,
+) -> i32 {
+    // SAFETY: a zeroed sigaction is SIG_DFL with no flags.
+    let cur = get(sig).copied().unwrap_or(unsafe { std::mem::zeroed() });
+    // SAFETY: the caller's valid (or null) pointer.
+    if let Some(new) = unsafe { act.as_ref() } {
+        if !record(sig, new) {
+            // No record left: sampling stops, and the program's
+            // disposition becomes the real one.
+            crate::sample::stop();
+            own_sigaction(sig, new, std::ptr::null_mut());
+        }
+    }
+    // SAFETY: the caller's valid (or null) pointer.
+    if let Some(o) = unsafe { old.as_mut() } {
+        *o = cur;
+    }
+    1
+}
+
+/// A signal the sample handler received that is not its timer's: what the
+/// program's disposition of it says (its handler called; the default
+/// action of a real-time signal, ending the process; or nothing when
+/// ignored). Async-signal-safe.
+pub(crate) fn call_program(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void) {
+    let Some(p) = get(sig) else {
+        super::chaining::terminate(sig)
+    };
+    let h = p.sa_sigaction;
+    if h == libc::SIG_IGN {
+        return;
+    }
+    if h == libc::SIG_DFL {
+        super::chaining::terminate(sig);
+    }
+    // SAFETY: the handler the program set, called with the convention its
+    // flags declare.
+    unsafe {
+        if p.sa_flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(i32, *mut libc::siginfo_t, *mut libc::c_void) =
+                std::mem::transmute(h);
+            f(sig, info, uc);
+        } else {
+            let f: extern "C" fn(i32) = std::mem::transmute(h);
+            f(sig);
+        }
+    }
+}
+
 /// A program's `sigaction(sig, act, old)` on a signal Dr.Hook may hold:
 /// 1 when it is answered from the program's view (the query gets the
 /// program's disposition, a new one becomes the program's and Dr.Hook's
@@ -145,14 +206,18 @@ pub unsafe fn program_action(
     act: *const libc::sigaction,
     old: *mut libc::sigaction,
 ) -> i32 {
-    if OWN.with(|c| c.get()) {
+    if OWN.with(|c| c.get()) || sig <= 0 || sig as usize >= NSIG {
         return 0;
     }
-    if sig > 0 && sig == crate::crash::dump::signal() {
+    if sig == crate::crash::dump::signal() {
         // SAFETY: the caller's valid pointers.
         return unsafe { crate::crash::dump::program_action(sig, act, old) };
     }
-    if sig <= 0 || sig as usize >= NSIG || !CAUGHT[sig as usize].load(Ordering::Acquire) {
+    if crate::sample::signal() == sig {
+        // SAFETY: the caller's pointers.
+        return unsafe { sample_signal_action(sig, act, old) };
+    }
+    if !CAUGHT[sig as usize].load(Ordering::Acquire) {
         return 0;
     }
     let Some(cur) = get(sig) else { return 0 };
