@@ -1,6 +1,7 @@
 //! What the I/O profile costs (issue 12), in one run on this machine:
 //! small `write`s (16 bytes, to a regular file) and `fwrite`s (16 bytes,
-//! a buffered stream) of `progs/bench_io.c`, plain; under the preload
+//! a buffered stream) and `fprintf`s (a short line, a buffered stream) of
+//! `progs/bench_io.c`, plain; under the preload
 //! library with Dr.Hook on and no `io` token (the wrappers pass through);
 //! with `DR_HOOK_OPT=io`; with every call traced (`DRHOOK_IO_TRACE`);
 //! under `strace -c -f` and `ltrace -c` (Debian
@@ -64,8 +65,13 @@ fn main() {
     } else {
         println!("ltrace not found: its row is skipped");
     }
-    for mode in ["write", "fwrite"] {
-        println!("\n{mode}() of 16 bytes, median of the batches, one run:\n");
+    for mode in ["write", "fwrite", "fprintf"] {
+        let what = if mode == "fprintf" {
+            "of a short line"
+        } else {
+            "of 16 bytes"
+        };
+        println!("\n{mode}() {what}, median of the batches, one run:\n");
         table(work.path(), &exe, &cfgs, mode, "over plain", |t, b| {
             format!("{:+.1} ns ({:.2}x)", t - b, t / b)
         });

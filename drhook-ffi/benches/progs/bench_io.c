@@ -1,6 +1,8 @@
 /* The I/O profile's costs: `bench_io write N B` times N write()s of 16
  * bytes to a regular file, `bench_io fwrite N B` N fwrite()s of 16 bytes
- * (a buffered stream); B batches, prints the median ns per call. */
+ * (a buffered stream), `bench_io fprintf N B` N fprintf()s of a short line
+ * ("line %ld\n", 6 to 12 bytes, a buffered stream); B batches, prints the
+ * median ns per call. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   int fw = argc > 1 && strcmp(argv[1], "fwrite") == 0;
+  int fp = argc > 1 && strcmp(argv[1], "fprintf") == 0;
   long n = argc > 2 ? atol(argv[2]) : 1000000;
   int batches = argc > 3 ? atoi(argv[3]) : 7;
   if (batches < 1 || batches > 64) batches = 7;
@@ -30,9 +33,11 @@ int main(int argc, char **argv) {
   memset(buf, 'x', sizeof buf);
   for (int b = 0; b < batches; b++) {
     int fd = open("bench_io.dat", O_CREAT | O_TRUNC | O_WRONLY, 0644);
-    FILE *f = fw ? fdopen(fd, "w") : NULL;
+    FILE *f = fw || fp ? fdopen(fd, "w") : NULL;
     double t = now();
-    if (fw) {
+    if (fp) {
+      for (long i = 0; i < n; i++) fprintf(f, "line %ld\n", i);
+    } else if (fw) {
       for (long i = 0; i < n; i++) fwrite(buf, 1, sizeof buf, f);
     } else {
       for (long i = 0; i < n; i++)

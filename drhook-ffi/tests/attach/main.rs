@@ -121,6 +121,7 @@ mod engines;
 mod events;
 mod installed;
 mod io;
+mod io_stdio;
 mod memory;
 mod mpi;
 mod mpi_calls;

@@ -46,6 +46,11 @@ pub struct Args {
     /// text (0: all).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
+    /// The block size stdio's flushes are compared with (default: each
+    /// file's own, `st_blksize` at its open): a stream whose writes are
+    /// below half of it on average is flagged (small flushes).
+    #[arg(long, value_name = "BYTES")]
+    pub block_size: Option<u64>,
     /// Where to write (default: stdout).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -58,7 +63,7 @@ pub fn run(a: &Args) -> Result<u8> {
     let job = a.summary || (!a.per_process && reports.len() > 1);
     let out = if job {
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        let s = summary::summarize(&reports, &names, a.top);
+        let s = summary::summarize_with(&reports, &names, a.top, a.block_size);
         if a.json {
             serde_json::to_string_pretty(&s).map_err(|e| Error::msg(e.to_string()))? + "\n"
         } else {
@@ -67,7 +72,11 @@ pub fn run(a: &Args) -> Result<u8> {
     } else if a.json {
         serde_json::to_string_pretty(&reports).map_err(|e| Error::msg(e.to_string()))? + "\n"
     } else {
-        reports.iter().map(render).collect::<Vec<_>>().join("\n")
+        reports
+            .iter()
+            .map(|r| process::render_with(r, a.block_size))
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     super::emit(a.output.as_deref(), out.as_bytes())?;
     Ok(EXIT_OK)

@@ -8,10 +8,16 @@ use super::read::{BINS, File, Report, human};
 /// The text report of one process, its names and paths made printable
 /// ([`crate::report::table::printable`]).
 pub fn render(r: &Report) -> String {
-    crate::report::table::printable(&render_raw(r)).into_owned()
+    render_with(r, None)
 }
 
-fn render_raw(r: &Report) -> String {
+/// [`render`], streams flagged for small flushes against `block` bytes
+/// (None: each file's own block size).
+pub fn render_with(r: &Report, block: Option<u64>) -> String {
+    crate::report::table::printable(&render_raw(r, block)).into_owned()
+}
+
+fn render_raw(r: &Report, block: Option<u64>) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -82,8 +88,14 @@ fn render_raw(r: &Report) -> String {
         } else {
             "-".into()
         };
-        let buf = match (&f.bufsize, &f.bufmode) {
-            (Some(s), Some(m)) => format!("{s}/{m}"),
+        // The buffer the stream had, else the one `setvbuf` asked for.
+        let buf = match (
+            &f.stdio_buffer,
+            &f.stdio_buffer_mode,
+            &f.bufsize,
+            &f.bufmode,
+        ) {
+            (Some(s), Some(m), _, _) | (None, _, Some(s), Some(m)) => format!("{s}/{m}"),
             _ => "-".into(),
         };
         let stdio = if f.stdio_reads + f.stdio_writes > 0 {
@@ -98,7 +110,7 @@ fn render_raw(r: &Report) -> String {
             f.reads,
             human(f.read_bytes + f.stdio_read_bytes),
             f.writes,
-            human(f.write_bytes + f.stdio_write_bytes),
+            human(f.write_bytes + f.stdio_unflushed()),
             f.read_time,
             f.write_time,
             f.meta_time + f.open_time + f.close_time,
@@ -125,6 +137,32 @@ fn render_raw(r: &Report) -> String {
         }
         if f.write_hist.iter().any(|&n| n > 0) {
             let _ = writeln!(o, "{:>8}write sizes {}", "", hist(&f.write_hist));
+        }
+        if f.stdio_flushes > 0 {
+            let _ = writeln!(
+                o,
+                "{:>8}stdio       {} written in {} calls, flushed in {} writes of {} mean{}",
+                "",
+                human(f.stdio_write_bytes),
+                f.stdio_writes,
+                f.stdio_flushes,
+                human(f.stdio_flush_bytes / f.stdio_flushes),
+                match (&f.bufsize, &f.stdio_buffer) {
+                    (Some(asked), Some(had)) if asked != had => {
+                        format!(" (setvbuf asked for {asked}, the buffer had {had})")
+                    }
+                    _ => String::new(),
+                }
+            );
+        }
+        if let Some((mean, blk)) = f.small_flushes(block) {
+            let _ = writeln!(
+                o,
+                "{:>8}SMALL FLUSHES: {} per write, below half the block size {}: a larger stream buffer (setvbuf)",
+                "",
+                human(mean),
+                human(blk)
+            );
         }
         if !f.routines.is_empty() {
             let mut parts: Vec<String> = f

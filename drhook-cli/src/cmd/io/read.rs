@@ -114,19 +114,50 @@ pub struct File {
     /// Darshan's `MAX_WRITE_TIME_SIZE`.
     #[serde(default)]
     pub max_write_time_size: u64,
+    /// The system writes stdio made for the file's streams (inferred
+    /// from their buffers; also in `writes`) and their bytes.
+    #[serde(default)]
+    pub stdio_flushes: u64,
+    #[serde(default)]
+    pub stdio_flush_bytes: u64,
+    /// The buffer the streams had at their flushes (`bufsize`/`bufmode`
+    /// are what `setvbuf` asked for).
+    #[serde(default)]
+    pub stdio_buffer: Option<u64>,
+    #[serde(default)]
+    pub stdio_buffer_mode: Option<String>,
     pub read_hist: Vec<u64>,
     pub write_hist: Vec<u64>,
 }
 
 impl File {
-    /// Bytes read and written, system calls and stdio together (the C
-    /// library's own flushes of a stream are not seen, so nothing counts
-    /// twice).
+    /// Bytes read and written, system calls and stdio together (the
+    /// stdio bytes not yet counted as the writes that flushed them).
     pub fn bytes(&self) -> u64 {
         self.read_bytes
             .saturating_add(self.write_bytes)
             .saturating_add(self.stdio_read_bytes)
-            .saturating_add(self.stdio_write_bytes)
+            .saturating_add(self.stdio_unflushed())
+    }
+
+    /// The bytes written to streams not counted in `write_bytes` (reports
+    /// written before stdio's flushes were seen: all of them).
+    pub fn stdio_unflushed(&self) -> u64 {
+        self.stdio_write_bytes
+            .saturating_sub(self.stdio_flush_bytes)
+    }
+
+    /// ECIOPROF's "setvbuf omission" as a number: the mean bytes of the
+    /// writes stdio made for the file's streams, when it is below half of
+    /// `block` (the file system's block size, `st_blksize`, when None) and
+    /// there were at least two of them (a single last flush is not one).
+    pub fn small_flushes(&self, block: Option<u64>) -> Option<(u64, u64)> {
+        let block = block.unwrap_or(self.file_alignment);
+        if self.stdio_flushes < 2 || block == 0 {
+            return None;
+        }
+        let mean = self.stdio_flush_bytes / self.stdio_flushes;
+        (mean < block / 2).then_some((mean, block))
     }
 
     /// Seconds in its calls: reads, writes, metadata, opens and closes

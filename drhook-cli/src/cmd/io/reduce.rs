@@ -63,6 +63,12 @@ fn reduce_counters(parts: &[&File]) -> File {
         r.stdio_read_bytes += f.stdio_read_bytes;
         r.stdio_write_bytes += f.stdio_write_bytes;
         r.stdio_other += f.stdio_other;
+        r.stdio_flushes += f.stdio_flushes;
+        r.stdio_flush_bytes += f.stdio_flush_bytes;
+        if r.stdio_buffer.is_none() {
+            r.stdio_buffer = f.stdio_buffer;
+            r.stdio_buffer_mode.clone_from(&f.stdio_buffer_mode);
+        }
         if r.bufsize.is_none() {
             r.bufsize = f.bufsize;
             r.bufmode.clone_from(&f.bufmode);

@@ -78,6 +78,24 @@ pub struct Summary {
     /// One per report, in tree order (a child after its parent: the
     /// report of its `ppid`) with its depth.
     pub processes: Vec<Process>,
+    /// Files whose streams stdio flushed in writes below half the block
+    /// size (ECIOPROF's "setvbuf omission"), most flushes first.
+    pub small_flushes: Vec<SmallFlushes>,
+}
+
+/// A file flagged for small stdio flushes ([`File::small_flushes`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct SmallFlushes {
+    /// Its path.
+    pub path: String,
+    /// The writes stdio made for its streams.
+    pub flushes: u64,
+    /// Their mean bytes.
+    pub mean_bytes: u64,
+    /// The block size compared with.
+    pub block_size: u64,
+    /// The stream buffer, as seen at the flushes.
+    pub buffer: Option<u64>,
 }
 
 /// Calls, bytes and times added up (a process's, a command's, the job's).
@@ -95,6 +113,9 @@ pub struct Totals {
     pub stdio_writes: u64,
     pub stdio_read_bytes: u64,
     pub stdio_write_bytes: u64,
+    /// The writes stdio made for streams (in `writes`) and their bytes.
+    pub stdio_flushes: u64,
+    pub stdio_flush_bytes: u64,
     pub read_time: f64,
     pub write_time: f64,
     /// Metadata, open and close time on files.
@@ -115,6 +136,8 @@ impl Totals {
         self.stdio_writes += f.stdio_writes;
         self.stdio_read_bytes += f.stdio_read_bytes;
         self.stdio_write_bytes += f.stdio_write_bytes;
+        self.stdio_flushes += f.stdio_flushes;
+        self.stdio_flush_bytes += f.stdio_flush_bytes;
         self.read_time += f.read_time;
         self.write_time += f.write_time;
         self.meta_time += f.meta_time + f.open_time + f.close_time;
@@ -130,6 +153,8 @@ impl Totals {
         self.stdio_writes += o.stdio_writes;
         self.stdio_read_bytes += o.stdio_read_bytes;
         self.stdio_write_bytes += o.stdio_write_bytes;
+        self.stdio_flushes += o.stdio_flushes;
+        self.stdio_flush_bytes += o.stdio_flush_bytes;
         self.read_time += o.read_time;
         self.write_time += o.write_time;
         self.meta_time += o.meta_time;
@@ -142,9 +167,16 @@ impl Totals {
         self.read_bytes + self.stdio_read_bytes
     }
 
-    /// Bytes written (system calls and stdio).
+    /// Bytes written (system calls and stdio; stdio's bytes once, as the
+    /// writes that flushed them where those were seen).
     pub fn written(&self) -> u64 {
-        self.write_bytes + self.stdio_write_bytes
+        self.write_bytes + self.stdio_unflushed()
+    }
+
+    /// Bytes given to streams not counted in `write_bytes`.
+    pub fn stdio_unflushed(&self) -> u64 {
+        self.stdio_write_bytes
+            .saturating_sub(self.stdio_flush_bytes)
     }
 
     /// Seconds in I/O calls on files and paths.
@@ -271,6 +303,17 @@ fn process_totals(r: &Report) -> Totals {
 /// The summary of `reports` (`names`: the file each was read from);
 /// `top` files by bytes and by time are named (0: all).
 pub fn summarize(reports: &[Report], names: &[String], top: usize) -> Summary {
+    summarize_with(reports, names, top, None)
+}
+
+/// [`summarize`], small stdio flushes compared with `block` bytes (None:
+/// each file's own block size).
+pub fn summarize_with(
+    reports: &[Report],
+    names: &[String],
+    top: usize,
+    block: Option<u64>,
+) -> Summary {
     // Records by path, in the order paths were first met.
     let mut order: Vec<&str> = Vec::new();
     let mut by_path: HashMap<&str, Vec<(usize, &File)>> = HashMap::new();
@@ -460,7 +503,22 @@ pub fn summarize(reports: &[Report], names: &[String], top: usize) -> Summary {
     let mut tasks: Vec<u32> = reports.iter().map(|r| r.task).collect();
     tasks.sort_unstable();
     tasks.dedup();
+    let mut small_flushes: Vec<SmallFlushes> = files
+        .iter()
+        .filter_map(|f| {
+            let c = &f.counters;
+            c.small_flushes(block).map(|(mean, blk)| SmallFlushes {
+                path: c.path.clone(),
+                flushes: c.stdio_flushes,
+                mean_bytes: mean,
+                block_size: blk,
+                buffer: c.stdio_buffer,
+            })
+        })
+        .collect();
+    small_flushes.sort_by(|a, b| b.flushes.cmp(&a.flushes).then(a.path.cmp(&b.path)));
     Summary {
+        small_flushes,
         format: FORMAT,
         version: 1,
         tasks,

@@ -55,7 +55,7 @@ fn file_line(o: &mut String, f: &JobFile) {
         "{:>6} {:>12} {:>12} {:>11.6}  {}",
         f.processes,
         human(f.counters.read_bytes + f.counters.stdio_read_bytes),
-        human(f.counters.write_bytes + f.counters.stdio_write_bytes),
+        human(f.counters.write_bytes + f.counters.stdio_unflushed()),
         f.time,
         f.counters.path
     );
@@ -117,7 +117,7 @@ fn shared(o: &mut String, s: &Summary, top: usize) {
             count(f.tasks, "task", "tasks"),
             human(c.read_bytes + c.stdio_read_bytes),
             c.reads + c.stdio_reads,
-            human(c.write_bytes + c.stdio_write_bytes),
+            human(c.write_bytes + c.stdio_unflushed()),
             c.writes + c.stdio_writes,
             f.time
         );
@@ -215,6 +215,28 @@ fn render_raw(s: &Summary, top: usize) -> String {
     files_table(&mut o, "Top files by bytes", &s.top_by_bytes, s);
     files_table(&mut o, "Top files by time", &s.top_by_time, s);
     shared(&mut o, s, top);
+    if !s.small_flushes.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nSmall stdio flushes (mean write below half the block size: a larger stream buffer, setvbuf)"
+        );
+        let _ = writeln!(
+            o,
+            "{:>8} {:>10} {:>10} {:>10}  path",
+            "writes", "mean", "block", "buffer"
+        );
+        for f in &s.small_flushes {
+            let _ = writeln!(
+                o,
+                "{:>8} {:>10} {:>10} {:>10}  {}",
+                f.flushes,
+                human(f.mean_bytes),
+                human(f.block_size),
+                f.buffer.map_or("-".into(), human),
+                f.path
+            );
+        }
+    }
     if !s.routines.is_empty() {
         let _ = writeln!(o, "\nRoutines (bytes moved, every file and process)");
         let _ = writeln!(o, "{:>12} {:>6} {:>6}  routine", "bytes", "files", "procs");

@@ -269,6 +269,143 @@ macro_rules! __interpose_io {
             pub unsafe extern "C" fn fputs(t: *const c_char, f: *mut libc::FILE) -> c_int {
                 unsafe { io::fputs::<S>(t, f) }
             }
+            #[unsafe(export_name = concat!($p, "puts"))]
+            pub unsafe extern "C" fn puts(t: *const c_char) -> c_int {
+                unsafe { io::puts::<S>(t) }
+            }
+            #[unsafe(export_name = concat!($p, "putchar"))]
+            pub unsafe extern "C" fn putchar(ch: c_int) -> c_int {
+                unsafe { io::putchar::<S>(ch) }
+            }
+            #[unsafe(export_name = concat!($p, "putc"))]
+            pub unsafe extern "C" fn putc(ch: c_int, f: *mut libc::FILE) -> c_int {
+                unsafe { io::putc::<S>(&s::PUTC, ch, f) }
+            }
+            #[unsafe(export_name = concat!($p, "_IO_putc"))]
+            pub unsafe extern "C" fn io_putc(ch: c_int, f: *mut libc::FILE) -> c_int {
+                unsafe { io::putc::<S>(&s::IO_PUTC, ch, f) }
+            }
+            // The printf and scanf families (C: `c/stdio.c`).
+            $crate::__variadic_trampoline!(
+                $p,
+                "fprintf",
+                fprintf,
+                $crate::io::printf::c::drhook_attach_c_fprintf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "printf",
+                printf,
+                $crate::io::printf::c::drhook_attach_c_printf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__fprintf_chk",
+                fprintf_chk,
+                $crate::io::printf::c::drhook_attach_c_fprintf_chk
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__printf_chk",
+                printf_chk,
+                $crate::io::printf::c::drhook_attach_c_printf_chk
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "dprintf",
+                dprintf,
+                $crate::io::printf::c::drhook_attach_c_dprintf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__dprintf_chk",
+                dprintf_chk,
+                $crate::io::printf::c::drhook_attach_c_dprintf_chk
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "fscanf",
+                fscanf,
+                $crate::io::printf::c::drhook_attach_c_fscanf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "scanf",
+                scanf,
+                $crate::io::printf::c::drhook_attach_c_scanf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__isoc99_fscanf",
+                isoc99_fscanf,
+                $crate::io::printf::c::drhook_attach_c_isoc99_fscanf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__isoc99_scanf",
+                isoc99_scanf,
+                $crate::io::printf::c::drhook_attach_c_isoc99_scanf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "vfprintf",
+                vfprintf,
+                $crate::io::printf::c::drhook_attach_c_vfprintf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "vprintf",
+                vprintf,
+                $crate::io::printf::c::drhook_attach_c_vprintf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__vfprintf_chk",
+                vfprintf_chk,
+                $crate::io::printf::c::drhook_attach_c_vfprintf_chk
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__vprintf_chk",
+                vprintf_chk,
+                $crate::io::printf::c::drhook_attach_c_vprintf_chk
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "vdprintf",
+                vdprintf,
+                $crate::io::printf::c::drhook_attach_c_vdprintf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__vdprintf_chk",
+                vdprintf_chk,
+                $crate::io::printf::c::drhook_attach_c_vdprintf_chk
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "vfscanf",
+                vfscanf,
+                $crate::io::printf::c::drhook_attach_c_vfscanf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "vscanf",
+                vscanf,
+                $crate::io::printf::c::drhook_attach_c_vscanf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__isoc99_vfscanf",
+                isoc99_vfscanf,
+                $crate::io::printf::c::drhook_attach_c_isoc99_vfscanf
+            );
+            $crate::__variadic_trampoline!(
+                $p,
+                "__isoc99_vscanf",
+                isoc99_vscanf,
+                $crate::io::printf::c::drhook_attach_c_isoc99_vscanf
+            );
             #[unsafe(export_name = concat!($p, "fgets"))]
             pub unsafe extern "C" fn fgets(
                 b: *mut c_char,

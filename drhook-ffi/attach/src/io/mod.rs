@@ -59,18 +59,21 @@ mod naming;
 mod paths;
 mod pattern;
 mod record;
+mod stream;
 mod table;
 mod trace;
 
 pub mod aio;
 mod exports;
 pub mod posix;
+pub mod printf;
 mod report;
 pub mod slots;
 pub mod stdio;
 
 pub use aio::*;
 pub use posix::*;
+pub use printf::*;
 pub use report::IoMonitor;
 pub(crate) use report::register_if_enabled;
 pub use slots::{Preload, Slot, Source};

@@ -29,6 +29,29 @@ pub(super) enum Dir {
 /// or to the buffer at `mem` (0: none, or several).
 #[inline]
 pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, mem: usize, t0: u64, t1: u64) {
+    let i = data_counts(fd, dir, n, off, mem, t0, t1);
+    let bytes = n.max(0) as u64;
+    let kind = if dir == Dir::Read { 0 } else { 1 };
+    let dt = t1.wrapping_sub(t0);
+    let routine = (hooks().io_event)(kind, bytes, (dt as f64 * NS_PER_TICK.get()) as u64);
+    if bytes != 0 {
+        ROUTINES[i as usize].add(routine, bytes);
+    }
+}
+
+/// What [`data`] adds to the file's counters and its trace (not the
+/// routine's event): also a flush stdio made for a stream, whose bytes
+/// the routine already has from its stdio call. Returns the file.
+#[inline]
+pub(super) fn data_counts(
+    fd: c_int,
+    dir: Dir,
+    n: isize,
+    off: Option<u64>,
+    mem: usize,
+    t0: u64,
+    t1: u64,
+) -> u32 {
     let i = file_index(fd);
     if trace::traced(i) {
         let op = if matches!(dir, Dir::Write) {
@@ -151,11 +174,7 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, mem: usize, 
         }
     }
     stamp(f, t1);
-    let kind = if dir == Dir::Read { 0 } else { 1 };
-    let routine = (hooks().io_event)(kind, bytes, (dt as f64 * NS_PER_TICK.get()) as u64);
-    if bytes != 0 {
-        ROUTINES[i as usize].add(routine, bytes);
-    }
+    i
 }
 
 /// A metadata call on `fd` (seek, sync, truncate, stat): counted for the

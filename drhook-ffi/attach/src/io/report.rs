@@ -81,6 +81,13 @@ impl Monitor for IoMonitor {
                 // The program this process becomes takes the plain names.
                 trace::before_exec();
             }
+            if matches!(how, Ending::Return(_) | Ending::Exit(_)) {
+                // The last of the exit handlers: what the streams hold is
+                // what `exit` writes next (`_exit`, `abort` and `exec`
+                // write nothing of it).
+                let t = ticks();
+                super::stream::flush_all(t, t);
+            }
             write_report(how)
         });
     }
@@ -168,6 +175,35 @@ fn ending_words(how: Ending) -> (&'static str, Option<c_int>) {
         Ending::Exec => ("exec", None),
         Ending::MpiFinalize => ("mpi_finalize", None),
     }
+}
+
+/// A buffer mode + 1 (0: none known) as the report writes it.
+fn mode_json(o: &mut String, name: &str, x: u64) {
+    use std::fmt::Write as _;
+    if x == 0 {
+        let _ = write!(o, ", \"{name}\": null");
+        return;
+    }
+    let m = match x as c_int - 1 {
+        libc::_IOFBF => "full",
+        libc::_IOLBF => "line",
+        libc::_IONBF => "none",
+        _ => "?",
+    };
+    let _ = write!(o, ", \"{name}\": \"{m}\"");
+}
+
+/// The buffer stdio used (`stdio_buffer`, `stdio_buffer_mode`; null when no
+/// flush was seen), from `STDIO_BUF1`, `STDIO_MODE1`.
+fn buffer_json(o: &mut String, size1: u64, mode1: u64) {
+    use std::fmt::Write as _;
+    match size1 {
+        0 => o.push_str(", \"stdio_buffer\": null"),
+        s => {
+            let _ = write!(o, ", \"stdio_buffer\": {}", s - 1);
+        }
+    }
+    mode_json(o, "stdio_buffer_mode", mode1);
 }
 
 fn write_report(how: Ending) {
@@ -266,17 +302,10 @@ fn write_report(how: Ending) {
                         }
                     );
                 }
-                c::MIN_READ1 | c::MIN_WRITE1 | c::BUFSIZE1 | c::BUFMODE => {
+                c::BUFMODE => mode_json(&mut o, name, x),
+                c::MIN_READ1 | c::MIN_WRITE1 | c::BUFSIZE1 => {
                     if x == 0 {
                         let _ = write!(o, ", \"{name}\": null");
-                    } else if k == c::BUFMODE {
-                        let m = match x as c_int - 1 {
-                            libc::_IOFBF => "full",
-                            libc::_IOLBF => "line",
-                            libc::_IONBF => "none",
-                            _ => "?",
-                        };
-                        let _ = write!(o, ", \"{name}\": \"{m}\"");
                     } else {
                         let _ = write!(o, ", \"{name}\": {}", x - 1);
                     }
@@ -294,6 +323,7 @@ fn write_report(how: Ending) {
             };
             let _ = write!(o, ", \"{name}\": {x}");
         }
+        buffer_json(&mut o, v(c::STDIO_BUF1), v(c::STDIO_MODE1));
         let _ = write!(
             o,
             ", \"max_read_time\": {:.9}, \"max_write_time\": {:.9}, \"max_write_time_size\": {}, \"mem_alignment\": {}",

@@ -78,6 +78,10 @@ slots! {
     OPEN_2 = c"__open_2"; OPEN64_2 = c"__open64_2"; OPENAT_2 = c"__openat_2";
     OPENAT64_2 = c"__openat64_2"; READ_CHK = c"__read_chk"; PREAD_CHK = c"__pread_chk";
     PREAD64_CHK = c"__pread64_chk"; FREAD_CHK = c"__fread_chk"; FGETS_CHK = c"__fgets_chk";
+    VFPRINTF = c"vfprintf"; VFPRINTF_CHK = c"__vfprintf_chk"; VDPRINTF = c"vdprintf";
+    VDPRINTF_CHK = c"__vdprintf_chk"; VFSCANF = c"vfscanf";
+    ISOC99_VFSCANF = c"__isoc99_vfscanf"; PUTS = c"puts"; PUTC = c"putc";
+    IO_PUTC = c"_IO_putc"; PUTCHAR = c"putchar";
     COPY_FILE_RANGE = c"copy_file_range"; SENDFILE = c"sendfile"; SENDFILE64 = c"sendfile64";
 }
 
@@ -133,6 +137,17 @@ pub(super) type FreadChkFn =
     unsafe extern "C" fn(*mut c_void, usize, usize, usize, *mut libc::FILE) -> usize;
 pub(super) type FgetsChkFn =
     unsafe extern "C" fn(*mut c_char, usize, c_int, *mut libc::FILE) -> *mut c_char;
+/// `va_list` as the C ABI passes it: a pointer (x86-64: the array
+/// decays; AArch64: the structure, larger than 16 bytes, is passed by
+/// reference).
+pub(super) type VaList = *mut c_void;
+pub(super) type VfprintfFn = unsafe extern "C" fn(*mut libc::FILE, *const c_char, VaList) -> c_int;
+pub(super) type VfprintfChkFn =
+    unsafe extern "C" fn(*mut libc::FILE, c_int, *const c_char, VaList) -> c_int;
+pub(super) type VdprintfFn = unsafe extern "C" fn(c_int, *const c_char, VaList) -> c_int;
+pub(super) type VdprintfChkFn = unsafe extern "C" fn(c_int, c_int, *const c_char, VaList) -> c_int;
+pub(super) type PutsFn = unsafe extern "C" fn(*const c_char) -> c_int;
+pub(super) type PutcharFn = unsafe extern "C" fn(c_int) -> c_int;
 pub(super) type CopyRangeFn =
     unsafe extern "C" fn(c_int, *mut i64, c_int, *mut i64, usize, libc::c_uint) -> isize;
 pub(super) type SendfileFn = unsafe extern "C" fn(c_int, c_int, *mut libc::off_t, usize) -> isize;

@@ -2,7 +2,9 @@
 //! `fread`/`fwrite` (`__fread_chk`), `fputs`, `fgets` (`__fgets_chk`),
 //! `fputc`, `fgetc`, `getline`, `fflush`, `fseek`, `ftell`, `rewind`,
 //! `setvbuf`, `setbuf`. A stream's bytes are counted as the program passed
-//! them (the C library's own flushes do not reach the dynamic linker).
+//! them (stdio level), and the writes the C library made to flush them
+//! (system level), inferred from the stream's buffer ([`super::stream`]).
+//! The `printf` family and `puts`/`putc`/`putchar`: [`super::printf`].
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::Ordering;
@@ -12,6 +14,7 @@ use super::paths::{file_index, file_of};
 use super::record::{closing, opened, other_event, pass_or_time, timed};
 use super::recording;
 use super::slots::{self as s, *};
+use super::stream::{Given, flush_all, flushed, pending};
 use super::table::{FILES, MAX_FD, ROUTINES, add, c, stamp};
 use super::{guard, trace};
 use crate::engine::hooks;
@@ -120,13 +123,86 @@ pub unsafe fn fclose<S: Source>(fp: *mut libc::FILE) -> c_int {
         return unsafe { f(fp) };
     }
     let fd = fileno(fp);
+    let before = pending(fp);
+    let buf = if before > 0 {
+        super::stream::buffer(fp)
+    } else {
+        (0, 0)
+    };
     // SAFETY: the C contract.
-    timed(|| unsafe { f(fp) }, |_, a, b| closing(fd, a, b))
+    timed(
+        || unsafe { f(fp) },
+        |_, a, b| {
+            if before > 0 {
+                // The stream is gone: what it held was written.
+                super::stream::flushed_gone(fd, before as u64, buf, a, b);
+            }
+            closing(fd, a, b)
+        },
+    )
+}
+
+unsafe extern "C" {
+    fn flockfile(fp: *mut libc::FILE);
+    fn funlockfile(fp: *mut libc::FILE);
+}
+
+/// A stdio call on `fp` that moves bytes (`bytes(r)` of them for its
+/// result `r`; written when `write`), recording on: counted at the stdio
+/// level, and the flushes it made (the stream locked around it, as the
+/// call itself locks it, so that another thread's call on the stream
+/// cannot fall between the two looks at its buffer).
+#[inline(always)]
+pub(super) fn data_call<R: Copy>(
+    fp: *mut libc::FILE,
+    write: bool,
+    how: Given,
+    f: impl FnOnce() -> R,
+    bytes: impl FnOnce(R) -> u64,
+) -> R {
+    if fp.is_null() {
+        return timed(f, |r, a, t| stdio_data(fp, write, bytes(r), a, t));
+    }
+    // SAFETY: a stream of the C library (the call's own contract).
+    unsafe { flockfile(fp) };
+    let before = pending(fp);
+    let r = timed(f, |r, a, t| {
+        let n = bytes(r);
+        stdio_data(fp, write, n, a, t);
+        flushed(fp, before, if write { n } else { 0 }, how, a, t);
+    });
+    // SAFETY: locked above, by this thread.
+    unsafe { funlockfile(fp) };
+    r
+}
+
+/// A stdio call on `fp` that moves no bytes but may flush (`fflush`,
+/// `fseek`, `rewind`), recording on.
+#[inline(always)]
+fn other_call<R: Copy>(fp: *mut libc::FILE, f: impl FnOnce() -> R) -> R {
+    if fp.is_null() {
+        return timed(f, |_, a, t| stdio_other(fp, a, t));
+    }
+    // SAFETY: as in `data_call`.
+    unsafe { flockfile(fp) };
+    let before = pending(fp);
+    let r = timed(f, |_, a, t| {
+        stdio_other(fp, a, t);
+        flushed(fp, before, 0, Given::Piece, a, t);
+    });
+    // SAFETY: locked above, by this thread.
+    unsafe { funlockfile(fp) };
+    r
 }
 
 #[inline]
 pub(super) fn stdio_data(fp: *mut libc::FILE, write: bool, bytes: u64, t0: u64, t1: u64) {
-    let fd = fileno(fp);
+    stdio_data_fd(fileno(fp), write, bytes, t0, t1)
+}
+
+/// A stdio-level call on `fd` (`dprintf`: a stream of its own).
+#[inline]
+pub(super) fn stdio_data_fd(fd: c_int, write: bool, bytes: u64, t0: u64, t1: u64) {
     let i = file_index(fd);
     if trace::traced(i) {
         let op = if write { b'W' } else { b'R' };
@@ -197,9 +273,12 @@ unsafe fn frw_recorded(
     fp: *mut libc::FILE,
 ) -> usize {
     // SAFETY: the C contract.
-    timed(
+    data_call(
+        fp,
+        write,
+        Given::Piece,
         || unsafe { f(b, sz, n, fp) },
-        |r, a, t| stdio_data(fp, write, (r * sz) as u64, a, t),
+        |r| (r * sz) as u64,
     )
 }
 
@@ -216,9 +295,12 @@ pub unsafe fn fputs<S: Source>(str: *const c_char, fp: *mut libc::FILE) -> c_int
     // SAFETY: a C string.
     let n = unsafe { libc::strlen(str) } as u64;
     // SAFETY: the C contract.
-    timed(
+    data_call(
+        fp,
+        true,
+        Given::Piece,
         || unsafe { f(str, fp) },
-        |r, a, t| stdio_data(fp, true, if r >= 0 { n } else { 0 }, a, t),
+        |r| if r >= 0 { n } else { 0 },
     )
 }
 
@@ -257,14 +339,29 @@ pub unsafe fn fgets<S: Source>(b: *mut c_char, n: c_int, fp: *mut libc::FILE) ->
 /// # Safety
 /// The C contract.
 pub unsafe fn fputc<S: Source>(ch: c_int, fp: *mut libc::FILE) -> c_int {
-    let f = real!(S, s::FPUTC, FputcFn);
-    pass_or_time!(f(ch, fp), |r, a, t| stdio_data(
+    // SAFETY: the C contract.
+    unsafe { fputc_as::<S>(&s::FPUTC, ch, fp) }
+}
+
+/// `fputc`, `putc`, `_IO_putc`.
+///
+/// # Safety
+/// The C contract.
+#[inline(always)]
+pub unsafe fn fputc_as<S: Source>(which: &'static Slot, ch: c_int, fp: *mut libc::FILE) -> c_int {
+    let f = real!(S, *which, FputcFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(ch, fp) };
+    }
+    // SAFETY: the C contract.
+    data_call(
         fp,
         true,
-        (r >= 0) as u64,
-        a,
-        t
-    ))
+        Given::Piece,
+        || unsafe { f(ch, fp) },
+        |r| (r >= 0) as u64,
+    )
 }
 
 /// `fgetc`.
@@ -303,7 +400,22 @@ pub unsafe fn getline<S: Source>(l: *mut *mut c_char, n: *mut usize, fp: *mut li
 /// The C contract.
 pub unsafe fn fflush<S: Source>(fp: *mut libc::FILE) -> c_int {
     let f = real!(S, s::FFLUSH, FileFn);
-    pass_or_time!(f(fp), |_, a, t| stdio_other(fp, a, t), if fp.is_null())
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(fp) };
+    }
+    if fp.is_null() {
+        // Every stream: what each holds now is what this call writes
+        // (its time not measured per stream).
+        let e = errno();
+        let t0 = super::clock::ticks();
+        flush_all(t0, t0);
+        set_errno(e);
+        // SAFETY: the C contract.
+        return unsafe { f(fp) };
+    }
+    // SAFETY: the C contract.
+    other_call(fp, || unsafe { f(fp) })
 }
 
 /// `fseek`.
@@ -312,7 +424,12 @@ pub unsafe fn fflush<S: Source>(fp: *mut libc::FILE) -> c_int {
 /// The C contract.
 pub unsafe fn fseek<S: Source>(fp: *mut libc::FILE, off: libc::c_long, wh: c_int) -> c_int {
     let f = real!(S, s::FSEEK, FseekFn);
-    pass_or_time!(f(fp, off, wh), |_, a, t| stdio_other(fp, a, t))
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(fp, off, wh) };
+    }
+    // SAFETY: the C contract.
+    other_call(fp, || unsafe { f(fp, off, wh) })
 }
 
 /// `ftell`.
@@ -330,7 +447,12 @@ pub unsafe fn ftell<S: Source>(fp: *mut libc::FILE) -> libc::c_long {
 /// The C contract.
 pub unsafe fn rewind<S: Source>(fp: *mut libc::FILE) {
     let f = real!(S, s::REWIND, RewindFn);
-    pass_or_time!(f(fp), |_, a, t| stdio_other(fp, a, t))
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(fp) };
+    }
+    // SAFETY: the C contract.
+    other_call(fp, || unsafe { f(fp) })
 }
 
 /// `setvbuf`: the buffer size and mode chosen are reported per file

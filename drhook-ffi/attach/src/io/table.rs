@@ -78,11 +78,20 @@ pub mod c {
     pub const MAX_READ_T_SIZE: usize = 65;
     pub const MAX_WRITE_T: usize = 66;
     pub const MAX_WRITE_T_SIZE: usize = 67;
-    pub const N: usize = 68;
+    /// The system writes stdio made for the file's streams (inferred from
+    /// the buffer: `io::stream`), also counted in `WRITES`, and their bytes.
+    pub const STDIO_FLUSHES: usize = 68;
+    pub const STDIO_FLUSH_BYTES: usize = 69;
+    /// The buffer stdio used for the file's streams, size + 1 and mode + 1
+    /// as `BUFSIZE1`/`BUFMODE` (0: no flush seen): what the stream has,
+    /// where `setvbuf`'s are what the program asked for.
+    pub const STDIO_BUF1: usize = 70;
+    pub const STDIO_MODE1: usize = 71;
+    pub const N: usize = 72;
     /// Names in the report of the counters after the histograms that are
     /// reported as they are, from [`MAX_BYTE_READ1`] (the internal ones,
     /// the times, apart).
-    pub const LATER_NAMES: [(usize, &str); 10] = [
+    pub const LATER_NAMES: [(usize, &str); 12] = [
         (MAX_BYTE_READ1, "max_byte_read"),
         (MAX_BYTE_WRITTEN1, "max_byte_written"),
         (RW_SWITCHES, "rw_switches"),
@@ -93,6 +102,8 @@ pub mod c {
         (RENAMES_TO, "renames_to"),
         (DUPS, "dups"),
         (MAX_READ_T_SIZE, "max_read_time_size"),
+        (STDIO_FLUSHES, "stdio_flushes"),
+        (STDIO_FLUSH_BYTES, "stdio_flush_bytes"),
     ];
     /// Names in the report, by index (histograms apart).
     pub const NAMES: [&str; 32] = [

@@ -150,9 +150,9 @@ macro_rules! __interpose_lifecycle {
 
             // The variadic ones: a jump to their C implementation, which
             // finds the arguments where the caller put them.
-            $crate::__variadic_trampoline!($p, "execl", execl, drhook_attach_c_execl);
-            $crate::__variadic_trampoline!($p, "execlp", execlp, drhook_attach_c_execlp);
-            $crate::__variadic_trampoline!($p, "execle", execle, drhook_attach_c_execle);
+            $crate::__variadic_trampoline!($p, "execl", execl, $crate::lifecycle::exec::c::drhook_attach_c_execl);
+            $crate::__variadic_trampoline!($p, "execlp", execlp, $crate::lifecycle::exec::c::drhook_attach_c_execlp);
+            $crate::__variadic_trampoline!($p, "execle", execle, $crate::lifecycle::exec::c::drhook_attach_c_execle);
 
             #[unsafe(export_name = concat!($p, "fexecve"))]
             pub unsafe extern "C-unwind" fn fexecve(
@@ -250,15 +250,15 @@ macro_rules! __interpose_lifecycle {
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __variadic_trampoline {
-    ($p:literal, $name:literal, $f:ident, $c:ident) => {
+    ($p:literal, $name:literal, $f:ident, $c:path) => {
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         #[unsafe(naked)]
         #[unsafe(export_name = concat!($p, $name))]
         pub unsafe extern "C" fn $f() {
             #[cfg(target_arch = "x86_64")]
-            std::arch::naked_asm!("jmp {c}", c = sym $crate::lifecycle::exec::c::$c);
+            std::arch::naked_asm!("jmp {c}", c = sym $c);
             #[cfg(target_arch = "aarch64")]
-            std::arch::naked_asm!("b {c}", c = sym $crate::lifecycle::exec::c::$c);
+            std::arch::naked_asm!("b {c}", c = sym $c);
         }
     };
 }

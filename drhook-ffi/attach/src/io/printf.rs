@@ -1,0 +1,211 @@
+//! The `printf` family on streams and descriptors (`fprintf`, `printf`,
+//! `vfprintf`, `vprintf`, `dprintf`, `vdprintf`, their `__*_chk` forms
+//! that `_FORTIFY_SOURCE` substitutes), the `scanf` family on streams
+//! (`fscanf`, `scanf`, `vfscanf`, `vscanf`, their `__isoc99_` forms), and
+//! `puts`, `putc`, `putchar`. The functions with variable arguments are C
+//! (`c/stdio.c`): they take their `va_list` and come to
+//! [`drhook_attach_io_vprintf`], which calls the real `v*` function.
+//! Bytes: `printf`'s result; `scanf`'s, the bytes it consumed from the
+//! stream's buffer. `sprintf`/`snprintf` (no I/O) are not wrapped.
+
+use std::ffi::{c_char, c_int};
+
+use super::recording;
+use super::slots::{self as s, *};
+use super::stdio::{data_call, fputc_as, stdio_data_fd};
+use super::stream::{Given, consumed, read_at, wrote_through};
+
+/// The functions of `c/stdio.c` the exported ones jump to.
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod c {
+    unsafe extern "C" {
+        pub fn drhook_attach_c_fprintf();
+        pub fn drhook_attach_c_printf();
+        pub fn drhook_attach_c_fprintf_chk();
+        pub fn drhook_attach_c_printf_chk();
+        pub fn drhook_attach_c_dprintf();
+        pub fn drhook_attach_c_dprintf_chk();
+        pub fn drhook_attach_c_fscanf();
+        pub fn drhook_attach_c_scanf();
+        pub fn drhook_attach_c_isoc99_fscanf();
+        pub fn drhook_attach_c_isoc99_scanf();
+        pub fn drhook_attach_c_vfprintf();
+        pub fn drhook_attach_c_vprintf();
+        pub fn drhook_attach_c_vfprintf_chk();
+        pub fn drhook_attach_c_vprintf_chk();
+        pub fn drhook_attach_c_vdprintf();
+        pub fn drhook_attach_c_vdprintf_chk();
+        pub fn drhook_attach_c_vfscanf();
+        pub fn drhook_attach_c_vscanf();
+        pub fn drhook_attach_c_isoc99_vfscanf();
+        pub fn drhook_attach_c_isoc99_vscanf();
+    }
+}
+
+unsafe extern "C" {
+    static stdout: *mut libc::FILE;
+}
+
+/// The program's `stdout` now.
+#[inline(always)]
+fn out() -> *mut libc::FILE {
+    // SAFETY: the C library's variable, read.
+    unsafe { std::ptr::addr_of!(stdout).read() }
+}
+
+/// What [`drhook_attach_io_vprintf`] calls (`c/stdio.c` numbers them the
+/// same).
+const VFPRINTF: c_int = 0;
+const VFPRINTF_CHK: c_int = 1;
+const VDPRINTF: c_int = 2;
+const VDPRINTF_CHK: c_int = 3;
+const VFSCANF: c_int = 4;
+const ISOC99_VFSCANF: c_int = 5;
+
+/// The `printf` and `scanf` families, from `c/stdio.c`: `kind` which real
+/// function (above), on the stream `fp` (null: `stdout`) or the
+/// descriptor `fd`, `flag` the fortify level of a `__*_chk` one.
+///
+/// # Safety
+/// The C contract of the function `kind` names; `ap` is the C shim's
+/// `va_list`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_attach_io_vprintf(
+    kind: c_int,
+    fp: *mut libc::FILE,
+    fd: c_int,
+    flag: c_int,
+    fmt: *const c_char,
+    ap: VaList,
+) -> c_int {
+    let fp = if fp.is_null() && kind != VDPRINTF && kind != VDPRINTF_CHK {
+        out()
+    } else {
+        fp
+    };
+    type P = Preload;
+    match kind {
+        VFPRINTF => {
+            let f = real!(P, s::VFPRINTF, VfprintfFn);
+            if !recording() {
+                // SAFETY: the C contract.
+                return unsafe { f(fp, fmt, ap) };
+            }
+            // SAFETY: the C contract.
+            printed(fp, || unsafe { f(fp, fmt, ap) })
+        }
+        VFPRINTF_CHK => {
+            let f = real!(P, s::VFPRINTF_CHK, VfprintfChkFn);
+            if !recording() {
+                // SAFETY: the C contract.
+                return unsafe { f(fp, flag, fmt, ap) };
+            }
+            // SAFETY: the C contract.
+            printed(fp, || unsafe { f(fp, flag, fmt, ap) })
+        }
+        VDPRINTF | VDPRINTF_CHK => {
+            let call = || {
+                if kind == VDPRINTF {
+                    let f = real!(P, s::VDPRINTF, VdprintfFn);
+                    // SAFETY: the C contract.
+                    unsafe { f(fd, fmt, ap) }
+                } else {
+                    let f = real!(P, s::VDPRINTF_CHK, VdprintfChkFn);
+                    // SAFETY: the C contract.
+                    unsafe { f(fd, flag, fmt, ap) }
+                }
+            };
+            if !recording() {
+                return call();
+            }
+            super::record::timed(call, |r, a, t| {
+                let n = r.max(0) as u64;
+                stdio_data_fd(fd, true, n, a, t);
+                wrote_through(fd, n, a, t);
+            })
+        }
+        VFSCANF | ISOC99_VFSCANF => {
+            let slot = if kind == VFSCANF {
+                &s::VFSCANF
+            } else {
+                &s::ISOC99_VFSCANF
+            };
+            let f = real!(P, *slot, VfprintfFn);
+            if !recording() {
+                // SAFETY: the C contract.
+                return unsafe { f(fp, fmt, ap) };
+            }
+            let at = read_at(fp);
+            // SAFETY: the C contract.
+            data_call(
+                fp,
+                false,
+                Given::Piece,
+                || unsafe { f(fp, fmt, ap) },
+                |_| consumed(fp, at),
+            )
+        }
+        _ => {
+            crate::sys::set_errno(libc::EINVAL);
+            -1
+        }
+    }
+}
+
+/// A `printf` on `fp`, recording on: its result the bytes written.
+#[inline(always)]
+fn printed(fp: *mut libc::FILE, f: impl FnOnce() -> c_int) -> c_int {
+    data_call(fp, true, Given::Pieces, f, |r| r.max(0) as u64)
+}
+
+/// `puts`: the string and a newline on `stdout`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn puts<S: Source>(str: *const c_char) -> c_int {
+    let f = real!(S, s::PUTS, PutsFn);
+    if !recording() || str.is_null() {
+        // SAFETY: the C contract.
+        return unsafe { f(str) };
+    }
+    // SAFETY: a C string.
+    let n = unsafe { libc::strlen(str) } as u64 + 1;
+    // SAFETY: the C contract.
+    data_call(
+        out(),
+        true,
+        Given::Piece,
+        || unsafe { f(str) },
+        |r| if r >= 0 { n } else { 0 },
+    )
+}
+
+/// `putchar`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn putchar<S: Source>(ch: c_int) -> c_int {
+    let f = real!(S, s::PUTCHAR, PutcharFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(ch) };
+    }
+    // SAFETY: the C contract.
+    data_call(
+        out(),
+        true,
+        Given::Piece,
+        || unsafe { f(ch) },
+        |r| (r >= 0) as u64,
+    )
+}
+
+/// `putc`, `_IO_putc`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn putc<S: Source>(which: &'static Slot, ch: c_int, fp: *mut libc::FILE) -> c_int {
+    // SAFETY: the C contract.
+    unsafe { fputc_as::<S>(which, ch, fp) }
+}
