@@ -27,11 +27,10 @@
 //! another thread never leaves a child a lock it cannot take. `errno` is
 //! the real call's.
 //!
-//! Not seen: the C library's own calls to `read`/`write`/`close` from
-//! inside stdio (they do not go through the dynamic linker): a stream's
-//! bytes are counted as the program passed them to `fwrite`, `fputs`...,
-//! not as the system calls that flushed them; the `printf` family; system
-//! calls made without the C library.
+//! The C library's own `write`s from inside stdio do not go through the
+//! dynamic linker: they are inferred from the stream's buffer
+//! ([`stream`]: flushes, the final one at `exit`). Not seen: system calls
+//! made without the C library, and what the README lists.
 //!
 //! ## Files, in dependency order
 //!
@@ -49,6 +48,7 @@
 //! * `trace` — the per-operation trace (`DRHOOK_IO_TRACE`).
 //! * `paths` — path interning, descriptors classified by kind.
 //! * `record` — what each kind of call adds to the tables.
+//! * `stream` — stdio's flushes, from glibc's `FILE` buffer.
 //! * [`slots`] — the real functions ([`Source`], [`Slot`]).
 //! * [`posix`], [`stdio`], [`aio`] — the wrappers' bodies.
 //! * `report` — the monitor that writes the report.
