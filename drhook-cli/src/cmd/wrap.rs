@@ -31,9 +31,15 @@ enum WrapCommand {
 /// Compiler and generator settings shared by the subcommands.
 #[derive(Args, Debug)]
 struct Flags {
-    /// C compiler (preprocesses the headers and builds the wrappers).
-    #[arg(long, env = "CC", default_value = "cc")]
-    cc: String,
+    /// The headers' language: c, or c++ (C++ libraries: namespaces,
+    /// classes, overloads, wrapped by their mangled symbols).
+    #[arg(short = 'x', long = "lang", env = "WRAP_LANG", default_value = "c",
+          value_parser = ["c", "c++"])]
+    lang: String,
+    /// Compiler (preprocesses the headers and builds the wrappers):
+    /// default cc, or c++ with `-x c++`.
+    #[arg(long, env = "CC")]
+    cc: Option<String>,
     /// Preprocessor flags of the headers, e.g. "$(nc-config --cflags)".
     #[arg(
         long = "cflags",
@@ -171,9 +177,14 @@ fn config(name: &str, libs: String, f: &Flags) -> Result<Config, String> {
         .clone()
         .or(di)
         .ok_or_else(|| missing("drhook.h", "--drhook-incdir"))?;
+    let cxx = f.lang == "c++";
     Ok(Config {
         name: name.to_string(),
-        cc: f.cc.clone(),
+        cxx,
+        cc: f
+            .cc
+            .clone()
+            .unwrap_or_else(|| if cxx { "c++" } else { "cc" }.to_string()),
         cppflags: f.cppflags.clone(),
         cflags: f.cflags.clone(),
         libs,
@@ -213,7 +224,7 @@ fn print_generated(g: &wrap::Generated, dir: &Path) {
         }
     }
     for (kind, ds) in kinds {
-        let names: Vec<&str> = ds.iter().take(6).map(|d| d.func.name.as_str()).collect();
+        let names: Vec<&str> = ds.iter().take(6).map(|d| d.func.profile_name()).collect();
         let more = if ds.len() > names.len() { ", ..." } else { "" };
         println!(
             "  skipped, {kind}: {} ({}{more})",
@@ -221,7 +232,8 @@ fn print_generated(g: &wrap::Generated, dir: &Path) {
             names.join(", ")
         );
         if let wrap::model::Verdict::Skipped(r) = &ds[0].verdict {
-            println!("    {}: {}", ds[0].func.name, r.explain(&ds[0].func.name));
+            let n = ds[0].func.profile_name();
+            println!("    {n}: {}", r.explain(n));
         }
     }
 }

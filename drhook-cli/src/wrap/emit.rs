@@ -53,7 +53,7 @@ fn args(f: &Func, va: bool) -> String {
     v.join(", ")
 }
 
-fn c_str(s: &str) -> String {
+pub(super) fn c_str(s: &str) -> String {
     let mut o = String::from("\"");
     for c in s.chars() {
         match c {
@@ -82,7 +82,7 @@ pub enum Flavour {
     Linktime,
 }
 
-fn prologue(out: &mut String, wrap: &str, flavour: Flavour) {
+pub(super) fn prologue(out: &mut String, wrap: &str, flavour: Flavour) {
     let what = match flavour {
         Flavour::Runtime => {
             "run-time wrappers (a shared library for LD_PRELOAD; the real functions come from dlsym(RTLD_NEXT))"
@@ -358,6 +358,13 @@ static const struct drhook_wrap_fn drhook_wrap_fns[] = {{
             n += 1;
         }
     }
+    check_main(&mut out, n);
+    out
+}
+
+/// The end of a check program: the table's terminator and `main`, which
+/// checks where each of the `n` addresses resolves.
+pub(super) fn check_main(out: &mut String, n: usize) {
     let _ = write!(
         out,
         r#"    {{0, 0}}}};
@@ -379,7 +386,6 @@ int main(int argc, char **argv) {{
 }}
 "#
     );
-    out
 }
 
 /// The linker options file of link-time wrapping: one `--wrap=` per function.
@@ -419,6 +425,8 @@ pub fn pc_template(wrap: &str, drhook_libdir: &str, libs: &str, static_drhook: b
 pub struct MakeVars<'a> {
     /// Wrapper name.
     pub name: &'a str,
+    /// The headers' language: `c` or `c++`.
+    pub lang: &'a str,
     /// The command line that created it (a comment).
     pub command: &'a str,
     /// Compiler.
@@ -460,6 +468,8 @@ pub fn makefile(v: &MakeVars<'_>) -> String {
 # Link time: cc ... $$(PKG_CONFIG_PATH=$(PWD) pkg-config --libs drhook-wrap-{name})
 
 WRAP_NAME     = {name}
+# The headers' language, c or c++ (then CC is the C++ compiler).
+WRAP_LANG     = {lang}
 CC            = {cc}
 CPPFLAGS      = {cppflags}
 CFLAGS        = {cflags}
@@ -474,13 +484,14 @@ DRHOOK_INCDIR = {drhook_incdir}
 PREFIX        = /usr/local
 AR            = ar
 
-export WRAP_NAME CC CPPFLAGS CFLAGS LIBS WRAP_MAP WRAP_VOID DRHOOK_LIBDIR DRHOOK_INCDIR
+export WRAP_NAME WRAP_LANG CC CPPFLAGS CFLAGS LIBS WRAP_MAP WRAP_VOID DRHOOK_LIBDIR DRHOOK_INCDIR
 
 RT   = libdrhook-wrap-$(WRAP_NAME).so
 LT   = libdrhook-wrap-$(WRAP_NAME)-linktime.a
 LIST = drhook-wrap-$(WRAP_NAME).wrap
 PC   = drhook-wrap-$(WRAP_NAME).pc
 PCS  = drhook-wrap-$(WRAP_NAME)-static.pc
+EXT  = {ext}
 WFLAGS = $(CPPFLAGS) -I. -I$(DRHOOK_INCDIR) $(CFLAGS) -fPIC
 
 .PHONY: all check install clean FORCE
@@ -494,12 +505,12 @@ gen/stamp: FORCE
 	$(DRHOOK) wrap generate --if-changed
 
 # Everything below is made from what `drhook wrap generate` writes
-# (gen/*.c, gen/*.in, $(LIST)), which gen/stamp stands for.
+# (gen/*.$(EXT), gen/*.in, $(LIST)), which gen/stamp stands for.
 $(RT): gen/stamp
-	$(CC) $(WFLAGS) -fvisibility=hidden -shared -o $@ gen/wrap-runtime.c -L$(DRHOOK_LIBDIR) -Wl,-rpath,$(DRHOOK_LIBDIR) -ldrhook -ldl
+	$(CC) $(WFLAGS) -fvisibility=hidden -shared -o $@ gen/wrap-runtime.$(EXT) -L$(DRHOOK_LIBDIR) -Wl,-rpath,$(DRHOOK_LIBDIR) -ldrhook -ldl
 
 $(LT): gen/stamp
-	$(CC) $(WFLAGS) -c -o gen/wrap-linktime.o gen/wrap-linktime.c
+	$(CC) $(WFLAGS) -c -o gen/wrap-linktime.o gen/wrap-linktime.$(EXT)
 	rm -f $@ && $(AR) rcs $@ gen/wrap-linktime.o
 
 $(PC): gen/stamp
@@ -521,6 +532,8 @@ clean:
 	rm -rf gen $(RT) $(LT) $(LIST) $(PC) $(PCS)
 "#,
         name = v.name,
+        lang = v.lang,
+        ext = if v.lang == "c++" { "cc" } else { "c" },
         command = v.command,
         cc = v.cc,
         cppflags = v.cppflags,
@@ -582,10 +595,11 @@ pub fn report(wrap: &str, decisions: &[Decision], front_end: &[String]) -> Strin
     for d in decisions {
         match &d.verdict {
             Verdict::Wrapped | Verdict::Via(_) => {
-                let shown = if d.func.symbol == d.func.name {
-                    d.func.name.clone()
+                let name = d.func.profile_name();
+                let shown = if d.func.symbol == name {
+                    name.to_string()
                 } else {
-                    format!("{} (symbol {})", d.func.name, d.func.symbol)
+                    format!("{name} (symbol {})", d.func.symbol)
                 };
                 let _ = write!(
                     s,
@@ -615,7 +629,7 @@ pub fn report(wrap: &str, decisions: &[Decision], front_end: &[String]) -> Strin
                 let _ = writeln!(
                     s,
                     "  {} ({}:{}): {}",
-                    d.func.name,
+                    d.func.profile_name(),
                     d.func.header.display(),
                     d.func.line,
                     r.explain(&d.func.name)

@@ -38,6 +38,10 @@ pub struct Filter {
     names: Vec<(Action, Pattern)>,
     /// `SIZE name expression` lines.
     pub sizes: Vec<(String, String)>,
+    /// `TYPE <as generated> = <replacement>` lines (C++): text replaced in
+    /// the types the C++ wrappers are written with, for a type the front
+    /// end cannot name from outside its class.
+    pub types: Vec<(String, String)>,
 }
 
 impl Filter {
@@ -55,12 +59,23 @@ impl Filter {
                     "{origin}:{}: {what}: `{raw}`\n\
                      A filter line is `INCLUDE FILE <glob>...`, `EXCLUDE FILE <glob>...`, \
                      `INCLUDE FUNCTION <glob>...`, `EXCLUDE FUNCTION <glob>...` or \
-                     `SIZE <function> <C expression of its parameters>`; fix the line and run make again",
+                     `SIZE <function> <C expression of its parameters>` or (C++) \
+                     `TYPE <type as generated> = <replacement>`; fix the line and run make again",
                     i + 1
                 )
             };
             let mut words = line.split_whitespace();
             let head = words.next().unwrap_or("").to_ascii_uppercase();
+            if head == "TYPE" {
+                let rest = line[4..].trim();
+                let (from, to) = rest
+                    .split_once(" = ")
+                    .map(|(a, b)| (a.trim(), b.trim()))
+                    .filter(|(a, b)| !a.is_empty() && !b.is_empty())
+                    .ok_or_else(|| err("TYPE needs `<type as generated> = <replacement>`"))?;
+                f.types.push((from.to_string(), to.to_string()));
+                continue;
+            }
             if head == "SIZE" {
                 let name = words.next().ok_or_else(|| err("SIZE without a function"))?;
                 let expr: Vec<&str> = words.collect();
@@ -100,9 +115,25 @@ impl Filter {
         last_match(&self.files, &s) == Some(Action::Include)
     }
 
-    /// Whether the function `name` is wrapped (its header being included).
-    pub fn name_included(&self, name: &str) -> bool {
-        last_match(&self.names, name) != Some(Action::Exclude)
+    /// Whether the function known by `names` is wrapped (its header being
+    /// included): the last rule that matches any of them decides (C++
+    /// functions are matched by qualified name, profile name and symbol).
+    pub fn name_included(&self, names: &[&str]) -> bool {
+        let last = self
+            .names
+            .iter()
+            .rev()
+            .find(|(_, p)| names.iter().any(|n| p.matches(n)));
+        last.map(|(a, _)| *a) != Some(Action::Exclude)
+    }
+
+    /// `ty` with the `TYPE` replacements applied, in order.
+    pub fn retype(&self, ty: &str) -> String {
+        let mut t = ty.to_string();
+        for (a, b) in &self.types {
+            t = t.replace(a.as_str(), b);
+        }
+        t
     }
 
     /// The size expression of a function, if the filter gives one.
@@ -139,7 +170,8 @@ pub fn default_text(name: &str, headers: &[std::path::PathBuf]) -> String {
          #\n\
          #   INCLUDE FILE <path glob>...       EXCLUDE FILE <path glob>...\n\
          #   INCLUDE FUNCTION <name glob>...   EXCLUDE FUNCTION <name glob>...\n\
-         #   SIZE <function> <C expression of its parameter names>   (size information)\n\n"
+         #   SIZE <function> <C expression of its parameter names>   (size information)\n\
+         #   TYPE <type as generated> = <replacement>   (C++: a type the wrapper must spell otherwise)\n\n"
     );
     let system = ["/usr/include", "/usr/local/include"];
     let mut dirs: Vec<String> = Vec::new();
@@ -187,11 +219,22 @@ mod tests {
         assert!(f.header_included(Path::new("/usr/include/hdf5/serial/H5Fpublic.h")));
         assert!(!f.header_included(Path::new("/usr/include/hdf5/serial/H5FDmpio.h")));
         assert!(!f.header_included(Path::new("/usr/include/stdio.h")));
-        assert!(f.name_included("H5Fopen"));
-        assert!(!f.name_included("H5Dwrite"));
-        assert!(f.name_included("nc_open"));
+        assert!(f.name_included(&["H5Fopen"]));
+        assert!(!f.name_included(&["H5Dwrite"]));
+        assert!(f.name_included(&["nc_open"]));
         assert_eq!(f.size_of("H5Dwrite"), Some("8 * n"));
         assert_eq!(f.size_of("H5Fopen"), None);
+        let f = Filter::parse(
+            "EXCLUDE FUNCTION YAML::* \nINCLUDE FUNCTION YAML::Load*\n\
+             TYPE QString::iterator = QChar *\n",
+            "filter",
+        )
+        .unwrap();
+        assert!(!f.name_included(&["YAML::Node::size", "_ZNK4YAML4Node4sizeEv"]));
+        assert!(f.name_included(&["YAML::Load", "YAML::Load(const std::string &)"]));
+        assert!(f.name_included(&["QString::size"]));
+        assert_eq!(f.retype("const QString::iterator &"), "const QChar * &");
+        assert!(Filter::parse("TYPE a\n", "x").unwrap_err().contains("x:1: TYPE needs"));
     }
 
     #[test]

@@ -13,7 +13,9 @@
 //! wrapper directory: [`init`], [`generate`], [`run_check`].
 
 pub mod check;
+pub mod cxx;
 pub mod emit;
+pub mod emit_cxx;
 pub mod filter;
 pub mod locate;
 pub mod model;
@@ -30,7 +32,10 @@ use model::{Decision, Verdict};
 pub struct Config {
     /// Wrapper name: `libdrhook-wrap-<name>.so`, `drhook-wrap-<name>.pc`.
     pub name: String,
-    /// The C compiler (preprocesses the headers, builds the wrappers).
+    /// The headers are C++ (`-x c++`): C++ front end, C++ wrappers.
+    pub cxx: bool,
+    /// The compiler (preprocesses the headers, builds the wrappers): C's,
+    /// or C++'s with `cxx`.
     pub cc: String,
     /// Preprocessor flags of the library's headers (`-I`, `-D`).
     pub cppflags: String,
@@ -160,7 +165,11 @@ fn preprocess(dir: &Path, cfg: &Config) -> Result<PathBuf, String> {
     }
     argv.push("-E".into());
     argv.extend(split_flags(&cfg.cppflags)?);
-    argv.extend(["-I.".into(), "libwrap.h".into()]);
+    argv.push("-I.".into());
+    if cfg.cxx {
+        argv.extend(["-x".into(), "c++".into()]);
+    }
+    argv.push("libwrap.h".into());
     argv.extend(["-o".into(), "gen/libwrap.i".into()]);
     run_tool(
         dir,
@@ -330,7 +339,7 @@ pub fn generate(dir: &Path, cfg: &Config) -> Result<Generated, String> {
     let libs = libraries(cfg)?;
     let symbols = check::symbol_map(&libs)?;
     let i = preprocess(dir, cfg)?;
-    let parsed = parse::parse(&i, &front_end_args(cfg)?)?;
+    let parsed = parse::parse(&i, &front_end_args(cfg)?, cfg.cxx)?;
     let opts = select::Options {
         maps: cfg.maps.clone(),
         void: cfg.void.clone(),
@@ -368,15 +377,24 @@ pub fn generate(dir: &Path, cfg: &Config) -> Result<Generated, String> {
         ));
     }
     let name = &cfg.name;
-    write(
-        &g.join("wrap-runtime.c"),
-        &emit::wrappers(name, &decisions, emit::Flavour::Runtime),
-    )?;
-    write(
-        &g.join("wrap-linktime.c"),
-        &emit::wrappers(name, &decisions, emit::Flavour::Linktime),
-    )?;
-    write(&g.join("check.c"), &emit::check_program(name, &decisions))?;
+    let ext = src_ext(cfg);
+    for (file, flavour) in [
+        ("wrap-runtime", emit::Flavour::Runtime),
+        ("wrap-linktime", emit::Flavour::Linktime),
+    ] {
+        let text = if cfg.cxx {
+            emit_cxx::wrappers(name, &decisions, flavour)
+        } else {
+            emit::wrappers(name, &decisions, flavour)
+        };
+        write(&g.join(format!("{file}.{ext}")), &text)?;
+    }
+    let check = if cfg.cxx {
+        emit_cxx::check_program(name, &decisions)
+    } else {
+        emit::check_program(name, &decisions)
+    };
+    write(&g.join(format!("check.{ext}")), &check)?;
     let dl = cfg.drhook_libdir.display().to_string();
     write(
         &g.join("pc.in"),
@@ -396,6 +414,11 @@ pub fn generate(dir: &Path, cfg: &Config) -> Result<Generated, String> {
         report,
         counts,
     })
+}
+
+/// The generated sources' extension: `c`, or `cc` for C++.
+fn src_ext(cfg: &Config) -> &'static str {
+    if cfg.cxx { "cc" } else { "c" }
 }
 
 /// The wrapped names, from the `--wrap` list of a generated directory.
@@ -472,7 +495,9 @@ pub fn run_check(dir: &Path, cfg: &Config) -> Result<Vec<String>, String> {
     lflags.extend(rpaths);
     let mut plain = cc.clone();
     plain.extend(cpp.iter().cloned());
-    plain.extend(["-I.", "gen/check.c", "-o", "gen/check-plain"].map(String::from));
+    let check_src = format!("gen/check.{}", src_ext(cfg));
+    plain.extend(["-I.".into(), check_src.clone()]);
+    plain.extend(["-o", "gen/check-plain"].map(String::from));
     plain.extend(lflags.iter().cloned());
     plain.push("-ldl".into());
     link_or_explain(dir, &plain)?;
@@ -486,7 +511,8 @@ pub fn run_check(dir: &Path, cfg: &Config) -> Result<Vec<String>, String> {
     ));
     let mut linked = cc;
     linked.extend(cpp);
-    linked.extend(["-I.", "gen/check.c", "-o", "gen/check-linktime"].map(String::from));
+    linked.extend(["-I.".into(), check_src]);
+    linked.extend(["-o", "gen/check-linktime"].map(String::from));
     linked.push(format!("-Wl,@drhook-wrap-{name}.wrap"));
     linked.push(format!("./libdrhook-wrap-{name}-linktime.a"));
     linked.push(format!("-L{}", cfg.drhook_libdir.display()));
@@ -633,6 +659,7 @@ pub fn init(spec: &InitSpec, cfg: &Config) -> Result<Generated, String> {
     let maps: Vec<String> = cfg.maps.iter().map(|(a, b)| format!("{a}={b}")).collect();
     let vars = emit::MakeVars {
         name: &cfg.name,
+        lang: if cfg.cxx { "c++" } else { "c" },
         command: &spec.command,
         cc: &cfg.cc,
         cppflags: &cfg.cppflags,

@@ -55,9 +55,42 @@ pub struct Func {
     pub is_static: bool,
     /// The front end's error about this declaration, if it could not read it.
     pub invalid: Option<String>,
+    /// C++ only: what the C++ wrapper needs besides the C fields (for C++,
+    /// `name` is the qualified name, `YAML::Node::size`, and `symbol` the
+    /// mangled one).
+    pub cxx: Option<Cxx>,
+}
+
+/// What a C++ declaration adds: its object parameter, the type spellings
+/// for the wrapper and the readable name of its profile row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cxx {
+    /// The routine's name in the profile: the qualified name, with the
+    /// parameter list as the header writes it when the name is overloaded
+    /// (`YAML::Load(const std::string &)`).
+    pub label: String,
+    /// A member function's `this` type (`const YAML::Node *`); `None` for
+    /// free functions and static members.
+    pub this_ty: Option<String>,
+    /// The parameter types fully qualified, without typedefs (the
+    /// canonical types), for the wrapper; `params[i].ty` keeps the header's
+    /// spelling for the label and the report.
+    pub param_tys: Vec<String>,
+    /// The result type, fully qualified (`void` for constructors and
+    /// destructors).
+    pub ret_ty: String,
+    /// A `const` member function.
+    pub is_const: bool,
+    /// A private member (programs cannot call it).
+    pub private: bool,
 }
 
 impl Func {
+    /// The routine's name in the profile (the C name; for C++ the label).
+    pub fn profile_name(&self) -> &str {
+        self.cxx.as_ref().map_or(&self.name, |c| &c.label)
+    }
+
     /// The prototype as C text, for reports (`int nc_open(const char *path, int mode, int *ncidp)`).
     pub fn signature(&self) -> String {
         let params: Vec<String> = self
@@ -105,6 +138,8 @@ pub enum Reason {
     InlineDefinition,
     /// `static` in the header.
     Static,
+    /// A private member function: programs cannot call it.
+    Private,
     /// Not a symbol of the library (a macro's helper that is absent, a
     /// function of another library, a declaration without definition).
     NotInLibrary {
@@ -129,6 +164,7 @@ impl Reason {
             Reason::UnknownParams => "declared f() (unknown arguments)",
             Reason::InlineDefinition => "defined in the header (inline)",
             Reason::Static => "static in the header",
+            Reason::Private => "private member",
             Reason::NotInLibrary { .. } => "not exported by the library",
             Reason::Unreadable(_) => "unreadable declaration",
             Reason::UnnamedType(_) => "type without a name",
@@ -169,6 +205,10 @@ impl Reason {
                 "defined in the header (inline): its calls are compiled into the caller and cannot be intercepted"
             ),
             Reason::Static => write!(f, "static in the header: not a library symbol"),
+            Reason::Private => write!(
+                f,
+                "a private member function: programs cannot call it (its types may be private too)"
+            ),
             Reason::NotInLibrary { libs } => {
                 let l: Vec<String> = libs.iter().map(|p| p.display().to_string()).collect();
                 if l.is_empty() {
@@ -252,6 +292,7 @@ mod tests {
             defined_in_header: false,
             is_static: false,
             invalid: None,
+            cxx: None,
         }
     }
 

@@ -52,11 +52,12 @@ pub fn load_libclang() -> Result<(), String> {
 
 /// Reads the preprocessed file `path` (`cc -E` output, with line markers)
 /// as C with the extra front-end `args` (e.g. `-std=c99`).
-pub fn parse(path: &Path, args: &[String]) -> Result<Parsed, String> {
+pub fn parse(path: &Path, args: &[String], cxx: bool) -> Result<Parsed, String> {
     load_libclang()?;
     let cpath = CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| format!("{}: a path with a NUL byte", path.display()))?;
-    let mut all: Vec<String> = vec!["-x".into(), "c".into(), "-ferror-limit=0".into()];
+    let lang = if cxx { "c++" } else { "c" };
+    let mut all: Vec<String> = vec!["-x".into(), lang.into(), "-ferror-limit=0".into()];
     all.extend(args.iter().cloned());
     let cargs: Vec<CString> = all
         .iter()
@@ -93,9 +94,12 @@ pub fn parse(path: &Path, args: &[String]) -> Result<Parsed, String> {
         };
         clang_visitChildren(
             clang_getTranslationUnitCursor(tu),
-            visit_top,
+            if cxx { super::cxx::visit } else { visit_top },
             (&mut state as *mut State).cast::<c_void>(),
         );
+        if cxx {
+            super::cxx::label(&mut state.parsed.funcs);
+        }
         for i in 0..clang_getNumDiagnostics(tu) {
             let d = clang_getDiagnostic(tu, i);
             let sev = clang_getDiagnosticSeverity(d);
@@ -129,17 +133,19 @@ pub fn parse(path: &Path, args: &[String]) -> Result<Parsed, String> {
     }
 }
 
-struct State {
-    tu: CXTranslationUnit,
-    parsed: Parsed,
-    by_name: std::collections::HashMap<String, usize>,
+/// The visit's state: the unit, what was read, and where each name (C)
+/// or symbol (C++) was recorded first.
+pub(super) struct State {
+    pub(super) tu: CXTranslationUnit,
+    pub(super) parsed: Parsed,
+    pub(super) by_name: std::collections::HashMap<String, usize>,
 }
 
 /// Takes ownership of a `CXString`.
 ///
 /// # Safety
 /// `s` must be a string libclang returned and not yet disposed of.
-unsafe fn text(s: CXString) -> String {
+pub(super) unsafe fn text(s: CXString) -> String {
     // SAFETY: caller contract; the C string lives until disposed.
     unsafe {
         let p = clang_getCString(s);
@@ -157,7 +163,7 @@ unsafe fn text(s: CXString) -> String {
 ///
 /// # Safety
 /// `loc` from a live translation unit.
-unsafe fn presumed(loc: CXSourceLocation) -> (PathBuf, u32) {
+pub(super) unsafe fn presumed(loc: CXSourceLocation) -> (PathBuf, u32) {
     // SAFETY: out-parameters valid for the call.
     unsafe {
         let mut file = std::mem::zeroed::<CXString>();
@@ -171,7 +177,7 @@ unsafe fn presumed(loc: CXSourceLocation) -> (PathBuf, u32) {
 ///
 /// # Safety
 /// `t` from a live translation unit.
-unsafe fn is_va_list(t: CXType) -> bool {
+pub(super) unsafe fn is_va_list(t: CXType) -> bool {
     // SAFETY: caller contract.
     unsafe {
         let s = text(clang_getTypeSpelling(t));
@@ -312,6 +318,7 @@ unsafe fn function(state: &mut State, c: CXCursor) {
             defined_in_header: is_def,
             is_static,
             invalid: invalid.then(|| "invalid declaration".to_string()),
+            cxx: None,
         });
     }
 }

@@ -33,6 +33,13 @@ pub fn decide(
         .iter()
         .map(|f| {
             let mut func = f.clone();
+            if let Some(x) = func.cxx.as_mut() {
+                x.ret_ty = filter.retype(&x.ret_ty);
+                x.this_ty = x.this_ty.as_deref().map(|t| filter.retype(t));
+                for t in &mut x.param_tys {
+                    *t = filter.retype(t);
+                }
+            }
             let library = symbols.get(&f.symbol).cloned();
             let verdict = verdict(&mut func, filter, opts, &by_name, library.is_some(), libs);
             let size = filter.size_of(&f.name).map(|e| size_expr(e, &func));
@@ -58,7 +65,7 @@ fn verdict(
     if !filter.header_included(&f.header) {
         return Skipped(Reason::HeaderFiltered);
     }
-    if !filter.name_included(&f.name) {
+    if !filter.name_included(&names(f)) {
         return Skipped(Reason::NameExcluded);
     }
     if f.defined_in_header {
@@ -66,6 +73,9 @@ fn verdict(
     }
     if f.is_static {
         return Skipped(Reason::Static);
+    }
+    if f.cxx.as_ref().is_some_and(|x| x.private) {
+        return Skipped(Reason::Private);
     }
     if let Some(d) = &f.invalid {
         return Skipped(Reason::Unreadable(d.clone()));
@@ -123,6 +133,16 @@ fn verdict(
                 });
             Skipped(Reason::Variadic { suggest })
         }
+    }
+}
+
+/// The names the filter's FUNCTION rules match: the C name; for C++ the
+/// qualified name, the profile name (with the parameter list of an
+/// overload) and the mangled symbol.
+fn names(f: &Func) -> Vec<&str> {
+    match &f.cxx {
+        None => vec![f.name.as_str()],
+        Some(x) => vec![f.name.as_str(), x.label.as_str(), f.symbol.as_str()],
     }
 }
 
@@ -230,6 +250,7 @@ mod tests {
             defined_in_header: false,
             is_static: false,
             invalid: None,
+            cxx: None,
         }
     }
 
