@@ -281,5 +281,124 @@ fn main() {
             );
         }
     }
+    println!();
+    cxx_callgrind(&work, &lib, calls);
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The C++ wrappers (`drhook wrap -x c++`): instructions per call of
+/// yaml-cpp's `YAML::Emitter::good() const` (a member through `this`, a few
+/// instructions of body), plain, in a hand-written pair, and through the
+/// generated wrapper, run time and link time (`benches/progs/bench_wrap_cxx.cc`).
+fn cxx_callgrind(work: &Path, lib: &Path, calls: u64) {
+    let drhook = env!("CARGO_BIN_EXE_drhook");
+    let ok = Command::new("c++")
+        .args(["-x", "c++", "-E", "-", "-o", "/dev/null"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"#include <yaml-cpp/yaml.h>\n")?;
+            c.wait()
+        })
+        .is_ok_and(|s| s.success());
+    if !ok {
+        println!("(C++ rows skipped: c++ or yaml-cpp's headers (libyaml-cpp-dev) not found)\n");
+        return;
+    }
+    sh(
+        work,
+        &s(&[
+            drhook,
+            "wrap",
+            "init",
+            "-x",
+            "c++",
+            "--name",
+            "yamlcpp",
+            "--header",
+            "yaml-cpp/yaml.h",
+            "--lib",
+            "yaml-cpp",
+        ]),
+        &[],
+    );
+    let wdir = work.join("wrap-yamlcpp");
+    sh(&wdir, &s(&["make", "-s"]), &[]);
+    let preload = wdir.join("libdrhook-wrap-yamlcpp.so");
+    let pc = wdir.display().to_string();
+    let lt_libs = sh(
+        work,
+        &s(&["pkg-config", "--libs", "drhook-wrap-yamlcpp-static"]),
+        &[("PKG_CONFIG_PATH", &pc)],
+    );
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/progs/bench_wrap_cxx.cc");
+    let inc = format!(
+        "-I{}",
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../drhook-ffi/include")
+            .display()
+    );
+    let cxx = |out: &str, libs: Vec<String>| {
+        let mut a = s(&["c++", "-O2", &inc, src.to_str().unwrap(), "-o", out]);
+        a.extend(libs);
+        a.push("-ldl".into());
+        sh(work, &a, &[]);
+        work.join(out)
+    };
+    let so = cxx(
+        "bench_cxx_so",
+        s(&[
+            "-lyaml-cpp",
+            &format!("-L{}", lib.display()),
+            &format!("-Wl,-rpath,{}", lib.display()),
+            "-ldrhook",
+        ]),
+    );
+    let lt = cxx(
+        "bench_cxx_linktime_a",
+        lt_libs.split_whitespace().map(String::from).collect(),
+    );
+    println!(
+        "Instructions per call (callgrind, as above, {calls} calls of the C++ member YAML::Emitter::good() const, wrapped by `drhook wrap -x c++`):\n"
+    );
+    println!(
+        "| flavour | configuration | good() plain | pair added | wrapper added | wrapper − pair |"
+    );
+    println!("|---|---|---:|---:|---:|---:|");
+    let count = |prog: &Path, which: &str, env: &[(&str, &str)], pre: Option<&Path>| -> f64 {
+        let mut cmd = command(Path::new("valgrind"), env, pre);
+        cmd.args([
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            &format!("--toggle-collect=loop_{which}"),
+        ])
+        .arg(prog)
+        .args([which, &calls.to_string()]);
+        let out = cmd.output().expect("valgrind");
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find_map(|l| l.split("Collected :").nth(1)?.trim().parse::<f64>().ok())
+            .map(|v| v / calls as f64)
+            .unwrap_or(f64::NAN)
+    };
+    let flavours: [(&str, &Path, Option<&Path>); 2] = [
+        ("run time (LD_PRELOAD, libdrhook.so)", &so, Some(&preload)),
+        ("link time (--wrap, libdrhook.a)", &lt, None),
+    ];
+    for (fname, prog, pre) in &flavours {
+        for (cname, env) in CONFIGS {
+            let plain = count(prog, "plain", env, *pre);
+            let pair = count(prog, "pair", env, *pre) - plain;
+            let wrapped = count(prog, "good", env, *pre) - plain;
+            println!(
+                "| {fname} | {cname} | {plain:.1} | {pair:.1} | {wrapped:.1} | {:.1} |",
+                wrapped - pair
+            );
+        }
+    }
+    println!();
 }

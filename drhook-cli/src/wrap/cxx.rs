@@ -149,9 +149,9 @@ unsafe fn function(state: &mut State, c: CXCursor) {
         } else {
             format!("{sc}::{spelled}")
         };
-        let symbol = match symbol {
-            Some(s) if !s.is_empty() => s,
-            _ => name.clone(),
+        let (symbol, no_symbol) = match symbol {
+            Some(s) if !s.is_empty() => (s, false),
+            _ => (name.clone(), true),
         };
         // Defined anywhere in the headers (in the class, or inline below
         // it), or defaulted: compiled into the caller.
@@ -220,12 +220,31 @@ unsafe fn function(state: &mut State, c: CXCursor) {
             )
         };
         let is_static = !member && clang_Cursor_getStorageClass(c) == CX_SC_Static;
-        let invalid = clang_isInvalidDeclaration(c) != 0;
+        let invalid = if clang_isInvalidDeclaration(c) != 0 {
+            Some("invalid declaration".to_string())
+        } else if no_symbol {
+            Some("libclang gives it no symbol".to_string())
+        } else {
+            None
+        };
+        // A class by value must be complete for the wrapper to pass it.
+        let mut incomplete = None;
+        let by_value = std::iter::once(clang_getResultType(fty))
+            .chain((0..n).map(|i| clang_getArgType(fty, i as std::ffi::c_uint)));
+        for t in by_value {
+            let t = clang_getCanonicalType(t);
+            if t.kind == CXType_Record && clang_Type_getSizeOf(t) < 0 {
+                incomplete = Some(text(clang_getTypeSpelling(t)));
+                break;
+            }
+        }
         // Private members: a program cannot call them (only the library's
         // own inline code can, from the program); their types may be
         // private too, which the wrapper could not name.
         let private = member && clang_getCXXAccessSpecifier(c) == CX_CXXPrivate;
-        state.by_name.insert(symbol.clone(), state.parsed.funcs.len());
+        state
+            .by_name
+            .insert(symbol.clone(), state.parsed.funcs.len());
         state.parsed.funcs.push(Func {
             name,
             symbol,
@@ -237,7 +256,7 @@ unsafe fn function(state: &mut State, c: CXCursor) {
             noreturn: false,
             defined_in_header: inline,
             is_static,
-            invalid: invalid.then(|| "invalid declaration".to_string()),
+            invalid,
             cxx: Some(Cxx {
                 label: String::new(),
                 this_ty,
@@ -245,6 +264,7 @@ unsafe fn function(state: &mut State, c: CXCursor) {
                 ret_ty,
                 is_const: member && clang_CXXMethod_isConst(c) != 0,
                 private,
+                incomplete,
             }),
         });
     }

@@ -81,7 +81,12 @@ pub fn wrappers(wrap: &str, decisions: &[Decision], flavour: Flavour) -> String 
             .map(String::as_str)
             .chain(x.param_tys.iter().map(String::as_str))
             .collect();
-        let arg_ty = |t: &str| format!("drhook_wrap_arg_t<{t}>");
+        // A `va_list` parameter is a pointer already (as a parameter the
+        // array type is adjusted): handed on as it is.
+        let arg_ty = |t: &str| match t {
+            "va_list" => t.to_string(),
+            t => format!("drhook_wrap_arg_t<{t}>"),
+        };
         let list: Vec<String> = tys.iter().map(|t| arg_ty(t)).collect();
         let names: Vec<String> = (0..tys.len()).map(|i| format!("_dw_a{i}")).collect();
         let params: Vec<String> = list
@@ -92,7 +97,10 @@ pub fn wrappers(wrap: &str, decisions: &[Decision], flavour: Flavour) -> String 
         let fwd: Vec<String> = list
             .iter()
             .zip(&names)
-            .map(|(t, n)| format!("std::forward<{t}>({n})"))
+            .map(|(t, n)| match t.as_str() {
+                "va_list" => n.clone(),
+                t => format!("std::forward<{t}>({n})"),
+            })
             .collect();
         let ret = format!("drhook_wrap_id<{}>", x.ret_ty);
         let _ = write!(

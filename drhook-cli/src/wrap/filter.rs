@@ -234,7 +234,11 @@ mod tests {
         assert!(f.name_included(&["YAML::Load", "YAML::Load(const std::string &)"]));
         assert!(f.name_included(&["QString::size"]));
         assert_eq!(f.retype("const QString::iterator &"), "const QChar * &");
-        assert!(Filter::parse("TYPE a\n", "x").unwrap_err().contains("x:1: TYPE needs"));
+        assert!(
+            Filter::parse("TYPE a\n", "x")
+                .unwrap_err()
+                .contains("x:1: TYPE needs")
+        );
     }
 
     #[test]

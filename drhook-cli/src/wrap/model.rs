@@ -83,6 +83,9 @@ pub struct Cxx {
     pub is_const: bool,
     /// A private member (programs cannot call it).
     pub private: bool,
+    /// A class passed or returned by value that the headers only declare
+    /// (its layout is unknown to the wrapper).
+    pub incomplete: Option<String>,
 }
 
 impl Func {
@@ -140,6 +143,8 @@ pub enum Reason {
     Static,
     /// A private member function: programs cannot call it.
     Private,
+    /// C++: a class by value that the headers declare but do not define.
+    Incomplete(String),
     /// Not a symbol of the library (a macro's helper that is absent, a
     /// function of another library, a declaration without definition).
     NotInLibrary {
@@ -165,6 +170,7 @@ impl Reason {
             Reason::InlineDefinition => "defined in the header (inline)",
             Reason::Static => "static in the header",
             Reason::Private => "private member",
+            Reason::Incomplete(_) => "a class by value that the headers do not define",
             Reason::NotInLibrary { .. } => "not exported by the library",
             Reason::Unreadable(_) => "unreadable declaration",
             Reason::UnnamedType(_) => "type without a name",
@@ -208,6 +214,10 @@ impl Reason {
             Reason::Private => write!(
                 f,
                 "a private member function: programs cannot call it (its types may be private too)"
+            ),
+            Reason::Incomplete(t) => write!(
+                f,
+                "takes or returns `{t}` by value, which the headers only declare: add the header that defines it to libwrap.h"
             ),
             Reason::NotInLibrary { libs } => {
                 let l: Vec<String> = libs.iter().map(|p| p.display().to_string()).collect();

@@ -77,6 +77,9 @@ fn verdict(
     if f.cxx.as_ref().is_some_and(|x| x.private) {
         return Skipped(Reason::Private);
     }
+    if let Some(t) = f.cxx.as_ref().and_then(|x| x.incomplete.clone()) {
+        return Skipped(Reason::Incomplete(t));
+    }
     if let Some(d) = &f.invalid {
         return Skipped(Reason::Unreadable(d.clone()));
     }

@@ -26,8 +26,8 @@ static void write_lines(const QString &path, int n) {
 }
 
 static QList<QString> read_lines(const QString &path) {
-  DRHOOK_START(read_lines);
   QList<QString> out;
+  DRHOOK_START(read_lines);
   QFile f(path);
   if (f.open(QIODevice::ReadOnly | QIODevice::Text)) {
     while (!f.atEnd()) out.append(QString::fromUtf8(f.readLine()).trimmed());
