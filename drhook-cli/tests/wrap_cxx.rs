@@ -184,9 +184,22 @@ fn yaml_cpp_runtime_linktime_static_and_exceptions() {
         report.contains("YAML::Node::size (") && report.contains("defined in the header (inline)"),
         "{report}"
     );
+    // The user's type spelling (the seed's intervention for a type libclang
+    // cannot name): a `TYPE` line rewrites the generated wrappers' types;
+    // `make` regenerates them and they still compile and check.
+    let filter = wd.join("filter");
+    let mut f = std::fs::read_to_string(&filter).unwrap();
+    f.push_str("TYPE std::basic_string<char> = std::string\n");
+    std::fs::write(&filter, f).unwrap();
     let prefix = d.join("inst");
     let check = make_all(&wd, &prefix);
     assert!(check.contains("check passed"), "{check}");
+    let rt_src = std::fs::read_to_string(wd.join("gen/wrap-runtime.cc")).unwrap();
+    assert!(
+        rt_src.contains("drhook_wrap_arg_t<const std::string &>")
+            && !rt_src.contains("std::basic_string<char> &"),
+        "TYPE not applied"
+    );
     let wrapper = prefix.join("lib/libdrhook-wrap-yamlcpp.so");
     let syms = wrapped(&wd);
 

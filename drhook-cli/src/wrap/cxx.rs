@@ -297,3 +297,63 @@ pub(super) fn label(funcs: &mut [Func]) {
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(name: &str, params: &[&str], is_const: bool) -> Func {
+        Func {
+            name: name.into(),
+            symbol: format!("_Z{name}"),
+            ret: "void".into(),
+            params: params
+                .iter()
+                .map(|t| Param {
+                    name: None,
+                    ty: t.to_string(),
+                    is_va_list: false,
+                })
+                .collect(),
+            proto: Proto::Fixed,
+            header: "y.h".into(),
+            line: 1,
+            noreturn: false,
+            defined_in_header: false,
+            is_static: false,
+            invalid: None,
+            cxx: Some(Cxx {
+                label: String::new(),
+                this_ty: None,
+                param_tys: vec![],
+                ret_ty: "void".into(),
+                is_const,
+                private: false,
+                incomplete: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn overloads_are_labelled_with_their_parameters() {
+        let mut v = vec![
+            f("YAML::Load", &["const std::string &"], false),
+            f("YAML::Load", &["const char *"], false),
+            f("YAML::Emitter::c_str", &[], true),
+            f("YAML::Node::operator[]", &["const Key &"], true),
+            f("YAML::Node::operator[]", &["const Key &"], false),
+        ];
+        label(&mut v);
+        let l: Vec<&str> = v.iter().map(|f| f.profile_name()).collect();
+        assert_eq!(
+            l,
+            [
+                "YAML::Load(const std::string &)",
+                "YAML::Load(const char *)",
+                "YAML::Emitter::c_str",
+                "YAML::Node::operator[](const Key &) const",
+                "YAML::Node::operator[](const Key &)",
+            ]
+        );
+    }
+}

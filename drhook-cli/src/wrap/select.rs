@@ -111,6 +111,8 @@ fn verdict(
             Verdict::Wrapped
         }
         Proto::Unknown => Skipped(Reason::UnknownParams),
+        // C++ wrappers forward fixed parameters only.
+        Proto::Variadic if f.cxx.is_some() => Skipped(Reason::Variadic { suggest: None }),
         Proto::Variadic => {
             if let Some((_, target)) = opts.maps.iter().rev().find(|(n, _)| n == &f.name) {
                 return match by_name.get(target.as_str()) {
