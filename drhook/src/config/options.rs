@@ -67,6 +67,10 @@ pub struct Options {
     /// `trace`, `timeline`: record every enter and exit and write a
     /// Chrome/Perfetto trace (`drhook.trace.N.json`). Project extension.
     pub trace: bool,
+    /// `summary`: a compact tree of the top routines (self, total, calls)
+    /// at the end of the run, on stderr or in `DR_HOOK_SUMMARY` (project
+    /// extension; Caliper's `runtime-report`, GPTL's `timing.summary`).
+    pub summary: bool,
     /// `io`: I/O per routine (bytes, operations, time in I/O calls) from
     /// the preload library's interposers, in `<profile>-io`; the per-file
     /// report `drhook.io.*` (project extension).
@@ -160,6 +164,7 @@ pub const TOKENS: &[(&[&str], &str)] = &[
     (&["IO", "IOPROF"], "IO"),
     (&["MPI"], "MPI"),
     (&["GPU"], "GPU"),
+    (&["SUMMARY"], "SUMMARY"),
     (&["SAMPLE", "SAMPLING"], "SAMPLE"),
     (&["REDUCE"], "REDUCE"),
     (&["RANKS"], "RANKS"),
@@ -274,6 +279,11 @@ impl Options {
                 "REDUCE" => o.reduce = true,
                 "RANKS" => o.ranks = true,
                 "TRACE" => o.trace = true,
+                "SUMMARY" => {
+                    o.summary = true;
+                    o.walltime = true;
+                    o.calls = true;
+                }
                 "GPU" => {
                     // Reported beside the profile: a wall profile unless
                     // a profile token chose the clock.

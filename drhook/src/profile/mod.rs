@@ -10,6 +10,7 @@
 //! writes the timeline recorded by `metrics::trace` as a Chrome/Perfetto
 //! trace; `io` the I/O profile `drhook.prof.N-io` (`io`); `mem` writes the memory profile `drhook.prof.N-mem` (`memprof`)
 //! from the same rows; `name` says which file a process of a run writes;
+//! `summary` the tree printed at the end (`summary`);
 //! `reduce` folds this task's rows for the job profile (`reduce`) and
 //! writes it; `gpu` the GPU profile `drhook.prof.N-gpu` (`gpu`); `sample` the sampled
 //! profile `drhook.prof.N-sample` and its JSON (`sample`);
@@ -27,6 +28,7 @@ pub(crate) mod name;
 pub(crate) mod sample;
 pub(crate) mod reduce;
 pub(crate) mod snapshot;
+pub(crate) mod summary;
 pub(crate) mod text;
 pub(crate) mod trace;
 pub(crate) mod write;

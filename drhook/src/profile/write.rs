@@ -377,6 +377,12 @@ fn partial() -> bool {
 }
 
 pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
+    write_now(false)
+}
+
+/// [`write_profile`]; at the end of the process (`at_end`) with the
+/// summary (`DR_HOOK_OPT=summary`).
+fn write_now(at_end: bool) -> Result<Option<PathBuf>, ProfileError> {
     let Some(e) = crate::setup::engine_if_ready() else {
         return Ok(None);
     };
@@ -385,9 +391,21 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     // A file-size limit or a closed pipe fails the write (reported), and
     // raises no signal that would end the program.
     let _held = crate::sys::held::OwnWrites::hold();
+    let summary = at_end && super::summary::wanted(e);
     let result = if super::name::writes_profile(e) {
-        write_profile_and_json(e)
+        write_profile_and_json(e, summary)
     } else {
+        if summary {
+            let tree = std::cell::RefCell::new(super::summary::CallTree::new());
+            collect(
+                e,
+                |snap, figures, _| tree.borrow_mut().add(snap, figures),
+                |header, rows| {
+                    let t = tree.replace(super::summary::CallTree::new());
+                    super::summary::write(e, t, header, rows.names);
+                },
+            );
+        }
         Ok(None)
     };
     if e.config.writes_trace() && !partial() {
@@ -396,7 +414,7 @@ pub(crate) fn write_profile() -> Result<Option<PathBuf>, ProfileError> {
     result
 }
 
-fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
+fn write_profile_and_json(e: &Engine, summary: bool) -> Result<Option<PathBuf>, ProfileError> {
     let mut path = super::name::profile_path(e);
     if partial() {
         path = suffixed(&path, ".partial");
@@ -420,14 +438,21 @@ fn write_profile_and_json(e: &Engine) -> Result<Option<PathBuf>, ProfileError> {
     let silent = e.config.silent || !crate::setup::is_main();
     let json =
         std::cell::RefCell::new((e.config.writes_json() && !partial()).then(|| JsonOut::open(e)));
+    let tree = std::cell::RefCell::new(summary.then(super::summary::CallTree::new));
     collect(
         e,
         |snap, figures, params| {
             if let Some(j) = json.borrow_mut().as_mut() {
                 j.thread(snap, figures, params);
             }
+            if let Some(t) = tree.borrow_mut().as_mut() {
+                t.add(snap, figures);
+            }
         },
         |header, summary| {
+            if let Some(t) = tree.borrow_mut().take() {
+                super::summary::write(e, t, header, summary.names);
+            }
             super::reduce::keep(header, summary);
             let what = What {
                 prof: e.config.options.profile.is_some() && super::reduce::per_rank_files(e),
@@ -822,7 +847,7 @@ pub(crate) fn end_profile(failure: bool) -> Option<PathBuf> {
     super::reduce::say_if_unreduced(e);
     // SAFETY: gettid has no preconditions.
     END_WRITER.store(unsafe { libc::gettid() }, Ordering::Release);
-    let written = write_profile().ok().flatten();
+    let written = write_now(true).ok().flatten();
     END_WRITER.store(0, Ordering::Release);
     // A Dr.Hook handler that waited for the write ends the process by its
     // signal, as the signal would have: this thread must not end it with

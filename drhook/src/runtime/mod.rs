@@ -362,6 +362,7 @@ fn build(config: Config) -> Engine {
             || engine.config.options.io
             || engine.config.writes_trace()
             || engine.config.options.gpu
+            || engine.config.options.summary
             || engine.config.options.sample
         {
             crate::profile::write::register_at_exit();
