@@ -44,6 +44,10 @@ enum Command {
     Diff(cmd::diff::Args),
     /// A profile as a readable tree (or table) in the terminal.
     Top(cmd::top::Args),
+    /// One self-contained HTML page of a run (or job): its facts, the
+    /// balance over tasks and threads, the calling tree, a flame graph, the
+    /// memory and I/O tables; read offline in a browser.
+    Report(cmd::report::Args),
     /// The processes of a `drhook run --out-dir` directory: the process
     /// tree (pid, parent, command, files) and the time per command.
     Procs(cmd::procs::Args),
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
         Command::Top(a) => cmd::top::run(&a, g),
         Command::Procs(a) => cmd::procs::run(&a, g),
         Command::Trace(a) => cmd::trace::run(&a, g),
+        Command::Report(a) => cmd::report::run(&a, g),
         Command::Wrap(a) => return cmd::wrap::run(*a),
         Command::Run(a) => cmd::run::run(&a, g),
         Command::Io(a) => cmd::io::run(&a),

@@ -8,6 +8,7 @@ pub mod flamegraph;
 pub mod io;
 pub mod json;
 pub mod merge;
+pub mod report;
 pub mod procs;
 pub mod run;
 pub mod top;

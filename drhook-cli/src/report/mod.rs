@@ -7,11 +7,13 @@
 //! * [`hatchet`]: Hatchet's JSON (one tree indexed by node, rank, thread)
 //!   and its literal format;
 //! * [`top`]: the profile drawn for a terminal;
+//! * [`html`]: the self-contained HTML page of `drhook report`;
 //! * [`trace`]: Chrome/Perfetto traces of several tasks merged into one.
 
 pub mod diff;
 pub mod folded;
 pub mod hatchet;
+pub mod html;
 pub mod merge;
 pub mod table;
 pub mod top;

@@ -57,18 +57,6 @@ pub const DR_HOOK_PAPI_COUNTERS: &str = "DR_HOOK_PAPI_COUNTERS";
 /// events recorded per thread (16 bytes each, reserved at the thread's
 /// first instrumented call); recording stops when they are used up.
 pub const DR_HOOK_TRACE_EVENTS: &str = "DR_HOOK_TRACE_EVENTS";
-/// Project extension: with `trace`, activations shorter than this many
-/// microseconds are left out of the written trace.
-pub const DR_HOOK_TRACE_MIN_US: &str = "DR_HOOK_TRACE_MIN_US";
-/// Project extension: with `trace`, only routines matching these
-/// comma-separated patterns (`*`, `?`) are written.
-pub const DR_HOOK_TRACE_MATCH: &str = "DR_HOOK_TRACE_MATCH";
-/// Project extension: with `trace`, only activations at most this deep.
-pub const DR_HOOK_TRACE_DEPTH: &str = "DR_HOOK_TRACE_DEPTH";
-/// Project extension: `1`: the trace buffer keeps the last events (a ring).
-pub const DR_HOOK_TRACE_RING: &str = "DR_HOOK_TRACE_RING";
-/// Project extension: `x` (default, complete events) or `be` (B/E pairs).
-pub const DR_HOOK_TRACE_FORMAT: &str = "DR_HOOK_TRACE_FORMAT";
 /// Project extension: with `DR_HOOK_OPT=summary`, the file the summary
 /// goes to (default: stderr).
 pub const DR_HOOK_SUMMARY: &str = "DR_HOOK_SUMMARY";

@@ -219,8 +219,6 @@ pub struct Config {
     pub counter_events: Option<String>,
     /// `DR_HOOK_TRACE_EVENTS`: events recorded per thread with `trace`.
     pub trace_events: u64,
-    /// The timeline's filters and modes (`DR_HOOK_TRACE_*`).
-    pub trace: report::TraceConfig,
     /// The summary at exit (`DR_HOOK_SUMMARY*`).
     pub summary: report::SummaryConfig,
     /// `DR_HOOK_SAMPLE_HZ`: samples per second of thread CPU time with
@@ -576,11 +574,9 @@ impl Config {
             0..=u32::MAX as i64,
             &mut warnings,
         ) as u32;
-        let trace = report::TraceConfig::from_lookup(get, &mut warnings);
         let summary = report::SummaryConfig::from_lookup(get, &mut warnings);
         let meta = meta::Meta::from_lookup(get, &mut warnings);
         Config {
-            trace,
             summary,
             sample_hz,
             meta,
