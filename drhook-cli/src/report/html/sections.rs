@@ -336,7 +336,7 @@ fn count(nodes: &[Node], kids: &HashMap<Option<u64>, Vec<usize>>, id: u64) -> us
 /// The flame graph: the folded stacks as JSON for the script.
 pub fn flame(h: &mut String, inp: &Inputs) {
     h.push_str("<section id=\"flame\"><h2>Flame graph</h2>\n<p class=\"note\">The width of a frame is its inclusive time (its self time plus its callees'); hover for the figures, click to zoom (click again to zoom out).</p>\n<div id=\"flame-info\"></div><div id=\"flamegraph\"></div>\n");
-    let stacks = folded::folded(&inp.times, None);
+    let stacks = folded::folded(&inp.times, folded::Options::default());
     let v = serde_json::Value::from(stacks);
     let _ = writeln!(
         h,
