@@ -81,7 +81,7 @@ pub struct Args {
     pub io_trace: Option<OsString>,
     /// DR_HOOK_OPT gains sample: each thread's native stack sampled on its
     /// CPU-time clock, credited to the region active (`main` and the
-    /// threads' roots in a program nobody annotated), in <profile>-sample.
+    /// threads' roots in a program nobody annotated), in PROFILE-sample.
     #[arg(long)]
     pub sample: bool,
     /// DR_HOOK_SAMPLE_HZ: samples per second of each thread's CPU time
@@ -89,7 +89,7 @@ pub struct Args {
     #[arg(long, value_name = "HZ")]
     pub sample_hz: Option<u32>,
     /// Every MPI call a row of the calling tree, with its bytes, in
-    /// <profile>-mpi (adds mpi to the options when they lack it).
+    /// PROFILE-mpi (adds mpi to the options when they lack it).
     #[arg(long)]
     pub mpi: bool,
     /// Any DR_HOOK* or DRHOOK_* variable, NAME=VALUE (repeatable).

@@ -29,7 +29,7 @@
 //!
 //! The C library's own `write`s from inside stdio do not go through the
 //! dynamic linker: they are inferred from the stream's buffer
-//! ([`stream`]: flushes, the final one at `exit`). Not seen: system calls
+//! (`stream`: flushes, the final one at `exit`). Not seen: system calls
 //! made without the C library, and what the README lists.
 //!
 //! ## Files, in dependency order

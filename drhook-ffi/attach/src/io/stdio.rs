@@ -3,7 +3,7 @@
 //! `fputc`, `fgetc`, `getline`, `fflush`, `fseek`, `ftell`, `rewind`,
 //! `setvbuf`, `setbuf`. A stream's bytes are counted as the program passed
 //! them (stdio level), and the writes the C library made to flush them
-//! (system level), inferred from the stream's buffer ([`super::stream`]).
+//! (system level), inferred from the stream's buffer (`stream.rs`).
 //! The `printf` family and `puts`/`putc`/`putchar`: [`super::printf`].
 
 use std::ffi::{CStr, c_char, c_int, c_void};
