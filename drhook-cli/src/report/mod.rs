@@ -14,6 +14,7 @@ pub mod diff;
 pub mod folded;
 pub mod hatchet;
 pub mod html;
+pub mod io_read;
 pub mod merge;
 pub mod table;
 pub mod top;

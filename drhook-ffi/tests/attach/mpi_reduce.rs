@@ -242,7 +242,8 @@ fn reduce_without_mpi_finalize_leaves_rank_profiles_and_a_message() {
         let work = p.rows.iter().find(|w| w.name == "MPI_HOOK:WORK").unwrap();
         assert_eq!(work.calls, u64::from(n), "proc#{n}");
     }
-    let said = r.stderr().matches("ends without MPI_Finalize").count();
+    // The reduction's own message (the MPI layer says its own too).
+    let said = r.stderr().matches("no job profile from this task").count();
     assert!(
         said >= 1 && said <= written,
         "{said} messages, {written} rank profiles: {files:?}\n{}",

@@ -11,7 +11,7 @@
 //! * [`summary_text`]: the job summary as text.
 
 pub mod process;
-pub mod read;
+pub use crate::report::io_read as read;
 mod reduce;
 pub mod summary;
 pub mod summary_text;

@@ -14,8 +14,8 @@
 mod assets;
 mod sections;
 
-use crate::cmd::io::read::Report as IoReport;
 use crate::profile::{Kind, Profile};
+use crate::report::io_read::Report as IoReport;
 
 /// What a page is made of.
 #[derive(Default)]

@@ -416,7 +416,7 @@ pub fn io(h: &mut String, inp: &Inputs) {
     }
     if !inp.io_reports.is_empty() {
         h.push_str("<h3>Per file (drhook.io reports)</h3><table id=\"io-files\"><tr><th>process</th><th>file</th><th class=\"n\">read (B)</th><th class=\"n\">written (B)</th><th class=\"n\">time (s)</th><th>opened by</th></tr>\n");
-        let mut files: Vec<(String, &crate::cmd::io::read::File)> = inp
+        let mut files: Vec<(String, &crate::report::io_read::File)> = inp
             .io_reports
             .iter()
             .flat_map(|r| r.files.iter().map(move |f| (r.id(), f)))

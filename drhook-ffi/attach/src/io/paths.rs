@@ -328,7 +328,11 @@ pub(super) fn file_index(fd: c_int) -> u32 {
         if f != 0 {
             f
         } else {
-            let f = guard(|| classify(fd)).unwrap_or(OTHER_FILES);
+            // On a work stack: classifying (fstat, the path table) needs more
+            // stack than the smallest threads have left (a printf on a 16 KiB
+            // thread).
+            let f =
+                drhook::lifecycle::on_work_stack(|| guard(|| classify(fd))).unwrap_or(OTHER_FILES);
             FD_FILE[fd as usize].store(f, Ordering::Relaxed);
             f
         }
