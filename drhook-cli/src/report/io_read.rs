@@ -24,7 +24,7 @@ pub struct Aio {
 }
 
 /// One file of a process (or, in a job summary, of every process that
-/// used it: [`super::summary::JobFile`]).
+/// used it: `cmd::io::summary::JobFile`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[allow(missing_docs)]
 pub struct File {
