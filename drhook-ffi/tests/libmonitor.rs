@@ -368,20 +368,7 @@ fn installed_as_libmonitor() {
     built("libdrhook_preload.so");
     shared_lib();
     let d = tempdir();
-    let prefix = d.path().join("prefix");
-    tool(
-        d.path(),
-        "make",
-        &[
-            "-s",
-            "-C",
-            &crate_dir().display().to_string(),
-            "install",
-            &format!("PREFIX={}", prefix.display()),
-            &format!("DRHOOK_LIBDIR={}", target_dir().display()),
-            &format!("BUILD={}", d.path().join("build").display()),
-        ],
-    );
+    let prefix = make_install(d.path());
     for f in [
         "lib/libmonitor.so",
         "include/monitor.h",

@@ -15,20 +15,7 @@ fn installed_wrap_library_through_pkg_config_and_cmake() {
     built("libdrhook_wrap.a");
     shared_lib();
     let d = tempdir();
-    let prefix = d.path().join("prefix");
-    tool(
-        d.path(),
-        "make",
-        &[
-            "-s",
-            "-C",
-            &crate_dir().display().to_string(),
-            "install",
-            &format!("PREFIX={}", prefix.display()),
-            &format!("DRHOOK_LIBDIR={}", target_dir().display()),
-            &format!("BUILD={}", d.path().join("build").display()),
-        ],
-    );
+    let prefix = make_install(d.path());
     for f in [
         "lib/libdrhook_preload.so",
         "lib/libdrhook_wrap.a",

@@ -322,3 +322,25 @@ pub fn built(name: &str) -> PathBuf {
 pub fn drhook_exe() -> PathBuf {
     built("drhook")
 }
+
+/// `make -C drhook-ffi install PREFIX=<dir>/prefix` with this test build's
+/// libraries from the target directory (no nested cargo build); the
+/// prefix.
+#[allow(dead_code)]
+pub fn make_install(dir: &Path) -> PathBuf {
+    let prefix = dir.join("prefix");
+    tool(
+        dir,
+        "make",
+        &[
+            "-s",
+            "-C",
+            &crate_dir().display().to_string(),
+            "install",
+            &format!("PREFIX={}", prefix.display()),
+            &format!("DRHOOK_LIBDIR={}", target_dir().display()),
+            &format!("BUILD={}", dir.join("build").display()),
+        ],
+    );
+    prefix
+}
