@@ -9,7 +9,8 @@ use crate::sys::diag;
 
 /// `MONITOR_EXIT_NORMAL`, `_SIGNAL`, `_EXEC` of `monitor.h`.
 pub const EXIT_NORMAL: c_int = 1;
-/// A process ended by a signal (here: `abort`).
+/// A process ended by a signal (`abort`, or a signal whose action is the
+/// default).
 pub const EXIT_SIGNAL: c_int = 2;
 /// A process about to `exec`.
 pub const EXIT_EXEC: c_int = 3;
@@ -56,7 +57,7 @@ pub const IGNORE_NEW_THREAD: usize = usize::MAX;
 
 static FOUND: [AtomicPtr<c_void>; NAMES.len()] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; NAMES.len()];
-/// 0: not looked up, 1: looked up.
+/// 0: not looked up, 1: skipped (no tool seen), 2: looked up.
 static LOOKED_UP: AtomicU8 = AtomicU8::new(0);
 
 /// The tool's `name`, if it defines it.
@@ -69,10 +70,18 @@ fn cb(c: Cb) -> Option<*mut c_void> {
 /// Looks every callback up once (`dlsym(RTLD_DEFAULT)`: a preloaded tool,
 /// or the program itself with `DRHOOK_MONITOR_TOOL=1`). Not in a static
 /// program (no dynamic symbols), and not when nothing but Dr.Hook's own
-/// libraries is preloaded: the look-ups cost ~44 000
-/// instructions, a sixth of what the layer costs a process.
-fn look_up() {
-    if LOOKED_UP.swap(1, Ordering::AcqRel) != 0 || crate::real::link_mode() || !may_have_a_tool() {
+/// libraries is preloaded, unless `sure` (a tool called
+/// `monitor_initialize`): the look-ups cost ~44 000 instructions, a sixth
+/// of what the layer costs a process.
+fn look_up(sure: bool) {
+    if LOOKED_UP.load(Ordering::Acquire) == 2 || crate::real::link_mode() {
+        return;
+    }
+    if !sure && !may_have_a_tool() {
+        LOOKED_UP.store(1, Ordering::Release);
+        return;
+    }
+    if LOOKED_UP.swap(2, Ordering::AcqRel) == 2 {
         return;
     }
     for (slot, name) in FOUND.iter().zip(NAMES) {
@@ -209,9 +218,20 @@ type DlFn = unsafe extern "C" fn(*const c_char, c_int);
 type PostDlFn = unsafe extern "C" fn(*mut c_void, c_int);
 type SizeFn = unsafe extern "C" fn(usize) -> usize;
 
+/// `monitor_init_library` has run (once: from the preload library's
+/// constructor, or from an earlier `monitor_initialize`).
+static LIBRARY_INIT: AtomicU8 = AtomicU8::new(0);
+
 /// When the preload library is loaded: the callbacks are looked up and
 /// `monitor_init_library` runs (libmonitor's order: from its constructor).
 pub fn library_init() {
+    library_init_for(false);
+}
+
+fn library_init_for(sure: bool) {
+    if LIBRARY_INIT.swap(1, Ordering::AcqRel) != 0 {
+        return;
+    }
     let _ = std::panic::catch_unwind(|| {
         DEBUG.store(
             crate::sys::env::env_value(b"MONITOR_DEBUG").is_some(),
@@ -220,8 +240,31 @@ pub fn library_init() {
         if let Some(o) = crate::sys::env::env_value(b"MONITOR_OPTIONS") {
             options(o);
         }
-        look_up();
+        look_up(sure);
         call!(Cb::InitLibrary, VoidFn, ());
+    });
+}
+
+/// The process has started for the tool: 0 not yet, 1 by
+/// `monitor_initialize` (before `main`), 2 at `main` (or in a fork child).
+static STARTED: AtomicU8 = AtomicU8::new(0);
+
+/// `monitor_initialize`: a tool that runs before the layer's start (its
+/// own constructor) starts the process now, as libmonitor does:
+/// `monitor_init_library` if it has not run yet, then
+/// `monitor_init_process` with no arguments (`*argc` 0, `argv` null, the
+/// data null); at `main` the tool then gets `monitor_at_main` only.
+/// Later calls do nothing.
+pub fn initialize() {
+    library_init_for(true);
+    look_up(true);
+    let _ = std::panic::catch_unwind(|| {
+        if STARTED
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            init_process(std::ptr::null_mut());
+        }
     });
 }
 
@@ -235,10 +278,9 @@ pub fn start_main_init() {
 
 /// The seed's `MONITOR_OPTIONS` (words separated by spaces, commas, `:`
 /// or `|`): `MONITOR_DEBUG` as the variable; `MONITOR_NONZERO_EXIT` and
-/// `MONITOR_SIGABRT` asked for the fini callbacks on those endings, which
-/// (as in current libmonitor) always get them; `MONITOR_SIGINT` is
-/// accepted, but a process killed by `SIGINT` is not reported yet (said
-/// once); anything else is said and ignored.
+/// `MONITOR_SIGABRT` and `MONITOR_SIGINT` asked for the fini callbacks on
+/// those endings, which (as in current libmonitor) always get them;
+/// anything else is said and ignored.
 fn options(o: &[u8]) {
     for w in o
         .split(|&b| matches!(b, b' ' | b',' | b':' | b'|'))
@@ -246,10 +288,7 @@ fn options(o: &[u8]) {
     {
         match w {
             b"MONITOR_DEBUG" => DEBUG.store(true, Ordering::Relaxed),
-            b"MONITOR_NONZERO_EXIT" | b"MONITOR_SIGABRT" => {}
-            b"MONITOR_SIGINT" => diag(
-                "drhook: MONITOR_OPTIONS: MONITOR_SIGINT accepted, but a process ended by SIGINT gets no monitor_fini_process yet",
-            ),
+            b"MONITOR_NONZERO_EXIT" | b"MONITOR_SIGABRT" | b"MONITOR_SIGINT" => {}
             _ => diag(&format!(
                 "drhook: MONITOR_OPTIONS: {:?} is not one of MONITOR_DEBUG, MONITOR_NONZERO_EXIT, MONITOR_SIGINT, MONITOR_SIGABRT: ignored",
                 String::from_utf8_lossy(w)
@@ -267,16 +306,44 @@ fn fini_library() {
 /// At the process's start (the tools' start, just before the monitors'
 /// `init_process`): registers [`CMonitor`] when the process has a tool.
 pub fn start() {
-    look_up();
+    look_up(false);
     let wanted = wanted();
     if wanted == Events::NONE {
         return;
     }
     static M: CMonitor = CMonitor;
     static DONE: AtomicU8 = AtomicU8::new(0);
-    if DONE.swap(1, Ordering::AcqRel) == 0 && register(&M).is_err() {
-        diag("drhook: no room for libmonitor's callbacks; the tool gets no events");
+    if DONE.swap(1, Ordering::AcqRel) != 0 {
+        return;
     }
+    if register(&M).is_err() {
+        diag("drhook: no room for libmonitor's callbacks; the tool gets no events");
+        return;
+    }
+    if wants_the_end() {
+        crate::lifecycle::client_signals::watch_endings(signal_end);
+    }
+}
+
+/// A signal's default action is about to end the process (on the
+/// signalled thread): `monitor_begin_process_exit` and
+/// `monitor_fini_process` with `MONITOR_EXIT_SIGNAL`, the other threads'
+/// `monitor_fini_thread` between them, then `monitor_fini_library`, as
+/// libmonitor's signal handler gives them; an end already in progress on
+/// another thread is waited for instead.
+fn signal_end(_sig: c_int) {
+    use crate::lifecycle::process;
+    if STARTED.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let saved = crate::sys::errno();
+    if process::signal_end_begins() {
+        end(EXIT_SIGNAL);
+        process::signal_end_done();
+    } else {
+        process::wait_for_the_end(crate::lifecycle::exit::WAIT_MS);
+    }
+    crate::sys::set_errno(saved);
 }
 
 /// The events the tool's callbacks need.
@@ -339,6 +406,27 @@ fn how(e: Ending) -> c_int {
         Ending::Abort => EXIT_SIGNAL,
         Ending::Exec => EXIT_EXEC,
     }
+}
+
+/// The process's end, `h` its `MONITOR_EXIT_*`.
+pub(super) fn end(h: c_int) {
+    call!(Cb::BeginProcessExit, IntFn, (h));
+    shootdown();
+    type F = unsafe extern "C" fn(c_int, *mut c_void);
+    call!(Cb::FiniProcess, F, (h, MAIN_DATA.load(Ordering::Acquire)));
+    fini_library();
+}
+
+/// Whether the tool wants to hear of the process's end.
+pub(super) fn wants_the_end() -> bool {
+    [
+        Cb::BeginProcessExit,
+        Cb::FiniProcess,
+        Cb::FiniLibrary,
+        Cb::FiniThread,
+    ]
+    .iter()
+    .any(|c| cb(*c).is_some())
 }
 
 fn init_process(data: *mut c_void) {
@@ -428,22 +516,22 @@ impl Monitor for CMonitor {
             // is its main thread (number 0); new threads go on numbering
             // from the parent's count.
             TID.with(|t| t.set(0));
+            STARTED.store(2, Ordering::Release);
             init_process(FORK_DATA.with(|d| d.get()));
         } else {
             ARGC.store(p.argc, Ordering::Release);
             ARGV.store(p.argv as *mut *mut c_char, Ordering::Release);
-            init_process(std::ptr::null_mut());
+            // Started already by `monitor_initialize`: `monitor_at_main`
+            // only, as libmonitor.
+            if STARTED.swap(2, Ordering::AcqRel) != 1 {
+                init_process(std::ptr::null_mut());
+            }
             call!(Cb::AtMain, VoidFn, ());
         }
     }
 
     fn fini_process(&self, e: Ending) {
-        let h = how(e);
-        call!(Cb::BeginProcessExit, IntFn, (h));
-        shootdown();
-        type F = unsafe extern "C" fn(c_int, *mut c_void);
-        call!(Cb::FiniProcess, F, (h, MAIN_DATA.load(Ordering::Acquire)));
-        fini_library();
+        end(how(e));
     }
 
     fn exec_failed(&self, _errno: c_int) {

@@ -253,6 +253,10 @@ macro_rules! __interpose_libmonitor {
             static LIBMONITOR_INIT: extern "C" fn() = library_init;
 
             #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_initialize() {
+                $crate::libmonitor::initialize()
+            }
+            #[unsafe(no_mangle)]
             pub extern "C" fn monitor_real_exit(status: c_int) -> ! {
                 x::real_exit(status)
             }

@@ -15,7 +15,7 @@
 use std::cell::UnsafeCell;
 use std::ffi::{c_int, c_void};
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 use crate::real::{real_fn, slots};
 
@@ -97,6 +97,13 @@ pub unsafe fn claim(sig: c_int, handler: ClientHandler, act: *const libc::sigact
             return -1;
         }
     }
+    install_dispatcher(sig, act);
+    0
+}
+
+/// Installs the dispatcher on `sig` (`act`: the tool's `sa_mask` and
+/// `sa_flags`, or null).
+fn install_dispatcher(sig: c_int, act: *const libc::sigaction) {
     let mut mine = default_action();
     mine.sa_sigaction = dispatch as *const () as usize;
     mine.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART | libc::SA_ONSTACK;
@@ -110,7 +117,117 @@ pub unsafe fn claim(sig: c_int, handler: ClientHandler, act: *const libc::sigact
         mine.sa_flags |= a.sa_flags & !(libc::SA_RESETHAND | libc::SA_NODEFER);
     }
     real_sigaction(sig, &mine, std::ptr::null_mut());
-    0
+}
+
+// --- the process's end by a signal's default action -----------------------
+
+/// `CLIENT`'s mark for a signal watched for its default ending only (no
+/// tool handler in front).
+const END_ONLY: usize = 1;
+/// Run, once per ending, before a watched signal's default action ends the
+/// process (0: none).
+static END_HOOK: AtomicUsize = AtomicUsize::new(0);
+static WATCHED: [AtomicBool; NSIG] = [const { AtomicBool::new(false) }; NSIG];
+
+/// The signals whose default action ends the process (libmonitor catches
+/// these, and the real-time ones, which are left to the program and to the
+/// shootdown here).
+pub const ENDING: [c_int; 22] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGABRT,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGUSR1,
+    libc::SIGSEGV,
+    libc::SIGUSR2,
+    libc::SIGPIPE,
+    libc::SIGALRM,
+    libc::SIGTERM,
+    libc::SIGSTKFLT,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGIO,
+    libc::SIGPWR,
+    libc::SIGSYS,
+];
+
+/// A tool wants to hear of the process ending by the default action of
+/// one of [`ENDING`] (libmonitor's `monitor_fini_process` with
+/// `MONITOR_EXIT_SIGNAL`): `hook(sig)` runs on the signalled thread just
+/// before that action (before Dr.Hook's crash report when Dr.Hook
+/// catches the signal too). The dispatcher stands in front of such a
+/// signal only while the program's disposition is the default (or the
+/// signal is Dr.Hook's, or the tool's, or the program's handler is
+/// `SA_RESETHAND`): a handler the program installs, or `SIG_IGN`, is
+/// installed as it is (so that an ignored signal stays ignored across
+/// `exec`, and the program's handler is called by the kernel itself).
+/// Once per process, on its main thread, before `main`.
+pub fn watch_endings(hook: fn(c_int)) {
+    END_HOOK.store(hook as usize, Ordering::Release);
+    for sig in ENDING {
+        let s = sig as usize;
+        WATCHED[s].store(true, Ordering::Release);
+        if CLIENT[s]
+            .compare_exchange(0, END_ONLY, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // The tool's own claim: the dispatcher is there already.
+            continue;
+        }
+        let mut now = default_action();
+        real_sigaction(sig, std::ptr::null(), &mut now);
+        if !publish(s, &now) {
+            CLIENT[s].store(0, Ordering::Release);
+            continue;
+        }
+        let mut prog = default_action();
+        let drhooks = crate::engine::signal_action(sig, std::ptr::null(), &mut prog) == 1;
+        if drhooks || needs_dispatcher(&now) {
+            install_dispatcher(sig, std::ptr::null());
+        }
+    }
+}
+
+/// Whether a watched signal whose program's disposition is `act` needs the
+/// dispatcher in the kernel (see [`watch_endings`]).
+fn needs_dispatcher(act: &libc::sigaction) -> bool {
+    act.sa_sigaction == libc::SIG_DFL || act.sa_flags & libc::SA_RESETHAND != 0
+}
+
+/// The program set `act` on a signal watched for its end only: the kernel
+/// gets the dispatcher, or the program's disposition itself.
+fn watched_set(sig: c_int, act: &libc::sigaction) {
+    if needs_dispatcher(act) {
+        install_dispatcher(sig, std::ptr::null());
+    } else {
+        real_sigaction(sig, act, std::ptr::null_mut());
+    }
+}
+
+/// The default action of `sig` is about to end the process: the hook, if
+/// the signal is watched. Async-signal-safe as far as the hook is.
+fn ending(sig: c_int) {
+    let s = sig as usize;
+    let h = END_HOOK.load(Ordering::Acquire);
+    if h != 0 && WATCHED[s].load(Ordering::Acquire) && !stops_by_default(sig) {
+        // SAFETY: stored by `watch_endings` from a `fn(c_int)`.
+        let f: fn(c_int) = unsafe { std::mem::transmute::<usize, fn(c_int)>(h) };
+        f(sig);
+    }
+}
+
+/// Signals whose default action stops the process.
+fn stops_by_default(sig: c_int) -> bool {
+    matches!(
+        sig,
+        libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU | libc::SIGSTOP
+    )
 }
 
 /// The program's `sigaction(sig, act, old)` on a signal a tool claimed:
@@ -146,6 +263,9 @@ pub unsafe fn sigaction_view(
             crate::sys::set_errno(libc::ENOMEM);
             return Some(-1);
         }
+        if CLIENT[s].load(Ordering::Acquire) == END_ONLY {
+            watched_set(sig, &a);
+        }
     }
     Some(0)
 }
@@ -163,7 +283,7 @@ extern "C" fn dispatch(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void) 
     let saved = crate::sys::errno();
     let s = sig as usize;
     let h = CLIENT[s].load(Ordering::Acquire);
-    if h != 0 {
+    if h > END_ONLY {
         // SAFETY: the tool's handler, of monitor_sighandler_t's type.
         let f: ClientHandler = unsafe { std::mem::transmute::<usize, ClientHandler>(h) };
         // SAFETY: the kernel's arguments.
@@ -183,10 +303,19 @@ extern "C" fn dispatch(sig: c_int, info: *mut libc::siginfo_t, uc: *mut c_void) 
         libc::SIG_IGN => {}
         libc::SIG_DFL => {
             if !ignored_by_default(sig) {
+                ending(sig);
                 default_end(sig);
             }
         }
         f => {
+            // Dr.Hook's handler behind (its report, then the default
+            // action) when the program's disposition is the default.
+            let mut prog = default_action();
+            if crate::engine::signal_action(sig, std::ptr::null(), &mut prog) == 1
+                && prog.sa_sigaction == libc::SIG_DFL
+            {
+                ending(sig);
+            }
             if act.sa_flags & libc::SA_RESETHAND != 0 {
                 publish(s, &default_action());
             }

@@ -17,7 +17,7 @@ static EXITING: AtomicI32 = AtomicI32::new(0);
 
 /// How long an `_exit` (or a second `exit`) waits for the reports of an
 /// end in progress on another thread.
-const WAIT_MS: u64 = 30_000;
+pub(crate) const WAIT_MS: u64 = 30_000;
 
 /// `exit(status)`: the real `exit` (the program's exit handlers, then the
 /// process ends in the handler registered first, which runs last). Threads

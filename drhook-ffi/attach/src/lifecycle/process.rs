@@ -130,6 +130,20 @@ fn fini_process_slow(how: Ending) -> bool {
     true
 }
 
+/// A signal's default action is about to end the process (a tool asked to
+/// hear of it, see `client_signals::watch_endings`): `true` for the one
+/// call that ends it, whose caller tells its tool and then calls
+/// [`signal_end_done`]. The engine is not told: its own handler, when it
+/// catches the signal, reports the end. Async-signal-safe.
+pub(crate) fn signal_end_begins() -> bool {
+    STATE.swap(2, Ordering::AcqRel) != 2
+}
+
+/// The end begun by [`signal_end_begins`] is done.
+pub(crate) fn signal_end_done() {
+    DONE.store(1, Ordering::Release);
+}
+
 /// Waits (at most `ms` milliseconds) for an end in progress on another
 /// thread to finish its reports: an `_exit` or a second `exit` must not cut
 /// them short.

@@ -139,3 +139,15 @@ void monitor_post_dlclose(void *handle, int ret)
 {
     logf_("post_dlclose handle=%s ret=%d", handle ? "ok" : "null", ret);
 }
+
+#ifdef TOOL_EARLY
+/* A tool that gains control before the monitoring library's start: its
+ * own constructor starts the process (libmonitor's monitor_initialize). */
+__attribute__((constructor)) static void tool_early(void)
+{
+    logf_("constructor");
+    monitor_initialize();
+    monitor_initialize();
+    logf_("constructor done");
+}
+#endif
