@@ -125,6 +125,16 @@ pub fn __start_main_tools() {
     }
 }
 
+/// A `fork` or `pthread_create` before `main` (in a library's
+/// constructor): the tools that see such events start there (libmonitor's
+/// tool, as libmonitor does). Preloaded only.
+#[doc(hidden)]
+pub fn __pre_main_tools() {
+    if !real::link_mode() {
+        libmonitor::pre_main();
+    }
+}
+
 /// Exports the wrapped functions: `interpose!(preload)` under their own
 /// names (the preload library), `interpose!(wrap)` as `__wrap_<name>` with
 /// the real ones from `__real_<name>` (the `--wrap` library). Invoke once,
@@ -136,7 +146,8 @@ macro_rules! interpose {
             "",
             preload,
             $crate::__start_tools,
-            $crate::__start_main_tools
+            $crate::__start_main_tools,
+            $crate::__pre_main_tools
         );
         $crate::__interpose_alloc!("", preload);
         $crate::__interpose_io!("", preload);
@@ -148,7 +159,8 @@ macro_rules! interpose {
             "__wrap_",
             wrap,
             $crate::__start_tools,
-            $crate::__start_main_tools
+            $crate::__start_main_tools,
+            $crate::__pre_main_tools
         );
         $crate::__interpose_alloc!("__wrap_", wrap);
         $crate::__interpose_mpi_calls!("__wrap_", wrap);

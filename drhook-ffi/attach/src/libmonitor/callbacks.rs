@@ -318,9 +318,26 @@ pub fn start() {
     }
     if register(&M).is_err() {
         diag("drhook: no room for libmonitor's callbacks; the tool gets no events");
-        return;
     }
-    if wants_the_end() {
+}
+
+/// The first `fork` or `pthread_create` before `main` (in a library's
+/// constructor): the tool's callbacks are registered there, so that it
+/// hears of these events as under libmonitor — `pthread_create` starts the
+/// process (`monitor_init_process` with no arguments), a `fork` child
+/// starts with `monitor_pre_fork`'s data, the parent only at `main`.
+pub fn pre_main() {
+    static ONCE: AtomicU8 = AtomicU8::new(0);
+    if ONCE.swap(1, Ordering::AcqRel) == 0 {
+        let _ = std::panic::catch_unwind(start);
+    }
+}
+
+/// At `main`, after Dr.Hook's engine has installed its signal handlers
+/// (the dispatcher goes in front of them): signal endings are watched.
+fn watch_endings() {
+    static ONCE: AtomicU8 = AtomicU8::new(0);
+    if wants_the_end() && ONCE.swap(1, Ordering::AcqRel) == 0 {
         crate::lifecycle::client_signals::watch_endings(signal_end);
     }
 }
@@ -516,9 +533,13 @@ impl Monitor for CMonitor {
             // is its main thread (number 0); new threads go on numbering
             // from the parent's count.
             TID.with(|t| t.set(0));
-            STARTED.store(2, Ordering::Release);
+            library_init_for(false);
+            // Forked before `main`: `main` brings `monitor_at_main` only.
+            let pre_main = crate::lifecycle::start::before_main();
+            STARTED.store(if pre_main { 1 } else { 2 }, Ordering::Release);
             init_process(FORK_DATA.with(|d| d.get()));
         } else {
+            watch_endings();
             ARGC.store(p.argc, Ordering::Release);
             ARGV.store(p.argv as *mut *mut c_char, Ordering::Release);
             // Started already by `monitor_initialize`: `monitor_at_main`
@@ -548,6 +569,14 @@ impl Monitor for CMonitor {
             return IGNORE_NEW_THREAD;
         }
         CREATING.with(|c| c.set((start, false)));
+        // A thread created before `main` starts the process, as libmonitor.
+        if STARTED
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            library_init_for(false);
+            init_process(std::ptr::null_mut());
+        }
         init_thread_support();
         let data = call!(Cb::ThreadPreCreate, GetFn, ()).unwrap_or(std::ptr::null_mut()) as usize;
         if data == IGNORE_NEW_THREAD {

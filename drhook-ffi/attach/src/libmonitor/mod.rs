@@ -21,4 +21,4 @@ mod live;
 
 pub use callbacks::CMonitor;
 #[doc(hidden)]
-pub use callbacks::{initialize, library_init, start, start_main_init};
+pub use callbacks::{initialize, library_init, pre_main, start, start_main_init};

@@ -50,7 +50,7 @@ macro_rules! __install {
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __interpose_lifecycle {
-    ($p:literal, $mode:ident, $tools:path, $early:path) => {
+    ($p:literal, $mode:ident, $tools:path, $early:path, $pre_main:path) => {
         /// The functions the lifecycle layer wraps (`drhook-attach`).
         #[doc(hidden)]
         #[allow(clippy::missing_safety_doc, missing_docs)]
@@ -108,11 +108,17 @@ macro_rules! __interpose_lifecycle {
 
             #[unsafe(export_name = concat!($p, "fork"))]
             pub extern "C" fn fork() -> libc::pid_t {
+                if l::start::before_main() {
+                    $pre_main();
+                }
                 l::fork::fork()
             }
 
             #[unsafe(export_name = concat!($p, "vfork"))]
             pub extern "C" fn vfork() -> libc::pid_t {
+                if l::start::before_main() {
+                    $pre_main();
+                }
                 l::fork::fork()
             }
 
@@ -171,6 +177,9 @@ macro_rules! __interpose_lifecycle {
                 start: l::threads::StartFn,
                 arg: *mut c_void,
             ) -> c_int {
+                if l::start::before_main() {
+                    $pre_main();
+                }
                 // SAFETY: libc's contract.
                 unsafe { l::threads::pthread_create(t, attr, start, arg) }
             }

@@ -76,6 +76,12 @@ fn command(argv: *const *const c_char) -> String {
     drhook::config::process::command_name(&s)
 }
 
+/// Whether the process has not reached `main` yet.
+#[inline]
+pub(crate) fn before_main() -> bool {
+    STATE.load(Ordering::Relaxed) == 0
+}
+
 /// Just before `main`: the engine starts, then the tools (`tools`, see
 /// `start::libc_start_main`), then the monitors hear of it.
 pub(crate) fn init_process(argc: c_int, argv: *const *const c_char, tools: Option<fn()>) {
@@ -235,8 +241,12 @@ pub(crate) fn pre_fork() {
 /// After `fork`.
 pub(crate) fn post_fork(pid: libc::pid_t, argv0_command: impl FnOnce() -> String) {
     if pid == 0 {
-        // A new process: it will end on its own.
-        STATE.store(1, Ordering::Release);
+        // A new process: it will end on its own (a child forked before
+        // `main`, in a library's constructor, starts at `main` as its
+        // parent does).
+        if STATE.load(Ordering::Acquire) != 0 {
+            STATE.store(1, Ordering::Release);
+        }
         tell(Events::FORK, |m| m.post_fork(ForkSide::Child));
         if events::interest().contains(Events::PROCESS) {
             let cmd = argv0_command();

@@ -23,6 +23,13 @@ static TOOLS: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
 /// An address in the trampoline's frame below `main`.
 static MAIN_BOTTOM: AtomicUsize = AtomicUsize::new(0);
 
+/// Whether the process has not reached `main` yet (a library's
+/// constructor runs). One load.
+#[inline]
+pub fn before_main() -> bool {
+    process::before_main()
+}
+
 /// The program's `main` (null before `__libc_start_main`, or in a program
 /// that did not start through it).
 pub fn main_addr() -> *mut c_void {
