@@ -164,5 +164,6 @@ macro_rules! interpose {
         );
         $crate::__interpose_alloc!("__wrap_", wrap);
         $crate::__interpose_mpi_calls!("__wrap_", wrap);
+        $crate::__interpose_libmonitor!(wrap);
     };
 }

@@ -49,6 +49,13 @@ callbacks! {
     PostDlclose = c"monitor_post_dlclose";
     MpiPreInit = c"monitor_mpi_pre_init";
     MpiPostFini = c"monitor_mpi_post_fini";
+    WrapMain = c"monitor_wrap_main";
+}
+
+unsafe extern "C" {
+    /// The callback `name` a static program links (`c/monitor_weak.c`).
+    fn drhook_attach_monitor_weak(name: *const c_char) -> *mut c_void;
+    static mut environ: *mut *mut c_char;
 }
 
 /// `MONITOR_IGNORE_NEW_THREAD`: `monitor_thread_pre_create`'s answer for
@@ -74,7 +81,20 @@ fn cb(c: Cb) -> Option<*mut c_void> {
 /// `monitor_initialize`): the look-ups cost ~44 000 instructions, a sixth
 /// of what the layer costs a process.
 fn look_up(sure: bool) {
-    if LOOKED_UP.load(Ordering::Acquire) == 2 || crate::real::link_mode() {
+    if LOOKED_UP.load(Ordering::Acquire) == 2 {
+        return;
+    }
+    if crate::real::link_mode() {
+        // A static program: the tool is linked in (weak references).
+        if LOOKED_UP.swap(2, Ordering::AcqRel) != 2 {
+            for (slot, name) in FOUND.iter().zip(NAMES) {
+                // SAFETY: a NUL-terminated name; the C table only reads it.
+                slot.store(
+                    unsafe { drhook_attach_monitor_weak(name.as_ptr()) },
+                    Ordering::Release,
+                );
+            }
+        }
         return;
     }
     if !sure && !may_have_a_tool() {
@@ -298,7 +318,9 @@ fn options(o: &[u8]) {
 }
 
 fn fini_library() {
-    if LIBRARY_DONE.swap(1, Ordering::AcqRel) == 0 {
+    // A static program has no library destructor: libmonitor gives no
+    // `monitor_fini_library` there.
+    if !crate::real::link_mode() && LIBRARY_DONE.swap(1, Ordering::AcqRel) == 0 {
         call!(Cb::FiniLibrary, VoidFn, ());
     }
 }
@@ -307,6 +329,13 @@ fn fini_library() {
 /// `init_process`): registers [`CMonitor`] when the process has a tool.
 pub fn start() {
     look_up(false);
+    if crate::real::link_mode() {
+        // A static program (libmonitor's static order: no library
+        // constructor, `monitor_start_main_init` then
+        // `monitor_init_library` just before `main`).
+        let _ = std::panic::catch_unwind(|| call!(Cb::StartMainInit, VoidFn, ()));
+        library_init_for(false);
+    }
     let wanted = wanted();
     if wanted == Events::NONE {
         return;
@@ -335,9 +364,11 @@ pub fn pre_main() {
 
 /// At `main`, after Dr.Hook's engine has installed its signal handlers
 /// (the dispatcher goes in front of them): signal endings are watched.
+/// Not in a static program, where `sigaction` is not wrapped: the program
+/// would see the dispatcher as its disposition.
 fn watch_endings() {
     static ONCE: AtomicU8 = AtomicU8::new(0);
-    if wants_the_end() && ONCE.swap(1, Ordering::AcqRel) == 0 {
+    if wants_the_end() && !crate::real::link_mode() && ONCE.swap(1, Ordering::AcqRel) == 0 {
         crate::lifecycle::client_signals::watch_endings(signal_end);
     }
 }
@@ -488,10 +519,7 @@ fn shootdown() {
 }
 
 fn real_sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) {
-    type F = unsafe extern "C" fn(c_int, *const libc::sigaction, *mut libc::sigaction) -> c_int;
-    let real = crate::real::real_fn!(crate::real::slots::SIGACTION, F);
-    // SAFETY: valid (or null) pointers.
-    unsafe { real(sig, act, old) };
+    crate::lifecycle::client_signals::real_sigaction(sig, act, old);
 }
 
 /// The highest real-time signal whose disposition is the default (the
@@ -548,6 +576,15 @@ impl Monitor for CMonitor {
                 init_process(std::ptr::null_mut());
             }
             call!(Cb::AtMain, VoidFn, ());
+            if crate::real::link_mode() {
+                // libmonitor's static mode: the tool may take over `main`
+                // here (its `monitor_wrap_main` calls `__real_main` and
+                // exits); the default returns 0.
+                type F = unsafe extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char) -> c_int;
+                // SAFETY: the process's environment, read once.
+                let env = unsafe { environ };
+                call!(Cb::WrapMain, F, (p.argc, p.argv as *mut *mut c_char, env));
+            }
         }
     }
 

@@ -232,6 +232,35 @@ pub unsafe fn get_main_args(
 #[doc(hidden)]
 macro_rules! __interpose_libmonitor {
     (preload) => {
+        /// libmonitor's library constructor (`monitor_init_library`).
+        #[doc(hidden)]
+        pub mod __drhook_libmonitor_init {
+            extern "C" fn library_init() {
+                $crate::libmonitor::library_init();
+            }
+            #[used]
+            #[unsafe(link_section = ".init_array")]
+            static LIBMONITOR_INIT: extern "C" fn() = library_init;
+
+            /// libmonitor's default `monitor_wrap_main` (a static
+            /// program's; never called here): a tool that calls it loads.
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_wrap_main(
+                _argc: std::ffi::c_int,
+                _argv: *mut *mut std::ffi::c_char,
+                _env: *mut *mut std::ffi::c_char,
+            ) -> std::ffi::c_int {
+                0
+            }
+        }
+        $crate::__interpose_libmonitor!(functions);
+    };
+    // A static program: no constructor (the tool starts just before
+    // `main`); `monitor_wrap_main`'s default is weak, in C.
+    (wrap) => {
+        $crate::__interpose_libmonitor!(functions);
+    };
+    (functions) => {
         /// libmonitor's support functions (`monitor.h`).
         #[doc(hidden)]
         // Each body forwards its arguments under the C contract of
@@ -244,13 +273,6 @@ macro_rules! __interpose_libmonitor {
         pub mod __drhook_libmonitor_exports {
             use std::ffi::{c_char, c_int, c_void};
             use $crate::libmonitor::exports as x;
-
-            extern "C" fn library_init() {
-                $crate::libmonitor::library_init();
-            }
-            #[used]
-            #[unsafe(link_section = ".init_array")]
-            static LIBMONITOR_INIT: extern "C" fn() = library_init;
 
             #[unsafe(no_mangle)]
             pub extern "C" fn monitor_initialize() {

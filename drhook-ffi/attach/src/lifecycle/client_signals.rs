@@ -45,7 +45,17 @@ static CLIENT: [AtomicUsize; NSIG] = [const { AtomicUsize::new(0) }; NSIG];
 static NEXT: [AtomicPtr<libc::sigaction>; NSIG] =
     [const { AtomicPtr::new(std::ptr::null_mut()) }; NSIG];
 
-fn real_sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int {
+/// The real `sigaction` (in a static program, linked with `--wrap`, the
+/// C library's: `sigaction` is not wrapped there).
+pub(crate) fn real_sigaction(
+    sig: c_int,
+    act: *const libc::sigaction,
+    old: *mut libc::sigaction,
+) -> c_int {
+    if crate::real::link_mode() {
+        // SAFETY: valid (or null) pointers, as sigaction(2) takes them.
+        return unsafe { libc::sigaction(sig, act, old) };
+    }
     let real = real_fn!(slots::SIGACTION, SigactionFn);
     // SAFETY: valid (or null) pointers, as sigaction(2) takes them.
     unsafe { real(sig, act, old) }
