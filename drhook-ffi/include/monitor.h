@@ -99,8 +99,8 @@ extern void monitor_disable_new_threads(void);
 extern void monitor_enable_new_threads(void);
 extern int monitor_get_new_thread_info(struct monitor_thread_info *);
 
-/* For statically linked programs: called after monitor_at_main (the
- * default returns 0). */
+/* For statically linked programs: the tool's, called after
+ * monitor_at_main (not defined by drhook's libraries). */
 extern int monitor_wrap_main(int, char **, char **);
 
 #ifdef __cplusplus

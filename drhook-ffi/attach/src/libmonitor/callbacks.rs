@@ -81,7 +81,8 @@ fn cb(c: Cb) -> Option<*mut c_void> {
 /// `monitor_initialize`): the look-ups cost ~44 000 instructions, a sixth
 /// of what the layer costs a process.
 fn look_up(sure: bool) {
-    if LOOKED_UP.load(Ordering::Acquire) == 2 {
+    let state = LOOKED_UP.load(Ordering::Acquire);
+    if state == 2 || (state == 1 && !sure) {
         return;
     }
     if crate::real::link_mode() {

@@ -241,22 +241,13 @@ macro_rules! __interpose_libmonitor {
             #[used]
             #[unsafe(link_section = ".init_array")]
             static LIBMONITOR_INIT: extern "C" fn() = library_init;
-
-            /// libmonitor's default `monitor_wrap_main` (a static
-            /// program's; never called here): a tool that calls it loads.
-            #[unsafe(no_mangle)]
-            pub extern "C" fn monitor_wrap_main(
-                _argc: std::ffi::c_int,
-                _argv: *mut *mut std::ffi::c_char,
-                _env: *mut *mut std::ffi::c_char,
-            ) -> std::ffi::c_int {
-                0
-            }
         }
         $crate::__interpose_libmonitor!(functions);
     };
     // A static program: no constructor (the tool starts just before
-    // `main`); `monitor_wrap_main`'s default is weak, in C.
+    // `main`); no default `monitor_wrap_main` (it would clash with the
+    // tool's: a tool that does not define it gets libmonitor's default
+    // behaviour, `main` called as ever).
     (wrap) => {
         $crate::__interpose_libmonitor!(functions);
     };

@@ -109,7 +109,7 @@ macro_rules! __interpose_lifecycle {
             #[unsafe(export_name = concat!($p, "fork"))]
             pub extern "C" fn fork() -> libc::pid_t {
                 if l::start::before_main() {
-                    $pre_main();
+                    return fork_before_main();
                 }
                 l::fork::fork()
             }
@@ -117,7 +117,7 @@ macro_rules! __interpose_lifecycle {
             #[unsafe(export_name = concat!($p, "vfork"))]
             pub extern "C" fn vfork() -> libc::pid_t {
                 if l::start::before_main() {
-                    $pre_main();
+                    return fork_before_main();
                 }
                 l::fork::fork()
             }
@@ -178,8 +178,33 @@ macro_rules! __interpose_lifecycle {
                 arg: *mut c_void,
             ) -> c_int {
                 if l::start::before_main() {
-                    $pre_main();
+                    // SAFETY: libc's contract.
+                    return unsafe { create_before_main(t, attr, start, arg) };
                 }
+                // SAFETY: libc's contract.
+                unsafe { l::threads::pthread_create(t, attr, start, arg) }
+            }
+
+            /// `fork` before `main` (a library's constructor): the tools
+            /// that see it start first. Out of line, so that the wrapper's
+            /// own path stays a check and a jump.
+            #[cold]
+            #[inline(never)]
+            fn fork_before_main() -> libc::pid_t {
+                $pre_main();
+                l::fork::fork()
+            }
+
+            /// `pthread_create` before `main`, as [`fork_before_main`].
+            #[cold]
+            #[inline(never)]
+            unsafe fn create_before_main(
+                t: *mut libc::pthread_t,
+                attr: *const libc::pthread_attr_t,
+                start: l::threads::StartFn,
+                arg: *mut c_void,
+            ) -> c_int {
+                $pre_main();
                 // SAFETY: libc's contract.
                 unsafe { l::threads::pthread_create(t, attr, start, arg) }
             }
