@@ -232,7 +232,9 @@ fn drhook_run_monitor() {
 }
 
 /// `MONITOR_OPTIONS=MONITOR_DEBUG` prints the debug lines, as
-/// `MONITOR_DEBUG` does; an unknown word is said and ignored.
+/// `MONITOR_DEBUG` does; `MONITOR_NONZERO_EXIT` and `MONITOR_SIGINT` are
+/// accepted without a word (those endings are always reported); an
+/// unknown word is said and ignored.
 #[test]
 fn monitor_options() {
     if !have_gcc() {
@@ -250,7 +252,7 @@ fn monitor_options() {
             ("LD_PRELOAD", &tool_s),
             (
                 "MONITOR_OPTIONS",
-                "MONITOR_DEBUG,MONITOR_NONZERO_EXIT MONITOR_BOGUS",
+                "MONITOR_DEBUG,MONITOR_NONZERO_EXIT MONITOR_SIGINT MONITOR_BOGUS",
             ),
         ],
     );
@@ -259,6 +261,9 @@ fn monitor_options() {
     assert!(err.contains("calling monitor_at_main"), "{err}");
     assert!(err.contains("\"MONITOR_BOGUS\" is not one of"), "{err}");
     assert!(!err.contains("MONITOR_NONZERO_EXIT\" is not"), "{err}");
+    // SIGINT's end is reported (`signal_endings`): accepted silently.
+    assert!(!err.contains("\"MONITOR_SIGINT\""), "{err}");
+    assert!(!err.contains("MONITOR_SIGINT accepted"), "{err}");
 }
 
 /// With `LIBMONITOR_SO` (a built libmonitor.so), the same log under
