@@ -588,10 +588,9 @@ fn run_with(
             )
         }
     };
-    use std::os::unix::process::ExitStatusExt;
     (
         r.output.status.code(),
-        r.output.status.signal(),
+        signal(&r),
         r.stdout(),
         std::fs::read_to_string(&log).unwrap_or_default(),
     )

@@ -2,21 +2,6 @@
 
 use super::*;
 
-/// `gcc args` in `dir`, which must succeed (glibc warns that `dlopen` in a
-/// static program needs the shared libraries at run time: expected).
-fn link_static(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("gcc")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "gcc {args:?}:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A static program linked with its tool, `libdrhook_wrap.a` and the
 /// `--wrap` list (`share/drhook-wrap.list`): the callbacks are the tool's
 /// own definitions (weak references: no `dlsym` in a static program), in
@@ -47,7 +32,9 @@ fn static_program_with_its_tool() {
     let mut args = vec!["-static", "-o", "prog", &inc];
     args.extend(sources.iter().map(|s| s.as_str()));
     args.extend([list.as_str(), wrap.as_str(), "-lpthread", "-ldl", "-lm"]);
-    link_static(ours.path(), &args);
+    // glibc warns that `dlopen` in a static program needs the shared
+    // libraries at run time: expected.
+    tool_warning(ours.path(), "gcc", &args);
     let mut builds = vec![("drhook", ours)];
     let theirs = std::env::var_os("LIBMONITOR_SO")
         .map(|so| {
@@ -76,7 +63,7 @@ fn static_program_with_its_tool() {
         args.extend(sources.iter().map(|s| s.as_str()));
         args.extend(wraps.iter().map(|s| s.as_str()));
         args.extend([a.as_str(), "-lpthread", "-ldl"]);
-        link_static(d.path(), &args);
+        tool_warning(d.path(), "gcc", &args);
         builds.push(("libmonitor", d));
     } else {
         eprintln!(
