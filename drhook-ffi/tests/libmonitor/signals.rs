@@ -83,3 +83,40 @@ fn signal_endings() {
         }
     }
 }
+
+/// A signal the program ignores stays ignored in the program it `exec`s
+/// (`sigend_prog.c`, `ignore-exec`: `SIG_IGN` on SIGUSR1, then a shell that
+/// sends itself SIGUSR1 and says "alive"), as without a tool: the
+/// dispatcher is not in front of an ignored signal. libmonitor's handler
+/// stays in front of it, the kernel resets a handler at `exec`, and the
+/// shell dies of the signal (a bug of its, seen on this project's machine:
+/// not compared).
+#[test]
+fn an_ignored_signal_stays_ignored_across_exec() {
+    if !have_gcc() {
+        return;
+    }
+    let dir = tempdir();
+    let (libtool, _) = build(dir.path());
+    let src = prog("libmonitor").join("sigend_prog.c");
+    tool(
+        dir.path(),
+        "gcc",
+        &[
+            "-Wall",
+            "-o",
+            "sigend",
+            &src.display().to_string(),
+            "-pthread",
+        ],
+    );
+    let program = dir.path().join("sigend");
+    let args = ["10", "ignore-exec"];
+    let plain = run_in(dir.path(), &program.display().to_string(), &args, &[]);
+    assert_eq!(plain.output.status.code(), Some(0), "{}", plain.stderr());
+    for how in ["drhook", "preload"] {
+        let (code, sig, out, _) = run_with(dir.path(), &libtool, &program, &args, how);
+        assert_eq!((code, sig), (Some(0), None), "{how}");
+        assert_eq!(out, plain.stdout(), "{how}");
+    }
+}

@@ -2,7 +2,8 @@
  * argv[1] (a signal number) ends the process as argv[2] says: "raise"
  * (its default action), "fault" (a real fault, for SIGSEGV), "handler"
  * (the program's handler, which calls _exit(7)), "ignore" (SIG_IGN, so
- * the process goes on and returns 0). Prints the program's view of the
+ * the process goes on and returns 0), "ignore-exec" (SIG_IGN, then a shell
+ * that sends itself the signal and says "alive"). Prints the program's view of the
  * signal's disposition before it changes it. */
 #include <pthread.h>
 #include <signal.h>
@@ -49,8 +50,15 @@ int main(int argc, char **argv)
         return 2;
     if (strcmp(how, "handler") == 0)
         signal(sig, on_sig);
-    if (strcmp(how, "ignore") == 0)
+    if (strcmp(how, "ignore") == 0 || strcmp(how, "ignore-exec") == 0)
         signal(sig, SIG_IGN);
+    if (strcmp(how, "ignore-exec") == 0) {
+        /* The new program inherits the ignored signal. */
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "kill -%d $$; echo alive", sig);
+        execl("/bin/sh", "sh", "-c", cmd, (char *) NULL);
+        return 2;
+    }
     if (strcmp(how, "fault") == 0) {
         volatile int *p = (int *) (long) (argc - 3);
         *p = 1;
