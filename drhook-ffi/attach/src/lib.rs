@@ -125,7 +125,7 @@ pub fn __start_main_tools() {
     }
 }
 
-/// A `fork` or `pthread_create` before `main` (in a library's
+/// A `fork`, `pthread_create` or `dlopen` before `main` (in a library's
 /// constructor): the tools that see such events start there (libmonitor's
 /// tool, as libmonitor does). Preloaded only.
 #[doc(hidden)]

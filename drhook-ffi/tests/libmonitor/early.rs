@@ -61,12 +61,14 @@ fn monitor_initialize_from_a_constructor() {
 /// Events before `main` (libmonitor's `tests/early.c`, made
 /// deterministic: `tests/progs/libmonitor/early_lib.c`, a library the
 /// program needs, whose constructor starts and joins a thread, `T`, or
-/// forks, `F`, both processes going on to `main`): a `pthread_create`
+/// forks, `F`, both processes going on to `main`, or opens and closes a
+/// library, `O`): a `pthread_create`
 /// there starts the process (`monitor_init_library`, then
 /// `monitor_init_process` with no arguments) and the thread gets its
 /// callbacks; a `fork` there gives the parent `monitor_pre_fork` /
 /// `monitor_post_fork` (its process starts at `main`) and the child
-/// `monitor_init_process` with the fork's data; at `main` a process
+/// `monitor_init_process` with the fork's data; a `dlopen` there its
+/// callbacks (the process starts at `main`); at `main` a process
 /// started early gets `monitor_at_main` only. Before this change nothing
 /// was reported before `main`. Same logs under libmonitor.
 #[test]
@@ -88,6 +90,7 @@ fn events_before_main() {
             "libelib.so",
             &src.join("early_lib.c").display().to_string(),
             "-pthread",
+            "-ldl",
         ],
     );
     let rpath = format!("-Wl,-rpath,{}", dir.path().display());
@@ -151,7 +154,21 @@ fn events_before_main() {
     let mut tf_child = lines(&["init_process argc=0 argv0=- data=fork tid=0"]);
     tf_child.extend(lines(&at_main));
     tf_child.extend(end(1));
+    // A library opened and closed: its callbacks, before even
+    // `monitor_init_library` (as libmonitor); the process starts at `main`.
+    let mut o = lines(&[
+        "pre_dlopen libm.so.6 flags=2",
+        "dlopen libm.so.6 handle=ok",
+        "dlclose handle=ok",
+        "post_dlclose handle=ok ret=0",
+        "init_library",
+        "start_main_init",
+        "init_process argc=1 argv0=early_main data=null tid=0",
+        "at_main main=ok bottom=ok",
+    ]);
+    o.extend(end(0));
     let cases = [
+        ("O", vec![o]),
         ("T", vec![t]),
         ("F", vec![f_parent, f_child]),
         ("TF", vec![tf_parent, tf_child]),

@@ -351,11 +351,12 @@ pub fn start() {
     }
 }
 
-/// The first `fork` or `pthread_create` before `main` (in a library's
-/// constructor): the tool's callbacks are registered there, so that it
-/// hears of these events as under libmonitor — `pthread_create` starts the
-/// process (`monitor_init_process` with no arguments), a `fork` child
-/// starts with `monitor_pre_fork`'s data, the parent only at `main`.
+/// The first `fork`, `pthread_create` or `dlopen` before `main` (in a
+/// library's constructor): the tool's callbacks are registered there, so
+/// that it hears of these events as under libmonitor — `pthread_create`
+/// starts the process (`monitor_init_process` with no arguments), a
+/// `fork` child starts with `monitor_pre_fork`'s data, the parent (and a
+/// process that only opened a library) only at `main`.
 pub fn pre_main() {
     static ONCE: AtomicU8 = AtomicU8::new(0);
     if ONCE.swap(1, Ordering::AcqRel) == 0 {

@@ -23,7 +23,13 @@ pub(crate) fn resolve_early() {
     }
 }
 
-/// `dlopen` when a monitor wants it (or the real one is not known yet):
+unsafe extern "C" {
+    fn drhook_attach_c_pre_main();
+}
+
+/// `dlopen` when a monitor wants it (or the real one is not known yet,
+/// before the library's constructor; a `dlopen` before `main` also starts
+/// the tools that see such events):
 /// the real call, then the monitors. The fast path (nobody wants
 /// `dlopen`) jumps to the real `dlopen` directly, so the library search
 /// is the caller's own (its `RUNPATH`).
@@ -31,6 +37,13 @@ pub(crate) fn resolve_early() {
 /// # Safety
 /// As `dlopen(3)`.
 pub unsafe extern "C" fn dlopen_slow(file: *const c_char, flags: c_int) -> *mut c_void {
+    if super::start::before_main() {
+        // A library's constructor: the tools that see it start first
+        // (`c/pre_main.c`, which calls the `pre_main` tools of
+        // `interpose!`).
+        // SAFETY: a C function without arguments.
+        unsafe { drhook_attach_c_pre_main() };
+    }
     // SAFETY: NUL-terminated when not null.
     let name = (!file.is_null()).then(|| unsafe { CStr::from_ptr(file) });
     events::each(Events::DLOPEN, |m| m.pre_dlopen(name, flags));

@@ -185,6 +185,13 @@ macro_rules! __interpose_lifecycle {
                 unsafe { l::threads::pthread_create(t, attr, start, arg) }
             }
 
+            /// The tools that see events before `main`, for a `dlopen`
+            /// there (`c/pre_main.c`).
+            #[unsafe(no_mangle)]
+            pub extern "C" fn drhook_attach_pre_main_tools() {
+                $pre_main();
+            }
+
             /// `fork` before `main` (a library's constructor): the tools
             /// that see it start first. Out of line, so that the wrapper's
             /// own path stays a check and a jump.

@@ -1,6 +1,8 @@
 /* A library whose constructor, before main, does what $EARLY says, in
  * order (libmonitor's tests/early.c, made deterministic): T starts a
- * thread and joins it, F forks (both processes go on to main). */
+ * thread and joins it, F forks (both processes go on to main), O opens
+ * and closes libm. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -22,6 +24,10 @@ __attribute__((constructor)) static void early(void)
                 pthread_join(t, NULL);
         } else if (*s == 'F') {
             fork();
+        } else if (*s == 'O') {
+            void *h = dlopen("libm.so.6", RTLD_NOW);
+            if (h != NULL)
+                dlclose(h);
         }
     }
 }
