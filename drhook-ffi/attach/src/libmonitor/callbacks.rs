@@ -387,10 +387,16 @@ fn signal_end(_sig: c_int) {
         return;
     }
     let saved = crate::sys::errno();
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() };
     if process::signal_end_begins() {
         end(EXIT_SIGNAL);
         process::signal_end_done();
-    } else {
+    } else if ENDING_TID.load(Ordering::Acquire) != me {
+        // Another thread is ending the process: its callbacks finish
+        // first. (On the ending thread itself — a fault in a callback —
+        // the default action follows at once, as libmonitor's "same
+        // thread restarting process exit".)
         process::wait_for_the_end(crate::lifecycle::exit::WAIT_MS);
     }
     crate::sys::set_errno(saved);
@@ -458,8 +464,13 @@ fn how(e: Ending) -> c_int {
     }
 }
 
+/// The thread running the tool's end callbacks (0: none yet).
+static ENDING_TID: AtomicI32 = AtomicI32::new(0);
+
 /// The process's end, `h` its `MONITOR_EXIT_*`.
 pub(super) fn end(h: c_int) {
+    // SAFETY: gettid has no preconditions.
+    ENDING_TID.store(unsafe { libc::gettid() }, Ordering::Release);
     call!(Cb::BeginProcessExit, IntFn, (h));
     shootdown();
     type F = unsafe extern "C" fn(c_int, *mut c_void);
