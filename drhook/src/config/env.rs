@@ -124,14 +124,8 @@ pub enum Acts {
 /// `DR_HOOK_ASSERT_MPI_INITIALIZED=0`, ...) are not reported. Not listed
 /// because they can change nothing here: `DR_HOOK_NCALLSTACK` (handles fit
 /// in 4 bytes whatever its value), `DR_HOOK_NOT_MPI` (it disables an
-/// assertion drhook-rs never makes), `DR_HOOK_GENCORE_SIGNAL` (used only
-/// with `DR_HOOK_GENCORE`).
+/// assertion drhook-rs never makes).
 pub const UNSUPPORTED: &[(&str, Acts)] = &[
-    ("DR_HOOK_GENCORE", Acts::NonZero),
-    ("DR_HOOK_FUNCENTER", Acts::NonZero),
-    ("DR_HOOK_FUNCEXIT", Acts::NonZero),
-    ("DR_HOOK_CALLTRACE", Acts::NonZero),
-    ("DR_HOOK_TIMELINE", Acts::NonZero),
     ("DR_HOOK_TRACE_STACK", Acts::NonZero),
     ("DR_HOOK_RANDOM_MEMSTAT", Acts::NonZero),
     ("DR_HOOK_DUMP_SMAPS", Acts::NonZero),
@@ -153,6 +147,29 @@ pub const MPI_LAUNCH_VARS: &[&str] = &[
     "PMI_SIZE",
     "SLURM_STEP_NUM_TASKS",
 ];
+
+/// `DR_HOOK_FUNCENTER`: the thread whose enters are printed on stdout.
+pub const DR_HOOK_FUNCENTER: &str = "DR_HOOK_FUNCENTER";
+/// `DR_HOOK_FUNCEXIT`: the thread whose exits are printed on stdout.
+pub const DR_HOOK_FUNCEXIT: &str = "DR_HOOK_FUNCEXIT";
+/// `DR_HOOK_CALLTRACE`: non-zero prints the calling tree at every enter.
+pub const DR_HOOK_CALLTRACE: &str = "DR_HOOK_CALLTRACE";
+/// `DR_HOOK_TIMELINE`: the task (`-1`: all) that prints timeline lines.
+pub const DR_HOOK_TIMELINE: &str = "DR_HOOK_TIMELINE";
+/// `DR_HOOK_TIMELINE_THREAD`: the threads that print them.
+pub const DR_HOOK_TIMELINE_THREAD: &str = "DR_HOOK_TIMELINE_THREAD";
+/// `DR_HOOK_TIMELINE_FORMAT`: 1 bare numbers, else `name=value`.
+pub const DR_HOOK_TIMELINE_FORMAT: &str = "DR_HOOK_TIMELINE_FORMAT";
+/// `DR_HOOK_TIMELINE_UNITNO`: 6 stdout, 0 stderr.
+pub const DR_HOOK_TIMELINE_UNITNO: &str = "DR_HOOK_TIMELINE_UNITNO";
+/// `DR_HOOK_TIMELINE_FREQ`: every n-th enter and exit is printed.
+pub const DR_HOOK_TIMELINE_FREQ: &str = "DR_HOOK_TIMELINE_FREQ";
+/// `DR_HOOK_TIMELINE_MB`: a memory change that prints a line anyway.
+pub const DR_HOOK_TIMELINE_MB: &str = "DR_HOOK_TIMELINE_MB";
+/// `DR_HOOK_GENCORE`: non-zero makes `DR_HOOK_GENCORE_SIGNAL` write a core.
+pub const DR_HOOK_GENCORE: &str = "DR_HOOK_GENCORE";
+/// `DR_HOOK_GENCORE_SIGNAL`: the signal that writes a core file.
+pub const DR_HOOK_GENCORE_SIGNAL: &str = "DR_HOOK_GENCORE_SIGNAL";
 
 /// `DR_HOOK_WATCH_PRINT_MAX`: how many values of a changed watch point are
 /// printed (all when unset or negative).

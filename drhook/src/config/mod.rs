@@ -5,6 +5,7 @@
 //! the crate.
 
 pub mod env;
+pub mod lines;
 pub mod meta;
 pub mod options;
 pub mod process;
@@ -246,6 +247,9 @@ pub struct Config {
     pub ranges: ranges::Ranges,
     /// Run metadata: `DR_HOOK_OPT` as given and `DR_HOOK_META`'s pairs.
     pub meta: meta::Meta,
+    /// The reference's per-call printing (`DR_HOOK_FUNCENTER`, ...,
+    /// `DR_HOOK_TIMELINE`) and `DR_HOOK_GENCORE`.
+    pub lines: lines::Lines,
     /// Problems found; printed once at start-up (unless silent).
     pub warnings: Vec<Warning>,
 }
@@ -576,7 +580,9 @@ impl Config {
         ) as u32;
         let summary = report::SummaryConfig::from_lookup(get, &mut warnings);
         let meta = meta::Meta::from_lookup(get, &mut warnings);
+        let lines = lines::Lines::from_lookup(get, task.myproc, &mut warnings);
         Config {
+            lines,
             summary,
             sample_hz,
             meta,

@@ -39,6 +39,10 @@ pub(crate) struct TreeOpts {
     pub now_wall: u64,
     /// The thread's CPU clock now (None: not available / not asked for).
     pub now_cpu: Option<u64>,
+    /// The innermost routine is being entered: its entry has not been
+    /// stamped yet, so its current activation counts as 0 s
+    /// (`DR_HOOK_CALLTRACE`).
+    pub entering: bool,
 }
 
 /// Number of frames kept at the outer end when a stack is deeper than the
@@ -96,15 +100,23 @@ pub(crate) fn write_tree(
     let frames = &s.frames[..shown];
     let timed = o.wall || o.cpu;
     // Totals of the open activations.
+    let top = td.current();
+    let fresh = |n: &Node| o.entering && std::ptr::eq(n, top);
     let open_wall = |n: &Node| {
         n.wall_incl.load(Ordering::Relaxed)
-            + o.now_wall
-                .saturating_sub(n.wall_enter.load(Ordering::Relaxed))
+            + if fresh(n) {
+                0
+            } else {
+                o.now_wall
+                    .saturating_sub(n.wall_enter.load(Ordering::Relaxed))
+            }
     };
     let open_cpu = |n: &Node| {
         n.cpu_incl.load(Ordering::Relaxed)
-            + o.now_cpu
-                .map_or(0, |c| c.saturating_sub(n.cpu_enter.load(Ordering::Relaxed)))
+            + match o.now_cpu {
+                Some(c) if !fresh(n) => c.saturating_sub(n.cpu_enter.load(Ordering::Relaxed)),
+                _ => 0,
+            }
     };
     if timed {
         // Closed children of each frame: one pass over the arena, frames
@@ -254,6 +266,7 @@ pub(crate) fn opts_for(td: &ThreadData) -> TreeOpts {
         ticks_per_sec: tps,
         now_wall,
         now_cpu,
+        entering: false,
     }
 }
 
@@ -322,6 +335,37 @@ pub fn print_calltree_of_to(tid: u32, w: &mut dyn std::io::Write) -> std::io::Re
     result.map(|()| true)
 }
 
+/// Prints the calling thread's current calling tree on stderr, with
+/// scratch space on the stack for 256 frames (deeper stacks keep their
+/// outermost and innermost frames): for `DR_HOOK_CALLTRACE`, at every
+/// enter, where [`print_calltree`]'s 16 384-frame scratch would cost more
+/// than the printing.
+pub(crate) fn print_calltree_shallow() {
+    let td = thread::current();
+    if td.is_null() {
+        return;
+    }
+    // SAFETY: the calling thread's own tree (freed only once the thread ended it).
+    let td = unsafe { &*td };
+    let o = TreeOpts {
+        entering: true,
+        ..opts_for(td)
+    };
+    const N: usize = 256;
+    let (mut f, mut cw, mut cc) = ([std::ptr::null(); N], [0; N], [0; N]);
+    let mut s = Scratch {
+        frames: &mut f,
+        child_wall: &mut cw,
+        child_cpu: &mut cc,
+    };
+    let mut out = Vec::with_capacity(4096);
+    write_tree(td, &o, &mut s, &mut |line| {
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    });
+    crate::sys::linebuf::write_all(2, &out);
+}
+
 /// Prints the calling thread's current calling tree on stderr.
 pub fn print_calltree() {
     let mut buf = Vec::new();
@@ -371,6 +415,7 @@ mod tests {
             ticks_per_sec: 1e9,
             now_wall: clock::cycles(),
             now_cpu: None,
+            entering: false,
         };
         let l = lines(&td, &o, 64);
         assert_eq!(l.len(), 4, "{l:#?}");
@@ -425,6 +470,7 @@ mod tests {
             ticks_per_sec: 1e9,
             now_wall: 0,
             now_cpu: None,
+            entering: false,
         };
         let l = lines(&td, &o, 40);
         assert_eq!(l.len(), 1 + 40 + 1);

@@ -8,6 +8,7 @@
 pub mod abort;
 pub(crate) mod calltree;
 pub mod dump;
+pub(crate) mod lines;
 pub(crate) mod maps;
 pub(crate) mod mismatch;
 pub mod signals;

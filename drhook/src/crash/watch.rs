@@ -178,6 +178,11 @@ pub(crate) fn check_boundary(entering: bool, sp: usize) {
     if crate::metrics::watch::STACK_HEAP.load(Ordering::Relaxed) {
         stack_heap(entering, sp, name);
     }
+    if crate::metrics::watch::LINES.load(Ordering::Relaxed)
+        && let Some(e) = crate::setup::engine_if_ready()
+    {
+        super::lines::boundary(&e.config.lines, entering, sp, name);
+    }
     if ACTIVE.load(Ordering::Acquire) == 0 {
         return;
     }

@@ -224,7 +224,7 @@ pub(crate) struct MemStamper {
 
 /// The bounds of the calling thread's stack, from its attributes; else
 /// (0, just above the caller's frame).
-fn stack_bounds(here: usize) -> (usize, usize) {
+pub(crate) fn stack_bounds(here: usize) -> (usize, usize) {
     // SAFETY: plain data filled in by the calls; destroyed after use.
     unsafe {
         let mut attr: libc::pthread_attr_t = std::mem::zeroed();

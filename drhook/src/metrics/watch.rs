@@ -28,6 +28,10 @@ pub(crate) static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 /// report stack and heap growth; set at start-up by `runtime`).
 pub(crate) static STACK_HEAP: AtomicBool = AtomicBool::new(false);
 
+/// `DR_HOOK_FUNCENTER`, `_FUNCEXIT`, `_CALLTRACE` or `_TIMELINE` is set:
+/// the same stampers print their lines (set at start-up by `runtime`).
+pub(crate) static LINES: AtomicBool = AtomicBool::new(false);
+
 /// The checker: called with `true` after an enter, `false` before an exit,
 /// and an address in the stamper's frame (for the stack check).
 static CHECK: AtomicPtr<()> = AtomicPtr::new(std::ptr::null_mut());
@@ -39,7 +43,10 @@ pub(crate) fn set_checker(f: fn(bool, usize)) {
 
 #[inline(never)]
 fn check(entering: bool) {
-    if ACTIVE.load(Ordering::Acquire) == 0 && !STACK_HEAP.load(Ordering::Relaxed) {
+    if ACTIVE.load(Ordering::Acquire) == 0
+        && !STACK_HEAP.load(Ordering::Relaxed)
+        && !LINES.load(Ordering::Relaxed)
+    {
         return;
     }
     let f = CHECK.load(Ordering::Acquire);

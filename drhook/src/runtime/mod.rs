@@ -304,6 +304,16 @@ fn build(config: Config) -> Engine {
         crate::crash::watch::enable_stack_heap(config.stackcheck, config.heapcheck);
         mode |= bits::METRICS | bits::SLOW_STAMPS;
     }
+    // DR_HOOK_FUNCENTER/FUNCEXIT/CALLTRACE/TIMELINE: the same stampers,
+    // from the start; nothing on enter and exit when none is set.
+    if mode != 0 && config.lines.per_call() {
+        crate::metrics::watch::LINES.store(true, Ordering::Release);
+        mode |= bits::METRICS | bits::SLOW_STAMPS;
+        if config.lines.timeline.is_some() {
+            // SAFETY: registers a plain `extern "C" fn()`.
+            unsafe { libc::atexit(crate::crash::lines::timeline_end) };
+        }
+    }
     if mode != 0 {
         metrics.push(crate::metrics::watch::metric());
     }

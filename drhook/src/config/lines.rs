@@ -1,0 +1,197 @@
+//! The reference's per-call printing variables: `DR_HOOK_FUNCENTER`,
+//! `DR_HOOK_FUNCEXIT`, `DR_HOOK_CALLTRACE`, `DR_HOOK_TIMELINE` (with
+//! `_THREAD _FORMAT _UNITNO _FREQ _MB`) and `DR_HOOK_GENCORE(_SIGNAL)`,
+//! read as the reference reads them (C's `atoi` / `atof`).
+
+use super::options::Warning;
+use super::{atoi, env};
+
+/// `DR_HOOK_TIMELINE`'s settings, for a task that prints a timeline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    /// `DR_HOOK_TIMELINE_THREAD`: `<= 0` every thread, `n`: threads 1..=n
+    /// (default 1).
+    pub thread: i64,
+    /// `DR_HOOK_TIMELINE_FORMAT`: 1 (default) bare numbers, else `name=value`.
+    pub format: i64,
+    /// `DR_HOOK_TIMELINE_UNITNO`: the file descriptor the lines go to: 6
+    /// (default, stdout) or 0 (stderr).
+    pub fd: i32,
+    /// `DR_HOOK_TIMELINE_FREQ`: every n-th enter and every n-th exit of a
+    /// thread (default 1 000 000).
+    pub freq: u64,
+    /// `DR_HOOK_TIMELINE_MB`: a change of a memory figure by at least this
+    /// many MB prints a line as well (default 1).
+    pub mb: f64,
+}
+
+/// The per-call printing variables.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Lines {
+    /// `DR_HOOK_FUNCENTER`: the thread (1-based) whose enters are printed
+    /// on stdout (`<e> task thread NAME heap stack`); 0: none.
+    pub funcenter: i64,
+    /// `DR_HOOK_FUNCEXIT`: the same for exits (`<x> ...`).
+    pub funcexit: i64,
+    /// `DR_HOOK_CALLTRACE`: the calling tree at every enter, on stderr.
+    pub calltrace: bool,
+    /// `DR_HOOK_TIMELINE`, when this task prints one.
+    pub timeline: Option<Timeline>,
+    /// `DR_HOOK_GENCORE` with a valid `DR_HOOK_GENCORE_SIGNAL`: the signal
+    /// on which a core file is written.
+    pub gencore_signal: Option<i32>,
+}
+
+impl Lines {
+    /// Whether something is printed at enter or exit.
+    pub fn per_call(&self) -> bool {
+        self.funcenter != 0 || self.funcexit != 0 || self.calltrace || self.timeline.is_some()
+    }
+
+    /// Reads the variables; `myproc` is this task's 1-based number.
+    pub fn from_lookup(
+        get: &dyn Fn(&str) -> Option<String>,
+        myproc: u32,
+        warnings: &mut Vec<Warning>,
+    ) -> Lines {
+        let int = |name: &str| get(name).map(|v| atoi(&v));
+        let timeline = match int(env::DR_HOOK_TIMELINE) {
+            Some(t) if t == -1 || (t > 0 && t == i64::from(myproc)) => {
+                let fd = match int(env::DR_HOOK_TIMELINE_UNITNO).unwrap_or(6) {
+                    6 => Some(1),
+                    0 => Some(2),
+                    n if n < 0 => None,
+                    n => {
+                        warnings.push(Warning(format!(
+                            "Warning - {}={n}: only units 6 (stdout) and 0 (stderr) exist here; using 6",
+                            env::DR_HOOK_TIMELINE_UNITNO
+                        )));
+                        Some(1)
+                    }
+                };
+                let freq = int(env::DR_HOOK_TIMELINE_FREQ).unwrap_or(1_000_000);
+                let mb = get(env::DR_HOOK_TIMELINE_MB)
+                    .map(|v| atof(&v))
+                    .map_or(1.0, |m| if m < 0.0 { 1.0 } else { m });
+                // As the reference: a negative unit or a frequency below 1
+                // turns the timeline off.
+                fd.filter(|_| freq >= 1).map(|fd| Timeline {
+                    thread: int(env::DR_HOOK_TIMELINE_THREAD).unwrap_or(1),
+                    format: int(env::DR_HOOK_TIMELINE_FORMAT).unwrap_or(1),
+                    fd,
+                    freq: freq as u64,
+                    mb,
+                })
+            }
+            _ => None,
+        };
+        let gencore_signal = (int(env::DR_HOOK_GENCORE).unwrap_or(0) > 0)
+            .then(|| int(env::DR_HOOK_GENCORE_SIGNAL).unwrap_or(0))
+            .filter(|&s| (1..=64).contains(&s) && s != i64::from(libc::SIGABRT))
+            .map(|s| s as i32);
+        Lines {
+            funcenter: int(env::DR_HOOK_FUNCENTER).unwrap_or(0),
+            funcexit: int(env::DR_HOOK_FUNCEXIT).unwrap_or(0),
+            calltrace: int(env::DR_HOOK_CALLTRACE).unwrap_or(0) != 0,
+            timeline,
+            gencore_signal,
+        }
+    }
+}
+
+/// C's `atof` for the plain decimal forms: the longest prefix that parses
+/// (garbage reads 0).
+pub fn atof(value: &str) -> f64 {
+    let s = value.trim_start();
+    let end = s
+        .char_indices()
+        .take_while(|&(_, c)| c.is_ascii_digit() || matches!(c, '+' | '-' | '.' | 'e' | 'E'))
+        .map(|(i, c)| i + c.len_utf8())
+        .last()
+        .unwrap_or(0);
+    (1..=end)
+        .rev()
+        .find_map(|n| s[..n].parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(vars: &[(&str, &str)], myproc: u32) -> (Lines, Vec<Warning>) {
+        let v: Vec<(String, String)> = vars
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        let get = move |k: &str| v.iter().find(|(a, _)| a == k).map(|(_, b)| b.clone());
+        let mut w = Vec::new();
+        (Lines::from_lookup(&get, myproc, &mut w), w)
+    }
+
+    #[test]
+    fn defaults_are_off() {
+        let (l, w) = lines(&[], 1);
+        assert!(!l.per_call() && l.gencore_signal.is_none() && w.is_empty());
+    }
+
+    #[test]
+    fn timeline_follows_the_task_and_its_defaults() {
+        let (l, _) = lines(&[("DR_HOOK_TIMELINE", "1")], 1);
+        let t = l.timeline.unwrap();
+        assert_eq!(
+            (t.thread, t.format, t.fd, t.freq, t.mb),
+            (1, 1, 1, 1_000_000, 1.0)
+        );
+        assert!(lines(&[("DR_HOOK_TIMELINE", "2")], 1).0.timeline.is_none());
+        assert!(lines(&[("DR_HOOK_TIMELINE", "-1")], 7).0.timeline.is_some());
+        let (l, w) = lines(
+            &[
+                ("DR_HOOK_TIMELINE", "-1"),
+                ("DR_HOOK_TIMELINE_UNITNO", "0"),
+                ("DR_HOOK_TIMELINE_MB", "-3"),
+                ("DR_HOOK_TIMELINE_FREQ", "10"),
+            ],
+            1,
+        );
+        let t = l.timeline.unwrap();
+        assert_eq!((t.fd, t.mb, t.freq), (2, 1.0, 10));
+        assert!(w.is_empty());
+        let (l, w) = lines(
+            &[("DR_HOOK_TIMELINE", "1"), ("DR_HOOK_TIMELINE_UNITNO", "7")],
+            1,
+        );
+        assert_eq!(l.timeline.unwrap().fd, 1);
+        assert_eq!(w.len(), 1);
+        let (l, _) = lines(
+            &[("DR_HOOK_TIMELINE", "1"), ("DR_HOOK_TIMELINE_FREQ", "0")],
+            1,
+        );
+        assert!(l.timeline.is_none());
+    }
+
+    #[test]
+    fn gencore_needs_a_signal_other_than_abort() {
+        let g = |v: &[(&str, &str)]| lines(v, 1).0.gencore_signal;
+        assert_eq!(g(&[("DR_HOOK_GENCORE", "1")]), None);
+        assert_eq!(
+            g(&[("DR_HOOK_GENCORE", "1"), ("DR_HOOK_GENCORE_SIGNAL", "10")]),
+            Some(10)
+        );
+        assert_eq!(
+            g(&[("DR_HOOK_GENCORE", "1"), ("DR_HOOK_GENCORE_SIGNAL", "6")]),
+            None
+        );
+        assert_eq!(
+            g(&[("DR_HOOK_GENCORE", "0"), ("DR_HOOK_GENCORE_SIGNAL", "10")]),
+            None
+        );
+    }
+
+    #[test]
+    fn atof_reads_the_leading_number() {
+        assert_eq!(atof(" 2.5MB"), 2.5);
+        assert_eq!(atof("x"), 0.0);
+        assert_eq!(atof("1e1"), 10.0);
+    }
+}

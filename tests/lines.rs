@@ -1,0 +1,284 @@
+//! The reference's per-call printing: `DR_HOOK_FUNCENTER`,
+//! `DR_HOOK_FUNCEXIT`, `DR_HOOK_CALLTRACE` and `DR_HOOK_TIMELINE`, on the
+//! test program's real calls (cross-checked with its profile).
+
+use drhook_tests::run_in;
+
+const PROG: &str = env!("CARGO_BIN_EXE_drhook-test-prog");
+
+/// `(kind, task, thread, name, heap, stack)` of each `<e>`/`<x>` line.
+fn func_lines(stdout: &str) -> Vec<(char, u32, u32, String, u64, u64)> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("<e> ") || l.starts_with("<x> "))
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            assert_eq!(f.len(), 6, "{l}");
+            (
+                f[0].chars().nth(1).unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].to_string(),
+                f[4].parse().unwrap(),
+                f[5].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn funcenter_and_funcexit_print_every_call_of_their_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_FUNCENTER", "1"),
+            ("DR_HOOK_FUNCEXIT", "1"),
+        ],
+    );
+    assert_eq!(r.code(), 0);
+    let out = r.stdout();
+    assert!(out.contains("basic done"), "{out}");
+    let lines = func_lines(&out);
+    assert!(!lines.is_empty(), "{out}");
+    // Enters and exits nest: a stack replayed from the lines ends empty.
+    let mut stack: Vec<String> = Vec::new();
+    for (kind, task, tid, name, _heap, st) in &lines {
+        assert_eq!((*task, *tid), (1, 1));
+        assert!(*st > 0, "stack depth of {name}");
+        if *kind == 'e' {
+            stack.push(name.clone());
+        } else {
+            assert_eq!(stack.pop().as_deref(), Some(name.as_str()), "{out}");
+        }
+    }
+    assert!(stack.is_empty(), "{stack:?}");
+    assert_eq!(lines[0].3, "BASIC:MAIN");
+    // One `<e>` line per call of each routine in the profile.
+    let p = r.profile("drhook.prof.1");
+    for name in ["BASIC:MAIN", "BASIC:MIDDLE", "BASIC:LEAF", "BASIC:BLOCK"] {
+        let n = lines.iter().filter(|l| l.0 == 'e' && l.3 == name).count() as u64;
+        assert_eq!(n, p.row(name, 1).calls, "{name}");
+    }
+    // Only enters with FUNCENTER alone; nothing for a thread that does
+    // not exist.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_FUNCENTER", "1")],
+    );
+    let only = func_lines(&r.stdout());
+    assert!(!only.is_empty() && only.iter().all(|l| l.0 == 'e'));
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_FUNCENTER", "2")],
+    );
+    assert!(func_lines(&r.stdout()).is_empty(), "{}", r.stdout());
+    assert!(!r.stderr().contains("not supported"), "{}", r.stderr());
+}
+
+#[test]
+fn funcenter_selects_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["threads"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_FUNCEXIT", "3")],
+    );
+    assert_eq!(r.code(), 0);
+    let lines = func_lines(&r.stdout());
+    assert!(!lines.is_empty(), "{}", r.stdout());
+    assert!(lines.iter().all(|l| l.0 == 'x' && l.2 == 3), "{lines:?}");
+    assert!(lines.iter().any(|l| l.3 == "THR:THREAD_MAIN"), "{lines:?}");
+}
+
+#[test]
+fn calltrace_prints_the_calling_tree_at_every_enter() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_CALLTRACE", "1"),
+        ],
+    );
+    assert_eq!(r.code(), 0);
+    let err = r.stderr();
+    // Blocks: a header, then one line per active routine, outermost first.
+    let mut blocks: Vec<Vec<String>> = Vec::new();
+    for l in err.lines() {
+        let Some(rest) = l.split_once("] [DrHookCallTree] ").map(|x| x.1) else {
+            continue;
+        };
+        if rest.starts_with("DR_HOOK call tree : ") {
+            blocks.push(Vec::new());
+        } else {
+            let frame = rest.strip_prefix(':').expect(l);
+            // `NAME ,#calls,st=n,wall=total/self`: every routine has run
+            // for well under a minute (the one being entered, 0 s).
+            let (name, fields) = frame.split_once(" ,").expect(l);
+            let wall: f64 = fields
+                .split_once("wall=")
+                .and_then(|(_, w)| w.split_once('s'))
+                .and_then(|(w, _)| w.parse().ok())
+                .expect(l);
+            assert!(wall < 60.0, "{l}");
+            blocks.last_mut().expect(l).push(name.to_string());
+        }
+    }
+    let p = r.profile("drhook.prof.1");
+    let calls: u64 = ["BASIC:MAIN", "BASIC:MIDDLE", "BASIC:LEAF"]
+        .iter()
+        .map(|n| p.row(n, 1).calls)
+        .sum();
+    assert!(
+        blocks.len() as u64 >= calls,
+        "{} < {calls}\n{err}",
+        blocks.len()
+    );
+    assert_eq!(blocks[0], ["  BASIC:MAIN"]);
+    assert_eq!(
+        blocks[2],
+        ["  BASIC:MAIN", "   BASIC:MIDDLE", "    BASIC:LEAF"]
+    );
+}
+
+/// The timeline lines of `text`: `(kind, fields after it)`.
+fn tl_lines(text: &str) -> Vec<(char, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.split_once(" tl:")?.1;
+            let kind = rest.chars().next()?;
+            Some((kind, rest[1..].trim_start().to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn timeline_prints_each_enter_and_exit_with_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_TIMELINE", "1"),
+            ("DR_HOOK_TIMELINE_FREQ", "1"),
+        ],
+    );
+    assert_eq!(r.code(), 0);
+    let tl = tl_lines(&r.stdout());
+    assert!(tl_lines(&r.stderr()).is_empty());
+    assert_eq!(tl.first().map(|t| t.0), Some('B'), "{}", r.stdout());
+    assert_eq!(tl.last().map(|t| t.0), Some('E'), "{}", r.stdout());
+    assert!(tl[0].1.ends_with("'#PROGRAM BEGIN'[#1]"), "{:?}", tl[0]);
+    let p = r.profile("drhook.prof.1");
+    let leaf = p.row("BASIC:LEAF", 1).calls as usize;
+    let n = |k: char| {
+        tl.iter()
+            .filter(|t| t.0 == k && t.1.contains("'BASIC:LEAF'"))
+            .count()
+    };
+    assert_eq!((n('>'), n('<')), (leaf, leaf));
+    // Format 1: wall, rss, heap, stack, peak heap, in MB; wall grows.
+    let mut last = -1.0;
+    for (_, f) in &tl {
+        let nums: Vec<f64> = f
+            .split(' ')
+            .take(5)
+            .map(|x| x.parse().unwrap_or_else(|_| panic!("{f}")))
+            .collect();
+        assert!(nums[0] >= last, "{f}");
+        last = nums[0];
+        assert!(nums[1] > 0.0 && nums[3] >= 0.0, "{f}");
+    }
+    // Every n-th call only, on stderr, as name=value pairs.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_TIMELINE", "-1"),
+            ("DR_HOOK_TIMELINE_FREQ", "4"),
+            ("DR_HOOK_TIMELINE_MB", "1000"),
+            ("DR_HOOK_TIMELINE_FORMAT", "2"),
+            ("DR_HOOK_TIMELINE_UNITNO", "0"),
+        ],
+    );
+    assert_eq!(r.code(), 0);
+    assert!(tl_lines(&r.stdout()).is_empty());
+    let tl = tl_lines(&r.stderr());
+    let calls: usize = r
+        .profile("drhook.prof.1")
+        .rows
+        .iter()
+        .map(|row| row.calls as usize)
+        .sum();
+    let enters = tl.iter().filter(|t| t.0 == '>').count();
+    assert_eq!(enters, calls.div_ceil(4), "{}", r.stderr());
+    assert!(
+        tl.iter().all(|t| t.1.starts_with("wall=")
+            && t.1.contains(" cpu=")
+            && t.1.contains(" curheap=")
+            && t.1.contains(" vmpeak=")
+            && t.1.contains(" pag=")),
+        "{tl:?}"
+    );
+    // A task other than this one prints nothing.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_TIMELINE", "2")],
+    );
+    assert!(tl_lines(&r.stdout()).is_empty() && tl_lines(&r.stderr()).is_empty());
+}
+
+#[test]
+fn timeline_thread_selects_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let tids = |thread: &str| {
+        let r = run_in(
+            dir.path(),
+            PROG,
+            &["threads"],
+            &[
+                ("DR_HOOK", "1"),
+                ("DR_HOOK_TIMELINE", "1"),
+                ("DR_HOOK_TIMELINE_FREQ", "1"),
+                ("DR_HOOK_TIMELINE_THREAD", thread),
+            ],
+        );
+        assert_eq!(r.code(), 0);
+        let mut t: Vec<u32> = r
+            .stdout()
+            .lines()
+            .filter(|l| l.contains(" tl:>"))
+            .map(|l| {
+                // [EC_DRHOOK:host:myproc:tid:...]
+                l.split(':').nth(3).unwrap().parse().unwrap()
+            })
+            .collect();
+        t.sort();
+        t.dedup();
+        t
+    };
+    assert_eq!(tids("1"), [1]);
+    assert_eq!(tids("3"), [1, 2, 3]);
+    assert!(tids("0").len() >= 8);
+}
