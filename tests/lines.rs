@@ -282,3 +282,51 @@ fn timeline_thread_selects_threads() {
     assert_eq!(tids("3"), [1, 2, 3]);
     assert!(tids("0").len() >= 8);
 }
+
+#[test]
+fn gencore_signal_writes_a_core_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    // `usr1` raises SIGUSR1 inside USR1:MAIN.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["usr1"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_GENCORE", "1"),
+            ("DR_HOOK_GENCORE_SIGNAL", "10"),
+        ],
+    );
+    let err = r.stderr();
+    assert_eq!(r.output.status.signal(), Some(libc::SIGABRT), "{err}");
+    assert!(!r.stdout().contains("survived"), "{}", r.stdout());
+    assert!(
+        err.contains("[signal_gencore@signals.rs] Received signal#10 and now calling abort() ..."),
+        "{err}"
+    );
+    assert!(err.contains("[DrHookCallTree] :  USR1:MAIN"), "{err}");
+    assert!(
+        err.contains("DR_HOOK_GENCORE=1: signal#10 (SIGUSR1)"),
+        "{err}"
+    );
+    // The handler raised the core limit to the hard limit.
+    // SAFETY: plain data written by the call.
+    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    unsafe { libc::getrlimit(libc::RLIMIT_CORE, &mut lim) };
+    if lim.rlim_max != 0 {
+        assert!(r.output.status.core_dumped(), "{:?}", r.output.status);
+    } else {
+        eprintln!("hard core limit 0: the core file itself is not checked");
+    }
+    // Without DR_HOOK_GENCORE the signal is handled as before.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["usr1"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_GENCORE_SIGNAL", "10")],
+    );
+    assert_ne!(r.output.status.signal(), Some(libc::SIGABRT));
+    assert!(!r.stderr().contains("signal_gencore"), "{}", r.stderr());
+}

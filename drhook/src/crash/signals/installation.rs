@@ -212,6 +212,9 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
     drop(done);
     on_new_thread();
     install_panic_hook();
+    if let Some(sig) = cfg.lines.gencore_signal {
+        super::gencore::install(sig, show);
+    }
     if show {
         crate::diag!(
             f,

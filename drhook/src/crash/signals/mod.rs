@@ -61,6 +61,7 @@
 //! installation.
 
 mod chaining;
+mod gencore;
 mod handler;
 mod helper;
 mod installation;

@@ -30,7 +30,10 @@ struct ThreadList(UnsafeCell<[*const ThreadData; 1024]>);
 unsafe impl Sync for ThreadList {}
 static THREADS: ThreadList = ThreadList(UnsafeCell::new([std::ptr::null(); 1024]));
 
-fn print_tree(td: &ThreadData) {
+/// Prints `td`'s calling tree on stderr from the static scratch space
+/// (the crash handler's, and `DR_HOOK_GENCORE`'s handler, which runs once
+/// and ends in `abort`).
+pub(super) fn print_tree(td: &ThreadData) {
     let o = opts_for(td);
     // SAFETY: only the handling thread reaches this point.
     let (f, cw, cc) = unsafe { &mut *SCRATCH.0.get() };
