@@ -330,3 +330,62 @@ fn gencore_signal_writes_a_core_file() {
     assert_ne!(r.output.status.signal(), Some(libc::SIGABRT));
     assert!(!r.stderr().contains("signal_gencore"), "{}", r.stderr());
 }
+
+#[test]
+fn timed_kill_sends_the_signal_after_the_time() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    // `crash_at T` spins in AT:MAIN until T (ms since the epoch): 20 s
+    // from now, so only the timer ends it.
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        + 20_000;
+    let start = std::time::Instant::now();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["crash_at", &at.to_string()],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_TIMED_KILL", "2:1:9:0.1, 1:1:15:0.3 1:7:15:0.1"),
+        ],
+    );
+    let took = start.elapsed();
+    let err = r.stderr();
+    assert_eq!(r.output.status.signal(), Some(libc::SIGTERM), "{err}");
+    assert!(took.as_secs() < 15, "{took:?}");
+    assert!(
+        err.contains("[set_killer_timer@timed_kill.rs:")
+            && err.contains(
+                "] Developer timer (1:1:15:0.3) expires after 0.300s through signal#15 (ntids=1)"
+            ),
+        "{err}"
+    );
+    // Items for another task or a thread that never runs arm nothing.
+    assert_eq!(err.matches("Developer timer").count(), 1, "{err}");
+    // Dr.Hook's traceback of the signal, inside the spinning routine.
+    assert!(err.contains("Received signal#15"), "{err}");
+    assert!(err.contains("AT:MAIN"), "{err}");
+}
+
+#[test]
+fn timed_kill_arms_a_thread_at_its_first_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["threads"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_TIMED_KILL", "-1:3:15:100")],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let err = r.stderr();
+    let armed: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("Developer timer (-1:3:15:100)"))
+        .map(|l| l.split(':').nth(3).unwrap())
+        .collect();
+    // [EC_DRHOOK:host:myproc:tid:...]: armed once, by thread 3.
+    assert_eq!(armed, ["3"], "{err}");
+}

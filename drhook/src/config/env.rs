@@ -133,7 +133,6 @@ pub const UNSUPPORTED: &[(&str, Acts)] = &[
     ("DR_HOOK_DUMP_BUDDYINFO", Acts::NonZero),
     ("DR_HOOK_DUMP_MEMINFO", Acts::NonZero),
     ("DR_HOOK_DUMP_HUGEPAGES", Acts::NonBlank),
-    ("DR_HOOK_TIMED_KILL", Acts::NonBlank),
     ("DR_HOOK_SHOW_LOCK", Acts::NonZero),
     ("DR_HACK", Acts::True),
     ("DR_HOOK_ASSERT_MPI_INITIALIZED", Acts::MpiAssert),
@@ -166,6 +165,9 @@ pub const DR_HOOK_TIMELINE_UNITNO: &str = "DR_HOOK_TIMELINE_UNITNO";
 pub const DR_HOOK_TIMELINE_FREQ: &str = "DR_HOOK_TIMELINE_FREQ";
 /// `DR_HOOK_TIMELINE_MB`: a memory change that prints a line anyway.
 pub const DR_HOOK_TIMELINE_MB: &str = "DR_HOOK_TIMELINE_MB";
+/// `DR_HOOK_TIMED_KILL`: `task:thread:signal:seconds` items, signals sent
+/// by timers.
+pub const DR_HOOK_TIMED_KILL: &str = "DR_HOOK_TIMED_KILL";
 /// `DR_HOOK_GENCORE`: non-zero makes `DR_HOOK_GENCORE_SIGNAL` write a core.
 pub const DR_HOOK_GENCORE: &str = "DR_HOOK_GENCORE";
 /// `DR_HOOK_GENCORE_SIGNAL`: the signal that writes a core file.

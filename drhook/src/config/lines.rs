@@ -25,6 +25,20 @@ pub struct Timeline {
     pub mb: f64,
 }
 
+/// One item of `DR_HOOK_TIMED_KILL` (`task:thread:signal:seconds`) that
+/// concerns this task.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedKill {
+    /// The item as given (printed in the message).
+    pub text: String,
+    /// Dr.Hook thread number, `-1`: every thread.
+    pub thread: i64,
+    /// The signal sent.
+    pub signal: i32,
+    /// Seconds after the thread's first instrumented call.
+    pub seconds: f64,
+}
+
 /// The per-call printing variables.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Lines {
@@ -40,6 +54,8 @@ pub struct Lines {
     /// `DR_HOOK_GENCORE` with a valid `DR_HOOK_GENCORE_SIGNAL`: the signal
     /// on which a core file is written.
     pub gencore_signal: Option<i32>,
+    /// `DR_HOOK_TIMED_KILL`'s items for this task.
+    pub timed_kill: Vec<TimedKill>,
 }
 
 impl Lines {
@@ -89,7 +105,11 @@ impl Lines {
             .then(|| int(env::DR_HOOK_GENCORE_SIGNAL).unwrap_or(0))
             .filter(|&s| (1..=64).contains(&s) && s != i64::from(libc::SIGABRT))
             .map(|s| s as i32);
+        let timed_kill = get(env::DR_HOOK_TIMED_KILL)
+            .map(|v| parse_timed_kill(&v, myproc))
+            .unwrap_or_default();
         Lines {
+            timed_kill,
             funcenter: int(env::DR_HOOK_FUNCENTER).unwrap_or(0),
             funcexit: int(env::DR_HOOK_FUNCEXIT).unwrap_or(0),
             calltrace: int(env::DR_HOOK_CALLTRACE).unwrap_or(0) != 0,
@@ -97,6 +117,33 @@ impl Lines {
             gencore_signal,
         }
     }
+}
+
+/// The items of `DR_HOOK_TIMED_KILL` (separated by `,`, blanks or `/`)
+/// for task `myproc`: `task:thread:signal:seconds`, task `-1` = every task,
+/// thread `-1` = every thread, a signal from 1 to 64 and a positive time;
+/// others are skipped, as the reference skips them.
+pub fn parse_timed_kill(value: &str, myproc: u32) -> Vec<TimedKill> {
+    super::options::split_list(value)
+        .filter_map(|item| {
+            let f: Vec<&str> = item.split(':').collect();
+            let [p, t, s, secs] = f[..] else {
+                return None;
+            };
+            let (p, t, s) = (atoi(p), atoi(t), atoi(s));
+            let seconds = atof(secs);
+            ((p == -1 || p == i64::from(myproc))
+                && (t == -1 || t >= 1)
+                && (1..=64).contains(&s)
+                && seconds > 0.0)
+                .then(|| TimedKill {
+                    text: item.to_string(),
+                    thread: t,
+                    signal: s as i32,
+                    seconds,
+                })
+        })
+        .collect()
 }
 
 /// C's `atof` for the plain decimal forms: the longest prefix that parses
@@ -186,6 +233,21 @@ mod tests {
             g(&[("DR_HOOK_GENCORE", "0"), ("DR_HOOK_GENCORE_SIGNAL", "10")]),
             None
         );
+    }
+
+    #[test]
+    fn timed_kill_items_for_this_task() {
+        let k = parse_timed_kill(
+            "1:1:15:0.5, -1:-1:9:2 2:1:15:1/1:0:15:1,1:1:99:1,1:1:15:0,x",
+            1,
+        );
+        assert_eq!(k.len(), 2, "{k:?}");
+        assert_eq!((k[0].thread, k[0].signal, k[0].seconds), (1, 15, 0.5));
+        assert_eq!(
+            (k[1].thread, k[1].signal, k[1].text.as_str()),
+            (-1, 9, "-1:-1:9:2")
+        );
+        assert_eq!(parse_timed_kill("2:1:15:1", 2).len(), 1);
     }
 
     #[test]

@@ -12,4 +12,5 @@ pub(crate) mod lines;
 pub(crate) mod maps;
 pub(crate) mod mismatch;
 pub mod signals;
+pub(crate) mod timed_kill;
 pub mod watch;

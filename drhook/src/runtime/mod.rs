@@ -80,6 +80,9 @@ fn start_sampling(e: &Engine) {
 /// Per-thread set-up at a thread's first instrumented call.
 fn on_new_thread() {
     crate::crash::signals::on_new_thread();
+    if let Some(e) = ENGINE.get() {
+        crate::crash::timed_kill::arm_for_current_thread(&e.config.lines.timed_kill);
+    }
     crate::sample::on_new_thread();
 }
 
