@@ -389,3 +389,53 @@ fn timed_kill_arms_a_thread_at_its_first_call() {
     // [EC_DRHOOK:host:myproc:tid:...]: armed once, by thread 3.
     assert_eq!(armed, ["3"], "{err}");
 }
+
+#[test]
+fn dump_files_are_copied_into_the_traceback() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["segv"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_DUMP_MAPS", "1"),
+            ("DR_HOOK_DUMP_MEMINFO", "1"),
+            ("DR_HOOK_DUMP_BUDDYINFO", "0"),
+        ],
+    );
+    let err = r.stderr();
+    let dumped: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split_once("[dump_file@signals.rs] ").map(|x| x.1))
+        .collect();
+    let maps = dumped
+        .iter()
+        .position(|l| {
+            l.starts_with("Content of the file '/proc/")
+                && l.contains("/maps', signal#11, nsigs = 1")
+        })
+        .unwrap_or_else(|| panic!("{err}"));
+    let meminfo = dumped
+        .iter()
+        .position(|l| *l == "Content of the file '/proc/meminfo', signal#11, nsigs = 1")
+        .unwrap_or_else(|| panic!("{err}"));
+    // The signalled thread's maps: the program's own mapping is there.
+    assert!(
+        dumped[maps + 1..meminfo]
+            .iter()
+            .any(|l| l.ends_with("drhook-test-prog")),
+        "{err}"
+    );
+    assert!(
+        dumped[meminfo + 1..]
+            .iter()
+            .any(|l| l.starts_with("MemTotal:")),
+        "{err}"
+    );
+    assert!(!err.contains("buddyinfo"), "{err}");
+    // Before the calling tree, after the backtrace's start.
+    let pos = |s: &str| err.find(s).unwrap_or_else(|| panic!("{s}: {err}"));
+    assert!(pos("Starting DrHook backtrace") < pos("[dump_file@"));
+    assert!(pos("[dump_file@") < pos("[DrHookCallTree]"));
+}

@@ -128,10 +128,6 @@ pub enum Acts {
 pub const UNSUPPORTED: &[(&str, Acts)] = &[
     ("DR_HOOK_TRACE_STACK", Acts::NonZero),
     ("DR_HOOK_RANDOM_MEMSTAT", Acts::NonZero),
-    ("DR_HOOK_DUMP_SMAPS", Acts::NonZero),
-    ("DR_HOOK_DUMP_MAPS", Acts::NonZero),
-    ("DR_HOOK_DUMP_BUDDYINFO", Acts::NonZero),
-    ("DR_HOOK_DUMP_MEMINFO", Acts::NonZero),
     ("DR_HOOK_DUMP_HUGEPAGES", Acts::NonBlank),
     ("DR_HOOK_SHOW_LOCK", Acts::NonZero),
     ("DR_HACK", Acts::True),
@@ -165,6 +161,14 @@ pub const DR_HOOK_TIMELINE_UNITNO: &str = "DR_HOOK_TIMELINE_UNITNO";
 pub const DR_HOOK_TIMELINE_FREQ: &str = "DR_HOOK_TIMELINE_FREQ";
 /// `DR_HOOK_TIMELINE_MB`: a memory change that prints a line anyway.
 pub const DR_HOOK_TIMELINE_MB: &str = "DR_HOOK_TIMELINE_MB";
+/// `DR_HOOK_DUMP_SMAPS`: the signalled thread's `smaps` in a traceback.
+pub const DR_HOOK_DUMP_SMAPS: &str = "DR_HOOK_DUMP_SMAPS";
+/// `DR_HOOK_DUMP_MAPS`: its `maps`.
+pub const DR_HOOK_DUMP_MAPS: &str = "DR_HOOK_DUMP_MAPS";
+/// `DR_HOOK_DUMP_BUDDYINFO`: `/proc/buddyinfo` in a traceback.
+pub const DR_HOOK_DUMP_BUDDYINFO: &str = "DR_HOOK_DUMP_BUDDYINFO";
+/// `DR_HOOK_DUMP_MEMINFO`: `/proc/meminfo` in a traceback.
+pub const DR_HOOK_DUMP_MEMINFO: &str = "DR_HOOK_DUMP_MEMINFO";
 /// `DR_HOOK_TIMED_KILL`: `task:thread:signal:seconds` items, signals sent
 /// by timers.
 pub const DR_HOOK_TIMED_KILL: &str = "DR_HOOK_TIMED_KILL";

@@ -56,6 +56,14 @@ pub struct Lines {
     pub gencore_signal: Option<i32>,
     /// `DR_HOOK_TIMED_KILL`'s items for this task.
     pub timed_kill: Vec<TimedKill>,
+    /// `DR_HOOK_DUMP_SMAPS`: the signalled thread's `smaps` in a traceback.
+    pub dump_smaps: bool,
+    /// `DR_HOOK_DUMP_MAPS`: its `maps`.
+    pub dump_maps: bool,
+    /// `DR_HOOK_DUMP_BUDDYINFO`: `/proc/buddyinfo`.
+    pub dump_buddyinfo: bool,
+    /// `DR_HOOK_DUMP_MEMINFO`: `/proc/meminfo`.
+    pub dump_meminfo: bool,
 }
 
 impl Lines {
@@ -108,7 +116,12 @@ impl Lines {
         let timed_kill = get(env::DR_HOOK_TIMED_KILL)
             .map(|v| parse_timed_kill(&v, myproc))
             .unwrap_or_default();
+        let flag = |name: &str| int(name).unwrap_or(0) != 0;
         Lines {
+            dump_smaps: flag(env::DR_HOOK_DUMP_SMAPS),
+            dump_maps: flag(env::DR_HOOK_DUMP_MAPS),
+            dump_buddyinfo: flag(env::DR_HOOK_DUMP_BUDDYINFO),
+            dump_meminfo: flag(env::DR_HOOK_DUMP_MEMINFO),
             timed_kill,
             funcenter: int(env::DR_HOOK_FUNCENTER).unwrap_or(0),
             funcexit: int(env::DR_HOOK_FUNCEXIT).unwrap_or(0),

@@ -212,6 +212,17 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
     drop(done);
     on_new_thread();
     install_panic_hook();
+    {
+        use super::dumpfiles::{BUDDYINFO, FILES, MAPS, MEMINFO, SMAPS};
+        let l = &cfg.lines;
+        FILES.store(
+            (if l.dump_smaps { SMAPS } else { 0 })
+                | (if l.dump_maps { MAPS } else { 0 })
+                | (if l.dump_buddyinfo { BUDDYINFO } else { 0 })
+                | (if l.dump_meminfo { MEMINFO } else { 0 }),
+            Ordering::Relaxed,
+        );
+    }
     if let Some(sig) = cfg.lines.gencore_signal {
         super::gencore::install(sig, show);
     }

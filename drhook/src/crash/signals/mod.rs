@@ -61,6 +61,7 @@
 //! installation.
 
 mod chaining;
+pub(crate) mod dumpfiles;
 mod gencore;
 mod handler;
 mod helper;

@@ -94,6 +94,7 @@ pub(super) fn report(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void
             .str(", nsigs = ")
             .u64(nsigs as u64);
     });
+    super::dumpfiles::dump(sig, nsigs);
     // Every thread inside instrumented routines, the signalled one first
     // (the trees listed stay alive while `_pin` is held).
     let _pin = thread::Pin::new();
