@@ -439,3 +439,91 @@ fn dump_files_are_copied_into_the_traceback() {
     assert!(pos("Starting DrHook backtrace") < pos("[dump_file@"));
     assert!(pos("[dump_file@") < pos("[DrHookCallTree]"));
 }
+
+#[test]
+fn trace_stack_aborts_when_thread_1_passes_the_limit() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    // Recursion 200 deep takes far more than 1 KiB of stack.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["recursion"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_TRACE_STACK", "1"),
+            ("OMP_STACKSIZE", "1K"),
+        ],
+    );
+    let err = r.stderr();
+    assert_eq!(r.output.status.signal(), Some(libc::SIGABRT), "{err}");
+    assert!(
+        err.contains("[random_memstat@lines.rs:")
+            && err
+                .contains("] Stack usage [MB] very high : 0 > 0 (= 1 x OMP_STACKSIZE=0 ; maxhwm="),
+        "{err}"
+    );
+    // A limit the program stays under: it runs as usual.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["recursion"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_TRACE_STACK", "1"),
+            ("OMP_STACKSIZE", "1G"),
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(!r.stderr().contains("Stack usage"), "{}", r.stderr());
+}
+
+#[test]
+fn dr_hack_appends_a_pseudo_xml_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("drhack.txt"), " <EARLIER_RUN>\n").unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_OPT", "prof"),
+            ("DR_HACK", "yes"),
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let text = std::fs::read_to_string(dir.path().join("drhack.txt")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], " <EARLIER_RUN>");
+    assert_eq!(lines[1], " <BASIC_MAIN>");
+    assert_eq!(*lines.last().unwrap(), " </BASIC_MAIN>");
+    let p = r.profile("drhook.prof.1");
+    let opens = lines.iter().filter(|l| **l == " <BASIC_LEAF>").count() as u64;
+    let closes = lines.iter().filter(|l| **l == " </BASIC_LEAF>").count() as u64;
+    assert_eq!(
+        (opens, closes),
+        (p.row("BASIC:LEAF", 1).calls, p.row("BASIC:LEAF", 1).calls)
+    );
+    // No temporary file is left behind.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    // Another task writes nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HACK", "1"),
+            ("OMPI_COMM_WORLD_RANK", "1"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+        ],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(!dir.path().join("drhack.txt").exists());
+}

@@ -126,11 +126,9 @@ pub enum Acts {
 /// in 4 bytes whatever its value), `DR_HOOK_NOT_MPI` (it disables an
 /// assertion drhook-rs never makes).
 pub const UNSUPPORTED: &[(&str, Acts)] = &[
-    ("DR_HOOK_TRACE_STACK", Acts::NonZero),
     ("DR_HOOK_RANDOM_MEMSTAT", Acts::NonZero),
     ("DR_HOOK_DUMP_HUGEPAGES", Acts::NonBlank),
     ("DR_HOOK_SHOW_LOCK", Acts::NonZero),
-    ("DR_HACK", Acts::True),
     ("DR_HOOK_ASSERT_MPI_INITIALIZED", Acts::MpiAssert),
 ];
 
@@ -169,6 +167,11 @@ pub const DR_HOOK_DUMP_MAPS: &str = "DR_HOOK_DUMP_MAPS";
 pub const DR_HOOK_DUMP_BUDDYINFO: &str = "DR_HOOK_DUMP_BUDDYINFO";
 /// `DR_HOOK_DUMP_MEMINFO`: `/proc/meminfo` in a traceback.
 pub const DR_HOOK_DUMP_MEMINFO: &str = "DR_HOOK_DUMP_MEMINFO";
+/// `DR_HOOK_TRACE_STACK`: abort when thread 1's stack passes this many
+/// times `OMP_STACKSIZE` (task 1).
+pub const DR_HOOK_TRACE_STACK: &str = "DR_HOOK_TRACE_STACK";
+/// `DR_HACK`: a true value writes every enter and exit to `drhack.txt`.
+pub const DR_HACK: &str = "DR_HACK";
 /// `DR_HOOK_TIMED_KILL`: `task:thread:signal:seconds` items, signals sent
 /// by timers.
 pub const DR_HOOK_TIMED_KILL: &str = "DR_HOOK_TIMED_KILL";

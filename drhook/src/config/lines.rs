@@ -39,6 +39,47 @@ pub struct TimedKill {
     pub seconds: f64,
 }
 
+/// `DR_HOOK_TRACE_STACK` on task 1: abort when thread 1's stack grows
+/// beyond `factor` × `OMP_STACKSIZE`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceStack {
+    /// The factor.
+    pub factor: f64,
+    /// `OMP_STACKSIZE` in bytes.
+    pub omp_stacksize: u64,
+}
+
+impl TraceStack {
+    /// The limit in bytes.
+    pub fn threshold(&self) -> u64 {
+        (self.factor * self.omp_stacksize as f64) as u64
+    }
+}
+
+/// `OMP_STACKSIZE` in bytes, as OpenMP reads it: a number with an optional
+/// `B`, `K`, `M` or `G` (any case); no unit means KiB. (The reference
+/// reads a bare number as bytes.)
+pub fn omp_stacksize(value: &str) -> u64 {
+    let v = value.trim();
+    let digits = v.bytes().take_while(u8::is_ascii_digit).count();
+    let Ok(n) = v[..digits].parse::<u64>() else {
+        return 0;
+    };
+    let unit = match v[digits..]
+        .trim()
+        .chars()
+        .next()
+        .map(|c| c.to_ascii_uppercase())
+    {
+        None | Some('K') => 1 << 10,
+        Some('B') => 1,
+        Some('M') => 1 << 20,
+        Some('G') => 1 << 30,
+        Some(_) => return 0,
+    };
+    n.saturating_mul(unit)
+}
+
 /// The per-call printing variables.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Lines {
@@ -64,12 +105,21 @@ pub struct Lines {
     pub dump_buddyinfo: bool,
     /// `DR_HOOK_DUMP_MEMINFO`: `/proc/meminfo`.
     pub dump_meminfo: bool,
+    /// `DR_HOOK_TRACE_STACK` (task 1, with `OMP_STACKSIZE` set).
+    pub trace_stack: Option<TraceStack>,
+    /// `DR_HACK` is true: `drhack.txt` on task 1.
+    pub drhack: bool,
 }
 
 impl Lines {
     /// Whether something is printed at enter or exit.
     pub fn per_call(&self) -> bool {
-        self.funcenter != 0 || self.funcexit != 0 || self.calltrace || self.timeline.is_some()
+        self.funcenter != 0
+            || self.funcexit != 0
+            || self.calltrace
+            || self.timeline.is_some()
+            || self.trace_stack.is_some()
+            || self.drhack
     }
 
     /// Reads the variables; `myproc` is this task's 1-based number.
@@ -117,7 +167,19 @@ impl Lines {
             .map(|v| parse_timed_kill(&v, myproc))
             .unwrap_or_default();
         let flag = |name: &str| int(name).unwrap_or(0) != 0;
+        // A factor of 0 would abort at the first call (the reference does);
+        // here it is off.
+        let trace_stack = get(env::DR_HOOK_TRACE_STACK)
+            .map(|v| atof(&v))
+            .filter(|&f| f > 0.0 && myproc == 1)
+            .map(|factor| TraceStack {
+                factor,
+                omp_stacksize: get("OMP_STACKSIZE").map_or(0, |v| omp_stacksize(&v)),
+            })
+            .filter(|t| t.omp_stacksize > 0);
         Lines {
+            trace_stack,
+            drhack: get(env::DR_HACK).is_some_and(|v| super::parse_truthy(&v)),
             dump_smaps: flag(env::DR_HOOK_DUMP_SMAPS),
             dump_maps: flag(env::DR_HOOK_DUMP_MAPS),
             dump_buddyinfo: flag(env::DR_HOOK_DUMP_BUDDYINFO),
@@ -261,6 +323,20 @@ mod tests {
             (-1, 9, "-1:-1:9:2")
         );
         assert_eq!(parse_timed_kill("2:1:15:1", 2).len(), 1);
+    }
+
+    #[test]
+    fn trace_stack_needs_task_1_and_omp_stacksize() {
+        let t = |v: &[(&str, &str)], p| lines(v, p).0.trace_stack;
+        let both = [("DR_HOOK_TRACE_STACK", "0.5"), ("OMP_STACKSIZE", "2M")];
+        assert_eq!(t(&both, 1).unwrap().threshold(), 1 << 20);
+        assert!(t(&both, 2).is_none());
+        assert!(t(&both[..1], 1).is_none());
+        assert!(t(&[("DR_HOOK_TRACE_STACK", "0"), ("OMP_STACKSIZE", "2M")], 1).is_none());
+        assert_eq!(omp_stacksize("64"), 65536);
+        assert_eq!(omp_stacksize(" 3 g"), 3 << 30);
+        assert_eq!(omp_stacksize("10B"), 10);
+        assert_eq!(omp_stacksize("x"), 0);
     }
 
     #[test]

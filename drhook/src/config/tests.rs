@@ -248,12 +248,12 @@ fn signal_variables() {
 
 #[test]
 fn unsupported_reference_variables_are_reported() {
-    let c = cfg(&[("DR_HOOK_TRACE_STACK", "-1"), ("DR_HOOK_NCALLSTACK", "64")]);
+    let c = cfg(&[("DR_HOOK_SHOW_LOCK", "-1"), ("DR_HOOK_NCALLSTACK", "64")]);
     assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
     assert!(
         c.warnings[0]
             .0
-            .contains("DR_HOOK_TRACE_STACK=\"-1\" is not supported")
+            .contains("DR_HOOK_SHOW_LOCK=\"-1\" is not supported")
     );
 }
 
@@ -310,7 +310,7 @@ fn unsupported_variables_warn_only_for_values_that_would_act() {
     let loud = cfg(&[
         ("DR_HOOK_ASSERT_MPI_INITIALIZED", "yes"),
         ("OMPI_COMM_WORLD_SIZE", "2"),
-        ("DR_HACK", "TRUE"),
+        ("DR_HOOK_RANDOM_MEMSTAT", "5"),
         ("DR_HOOK_SHOW_LOCK", " 3"),
     ]);
     assert_eq!(loud.warnings.len(), 3, "{:?}", loud.warnings);

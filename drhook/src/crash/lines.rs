@@ -110,6 +110,43 @@ pub(crate) fn boundary(l: &Lines, entering: bool, sp: usize, name: &str) {
     if let Some(t) = &l.timeline {
         timeline_call(t, entering, tid, name, m);
     }
+    if entering
+        && tid == 1
+        && let Some(ts) = &l.trace_stack
+    {
+        trace_stack(ts, m);
+    }
+    if l.drhack && crate::setup::engine_if_ready().is_some_and(|e| e.config.task.myproc == 1) {
+        super::drhack::line(entering, name);
+    }
+}
+
+/// Thread 1's deepest stack so far (`DR_HOOK_TRACE_STACK`).
+static MAX_STACK: AtomicU64 = AtomicU64::new(0);
+
+/// `DR_HOOK_TRACE_STACK`: the reference's line and Dr.Hook's abort when
+/// thread 1's deepest stack passes the limit.
+fn trace_stack(ts: &crate::config::lines::TraceStack, m: Mem) {
+    let max = MAX_STACK.fetch_max(m.stack, Ordering::Relaxed).max(m.stack);
+    if max <= ts.threshold() {
+        return;
+    }
+    // SAFETY: plain data written by the call.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let mb = 1 << 20;
+    crate::diag!(
+        "random_memstat",
+        "Stack usage [MB] very high : {} > {} (= {} x OMP_STACKSIZE={} ; maxhwm={} ; vmpeak={})",
+        max / mb,
+        ts.threshold() / mb,
+        g(ts.factor, 6),
+        ts.omp_stacksize / mb,
+        m.hwm / mb,
+        ru.ru_maxrss as u64 / 1024
+    );
+    super::abort::drhook_abort(file!(), line!(), super::abort::FATAL_TEXT);
 }
 
 /// Writes to stdout after the program's own buffered output (the C
@@ -223,9 +260,14 @@ fn timeline_line(t: &Timeline, tid: u32, kind: char, name: &str, m: Mem) {
     }
 }
 
-/// C's `%.4g`: four significant digits, trailing zeros removed,
-/// scientific notation below 1e-4 or from 1e4 on.
+/// C's `%.4g`.
 pub(crate) fn g4(v: f64) -> String {
+    g(v, 4)
+}
+
+/// C's `%.<p>g`: `p` significant digits, trailing zeros removed,
+/// scientific notation below 1e-4 or from 1e<p> on.
+pub(crate) fn g(v: f64, p: usize) -> String {
     if v == 0.0 || !v.is_finite() {
         return if v.is_nan() {
             "nan".into()
@@ -233,8 +275,9 @@ pub(crate) fn g4(v: f64) -> String {
             format!("{v}")
         };
     }
-    // The exponent after rounding to four digits (9999.7 is 1e+04).
-    let exp: i32 = format!("{v:.3e}")
+    // The exponent after rounding to p digits (9999.7 is 1e+04 for p = 4).
+    let p = p.max(1);
+    let exp: i32 = format!("{v:.*e}", p - 1)
         .split_once('e')
         .and_then(|(_, e)| e.parse().ok())
         .unwrap_or(0);
@@ -245,8 +288,8 @@ pub(crate) fn g4(v: f64) -> String {
             s
         }
     };
-    if !(-4..4).contains(&exp) {
-        let s = format!("{:.3e}", v);
+    if !(-4..p as i32).contains(&exp) {
+        let s = format!("{v:.*e}", p - 1);
         let (mant, e) = s.split_once('e').unwrap_or((&s, "0"));
         let e: i32 = e.parse().unwrap_or(0);
         format!(
@@ -256,7 +299,7 @@ pub(crate) fn g4(v: f64) -> String {
             e.abs()
         )
     } else {
-        let decimals = (3 - exp).max(0) as usize;
+        let decimals = (p as i32 - 1 - exp).max(0) as usize;
         trim(format!("{v:.decimals$}"))
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod abort;
 pub(crate) mod calltree;
+pub(crate) mod drhack;
 pub mod dump;
 pub(crate) mod lines;
 pub(crate) mod maps;

@@ -316,6 +316,10 @@ fn build(config: Config) -> Engine {
             // SAFETY: registers a plain `extern "C" fn()`.
             unsafe { libc::atexit(crate::crash::lines::timeline_end) };
         }
+        if config.lines.drhack && config.task.myproc == 1 {
+            // SAFETY: as above.
+            unsafe { libc::atexit(crate::crash::drhack::end) };
+        }
     }
     if mode != 0 {
         metrics.push(crate::metrics::watch::metric());
