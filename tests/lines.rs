@@ -109,7 +109,7 @@ fn calltrace_prints_the_calling_tree_at_every_enter() {
         &["basic"],
         &[
             ("DR_HOOK", "1"),
-            ("DR_HOOK_OPT", "prof"),
+            ("DR_HOOK_OPT", "prof,callpath"),
             ("DR_HOOK_CALLTRACE", "1"),
         ],
     );
@@ -151,6 +151,21 @@ fn calltrace_prints_the_calling_tree_at_every_enter() {
     assert_eq!(
         blocks[2],
         ["  BASIC:MAIN", "   BASIC:MIDDLE", "    BASIC:LEAF"]
+    );
+    // Without CALLPATH the reference does not read it: a warning, no tree.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_CALLTRACE", "1")],
+    );
+    assert_eq!(r.code(), 0);
+    assert!(!r.stderr().contains("[DrHookCallTree]"), "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("DR_HOOK_CALLTRACE acts only with DR_HOOK_OPT=callpath"),
+        "{}",
+        r.stderr()
     );
 }
 
@@ -526,4 +541,35 @@ fn dr_hack_appends_a_pseudo_xml_trace() {
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert!(!dir.path().join("drhack.txt").exists());
+}
+
+#[test]
+fn show_lock_prints_the_lock_line_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["threads"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_SHOW_LOCK", "1")],
+    );
+    assert_eq!(r.code(), 0);
+    let err = r.stderr();
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with(" oml_init_lockid_with_name \""))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    // `(1x,a,2i20)`: two integers right-aligned in 20 columns.
+    let nums = lines[0].split_once("\" :").unwrap().1;
+    assert_eq!(nums.len(), 40, "{nums:?}");
+    assert_eq!(nums[..20].trim(), "1");
+    assert!(nums[20..].trim().parse::<u64>().unwrap() > 0);
+    // Only the value 1, as the reference.
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_SHOW_LOCK", "2")],
+    );
+    assert!(!r.stderr().contains("oml_init_lockid"), "{}", r.stderr());
 }

@@ -109,6 +109,8 @@ pub struct Lines {
     pub trace_stack: Option<TraceStack>,
     /// `DR_HACK` is true: `drhack.txt` on task 1.
     pub drhack: bool,
+    /// `DR_HOOK_SHOW_LOCK=1`: the Dr.Hook lock's line at start-up.
+    pub show_lock: bool,
 }
 
 impl Lines {
@@ -178,6 +180,7 @@ impl Lines {
             })
             .filter(|t| t.omp_stacksize > 0);
         Lines {
+            show_lock: int(env::DR_HOOK_SHOW_LOCK) == Some(1),
             trace_stack,
             drhack: get(env::DR_HACK).is_some_and(|v| super::parse_truthy(&v)),
             dump_smaps: flag(env::DR_HOOK_DUMP_SMAPS),

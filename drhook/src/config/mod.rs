@@ -580,7 +580,15 @@ impl Config {
         ) as u32;
         let summary = report::SummaryConfig::from_lookup(get, &mut warnings);
         let meta = meta::Meta::from_lookup(get, &mut warnings);
-        let lines = lines::Lines::from_lookup(get, task.myproc, &mut warnings);
+        let mut lines = lines::Lines::from_lookup(get, task.myproc, &mut warnings);
+        // As the reference, which reads it only with CALLPATH.
+        if lines.calltrace && !options.callpath {
+            lines.calltrace = false;
+            warnings.push(Warning(format!(
+                "Warning - {} acts only with DR_HOOK_OPT=callpath (as in the reference); ignored",
+                env::DR_HOOK_CALLTRACE
+            )));
+        }
         Config {
             lines,
             summary,

@@ -15,7 +15,7 @@
 //! at exit — the reference appends in place, from every thread without a
 //! lock, and on tasks other than 1 writes `fort.999`.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::sync::Mutex;
 
 use crate::profile::write::AtomicFile;

@@ -86,14 +86,18 @@ fn mem_now(sp: usize) -> Mem {
 /// routine `name`, `sp` an address in the caller's frame.
 pub(crate) fn boundary(l: &Lines, entering: bool, sp: usize, name: &str) {
     let tid = crate::diag::caller_tid();
-    let m = mem_now(sp);
-    if let Some(t) = &l.timeline
+    let wanted = if entering { l.funcenter } else { l.funcexit };
+    let func = wanted == i64::from(tid);
+    let trace_stack = l.trace_stack.as_ref().filter(|_| entering && tid == 1);
+    // The memory figures only for the lines that show them (`mallinfo2`
+    // takes the allocator's locks).
+    let m = (func || trace_stack.is_some() || l.timeline.is_some()).then(|| mem_now(sp));
+    if let (Some(t), Some(m)) = (&l.timeline, m)
         && !BEGUN.swap(true, Ordering::Relaxed)
     {
         timeline_line(t, 1, 'B', "#PROGRAM BEGIN", m);
     }
-    let wanted = if entering { l.funcenter } else { l.funcexit };
-    if wanted == i64::from(tid) {
+    if let (true, Some(m)) = (func, m) {
         let myproc = crate::setup::engine_if_ready().map_or(1, |e| crate::setup::task(e).myproc);
         let line = format!(
             "<{}> {myproc} {tid} {} {} {}\n",
@@ -107,14 +111,11 @@ pub(crate) fn boundary(l: &Lines, entering: bool, sp: usize, name: &str) {
     if entering && l.calltrace {
         super::calltree::print_calltree_shallow();
     }
-    if let Some(t) = &l.timeline {
+    if let (Some(t), Some(m)) = (&l.timeline, m) {
         timeline_call(t, entering, tid, name, m);
     }
-    if entering
-        && tid == 1
-        && let Some(ts) = &l.trace_stack
-    {
-        trace_stack(ts, m);
+    if let (Some(ts), Some(m)) = (trace_stack, m) {
+        trace_stack_check(ts, m);
     }
     if l.drhack && crate::setup::engine_if_ready().is_some_and(|e| e.config.task.myproc == 1) {
         super::drhack::line(entering, name);
@@ -126,7 +127,7 @@ static MAX_STACK: AtomicU64 = AtomicU64::new(0);
 
 /// `DR_HOOK_TRACE_STACK`: the reference's line and Dr.Hook's abort when
 /// thread 1's deepest stack passes the limit.
-fn trace_stack(ts: &crate::config::lines::TraceStack, m: Mem) {
+fn trace_stack_check(ts: &crate::config::lines::TraceStack, m: Mem) {
     let max = MAX_STACK.fetch_max(m.stack, Ordering::Relaxed).max(m.stack);
     if max <= ts.threshold() {
         return;

@@ -149,6 +149,17 @@ pub unsafe fn set(spec: &WatchSpec<'_>) {
     }
 }
 
+/// `DR_HOOK_SHOW_LOCK=1`: the line OML's debug mode prints when the
+/// reference initialises its Dr.Hook lock (`(1x,a,2i20)`: name, lock id,
+/// address). Here the lock that serialises the watch-point reports (the
+/// reference's lock does that too; the calling tree itself needs none).
+pub(crate) fn show_lock() {
+    crate::diag::raw_line(&format!(
+        " oml_init_lockid_with_name \"crash/watch.rs:POINTS\" :{:>20}{:>20}",
+        1, &POINTS as *const _ as usize
+    ));
+}
+
 /// Checks every active watch point now (`c_drhook_check_watch_`): `where`
 /// is printed as `-- whilst at WHERE`; aborts only if `allow_abort` and the
 /// changed point asks for it.

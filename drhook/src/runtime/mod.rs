@@ -323,6 +323,9 @@ fn build(config: Config) -> Engine {
     }
     if mode != 0 {
         metrics.push(crate::metrics::watch::metric());
+        if config.lines.show_lock {
+            crate::crash::watch::show_lock();
+        }
     }
     let layout = crate::metrics::install(metrics);
     if let Some(m) = layout.find("memory") {
