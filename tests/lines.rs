@@ -573,3 +573,25 @@ fn show_lock_prints_the_lock_line_once() {
     );
     assert!(!r.stderr().contains("oml_init_lockid"), "{}", r.stderr());
 }
+
+#[test]
+fn dr_hack_file_belongs_to_the_process_that_made_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["fork"],
+        &[("DR_HOOK", "1"), ("DR_HACK", "on")],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let text = std::fs::read_to_string(dir.path().join("drhack.txt")).unwrap();
+    assert!(text.contains(" </FORK_PARENT>\n"), "{text}");
+    assert!(text.ends_with(" </FORK_OUTER>\n"), "{text}");
+    // The child inherited the open file but wrote nothing to it.
+    assert!(!text.contains("FORK_CHILD"), "{text}");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}

@@ -17,12 +17,21 @@
 
 use std::io::Read;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::profile::write::AtomicFile;
 
 /// The file: `None` before the first line, `Some(None)` once closed (or
 /// if it could not be created).
 static FILE: Mutex<Option<Option<AtomicFile>>> = Mutex::new(None);
+/// The process that created it: a `fork` child inherits the temporary
+/// file but neither writes it nor renames (nor removes) it.
+static OWNER: AtomicI32 = AtomicI32::new(0);
+
+fn pid() -> i32 {
+    // SAFETY: no preconditions.
+    unsafe { libc::getpid() }
+}
 
 /// The file's name, in the working directory.
 const NAME: &str = "drhack.txt";
@@ -73,7 +82,17 @@ pub(crate) fn line(entering: bool, name: &str) {
         })
         .collect();
     let mut g = FILE.lock().unwrap_or_else(|p| p.into_inner());
-    let slot = g.get_or_insert_with(create);
+    let slot = g.get_or_insert_with(|| {
+        OWNER.store(pid(), Ordering::Relaxed);
+        create()
+    });
+    if OWNER.load(Ordering::Relaxed) != pid() {
+        // A fork child: the parent's file, left alone.
+        if let Some(f) = slot.take() {
+            std::mem::forget(f);
+        }
+        return;
+    }
     let Some(f) = slot else { return };
     let _ = writeln!(
         f.writer(),
@@ -87,6 +106,12 @@ pub(crate) fn line(entering: bool, name: &str) {
 }
 
 fn commit(slot: &mut Option<AtomicFile>) {
+    if OWNER.load(Ordering::Relaxed) != pid() {
+        if let Some(f) = slot.take() {
+            std::mem::forget(f);
+        }
+        return;
+    }
     if let Some(f) = slot.take()
         && let Err(e) = f.commit()
     {
