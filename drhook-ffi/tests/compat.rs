@@ -434,3 +434,87 @@ fn print_to_unit(link: Link) {
     assert_eq!(lines[3], "AFTER");
     assert!(!r.stderr().contains("DrHookCallTree"), "{}", r.stderr());
 }
+
+/// `DR_HOOK_FUNCENTER/FUNCEXIT`, `DR_HOOK_TIMELINE` and `DR_HACK` from
+/// Fortran (`DR_HOOK` calls through `libdrhook.a`): the lines of thread 1
+/// and of OpenMP thread 2.
+#[test]
+fn reference_per_call_lines_from_fortran() {
+    let Some((d, exe)) = fortran() else { return };
+    let r = run_mode(
+        d.path(),
+        &exe,
+        "prof",
+        &[
+            ("DR_HOOK", "1"),
+            ("DR_HOOK_FUNCENTER", "1"),
+            ("DR_HOOK_FUNCEXIT", "1"),
+            ("DR_HOOK_TIMELINE", "1"),
+            ("DR_HOOK_TIMELINE_FREQ", "1"),
+            ("DR_HOOK_TIMELINE_UNITNO", "0"),
+            ("DR_HACK", "1"),
+        ],
+    );
+    ok(&r);
+    let out = r.stdout();
+    let func: Vec<String> = out
+        .lines()
+        .filter(|l| l.starts_with('<'))
+        .map(|l| {
+            // `<e> 1 1 NAME HEAP STACK`: the numbers are the engine's.
+            let f: Vec<&str> = l.split(' ').collect();
+            assert_eq!(f.len(), 6, "{l}");
+            assert!(
+                f[4].parse::<u64>().is_ok() && f[5].parse::<u64>().unwrap() > 0,
+                "{l}"
+            );
+            format!("{} {} {} {}", f[0], f[1], f[2], f[3])
+        })
+        .collect();
+    let mut want = vec!["<e> 1 1 COMPAT:MAIN".to_string()];
+    for _ in 0..3 {
+        want.push("<e> 1 1 COMPAT:WORK".into());
+        want.push("<x> 1 1 COMPAT:WORK".into());
+    }
+    want.push("<x> 1 1 COMPAT:MAIN".into());
+    assert_eq!(func, want, "{out}");
+    let err = r.stderr();
+    let tl: Vec<&str> = err
+        .lines()
+        .filter_map(|l| l.split_once(" tl:").map(|x| x.1))
+        .collect();
+    assert_eq!(tl.len(), 2 + want.len(), "{err}");
+    assert!(
+        tl[0].starts_with("B ") && tl[0].ends_with("'#PROGRAM BEGIN'[#1]"),
+        "{err}"
+    );
+    assert!(
+        tl[1].starts_with("> ") && tl[1].ends_with("'COMPAT:MAIN'[#1]"),
+        "{err}"
+    );
+    assert!(tl[tl.len() - 1].starts_with("E "), "{err}");
+    let hack = std::fs::read_to_string(d.path().join("drhack.txt")).unwrap();
+    assert_eq!(
+        hack.lines().take(3).collect::<Vec<_>>(),
+        [" <COMPAT_MAIN>", " <COMPAT_WORK>", " </COMPAT_WORK>"]
+    );
+    // OpenMP thread 2's exits only.
+    let r = run_mode(
+        d.path(),
+        &exe,
+        "calltree",
+        &[
+            ("DR_HOOK", "1"),
+            ("OMP_NUM_THREADS", "2"),
+            ("DR_HOOK_FUNCEXIT", "2"),
+        ],
+    );
+    ok(&r);
+    let out = r.stdout();
+    let x: Vec<&str> = out.lines().filter(|l| l.starts_with("<x> ")).collect();
+    assert!(x.iter().all(|l| l.starts_with("<x> 1 2 ")), "{x:?}");
+    assert!(
+        x.iter().any(|l| l.starts_with("<x> 1 2 COMPAT:HELD ")),
+        "{x:?}"
+    );
+}
