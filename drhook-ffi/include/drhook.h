@@ -24,15 +24,18 @@
  * site's own static cache and a local handle (uint64_t zhook_handle), enters
  * the routine when drhook_lhook is set, and opens a block that DRHOOK_END*
  * closes: start and end must be lexically paired in one function.
- * DRHOOK_RETURN(size) is the exit call alone, for an early return.
+ * DRHOOK_RETURN(size) is the exit call alone, for an early return; it leaves
+ * what the start entered (a non-zero handle), so a region entered is left
+ * even if drhook_lhook changed in between.
  * The _RECUR forms skip the calls when `recur` is non-zero.
- * DRHOOK_END() and DRHOOK_END(size) both work (size info 0 or `size`).
+ * DRHOOK_END() and DRHOOK_END(size) both work (size info 0 or `size`); a
+ * size that is not > 0 calls drhook_c_leave, which has no size to test.
  */
 #define DRHOOK_START_BY_STRING_RECUR(str, recur)                              \
   static void *drhook_site_ = 0;                                              \
   uint64_t zhook_handle = 0;                                                  \
   if (!(recur) && drhook_lhook)                                               \
-    zhook_handle = drhook_c_start(&drhook_site_, (str), __FILE__);            \
+    zhook_handle = drhook_c_enter(&drhook_site_, (str), __FILE__);            \
   {
 
 #define DRHOOK_START_RECUR(name, recur) DRHOOK_START_BY_STRING_RECUR(#name, recur)
@@ -40,8 +43,13 @@
 #define DRHOOK_START(name) DRHOOK_START_BY_STRING_RECUR(#name, 0)
 
 #define DRHOOK_RETURN_RECUR(size, recur)                                      \
-  if (!(recur) && drhook_lhook)                                               \
-    drhook_c_end(&drhook_site_, zhook_handle, (long long)(size))
+  if (!(recur) && zhook_handle) {                                             \
+    long long drhook_size_ = (long long)(size);                               \
+    if (drhook_size_ > 0)                                                     \
+      drhook_c_end(&drhook_site_, zhook_handle, drhook_size_);                \
+    else                                                                      \
+      drhook_c_leave(&drhook_site_, zhook_handle);                            \
+  } else (void)0
 #define DRHOOK_RETURN(size) DRHOOK_RETURN_RECUR(size, 0)
 
 #define DRHOOK_END_RECUR(size, recur) } DRHOOK_RETURN_RECUR(size, recur)
@@ -135,6 +143,18 @@ void drhook_abort(const char *file, int line, const char *text);
 uint64_t drhook_c_start(void **site, const char *name, const char *file);
 
 /*
+ Entry of the `DRHOOK_START*` macros: [`drhook_c_start`] with a `site`
+ that is never null (the macro's own `static void *`), which saves the
+ fast path its null test. Modules compiled with an older `drhook.h`
+ call `drhook_c_start`, which stays.
+
+ # Safety
+ `site` must point to a `void *` only used by these functions; `name`
+ and `file` NUL-terminated (or null).
+ */
+uint64_t drhook_c_enter(void **site, const char *name, const char *file);
+
+/*
  Exit of the `DRHOOK_END*` / `DRHOOK_RETURN*` macros: leaves the
  activation of `handle` (from [`drhook_c_start`]; 0 is ignored); `size`
  > 0 is added to the routine's size statistics.
@@ -143,6 +163,16 @@ uint64_t drhook_c_start(void **site, const char *name, const char *file);
  As [`drhook_c_start`].
  */
 void drhook_c_end(void **site, uint64_t handle, long long size);
+
+/*
+ Exit of the `DRHOOK_END*` / `DRHOOK_RETURN*` macros without size
+ information (a size that is not > 0): [`drhook_c_end`] with no size
+ to test. `handle` 0 is ignored (the macros do not call it then).
+
+ # Safety
+ As [`drhook_c_start`].
+ */
+void drhook_c_leave(void **site, uint64_t handle);
 
 /*
  `c_drhook_start_(name, thread_id, key, filename, sizeinfo, name_len,

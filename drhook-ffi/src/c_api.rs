@@ -198,6 +198,34 @@ pub unsafe extern "C" fn drhook_c_start(
     unsafe { c_start_slow(site, name, file) }
 }
 
+/// Entry of the `DRHOOK_START*` macros: [`drhook_c_start`] with a `site`
+/// that is never null (the macro's own `static void *`), which saves the
+/// fast path its null test. Modules compiled with an older `drhook.h`
+/// call `drhook_c_start`, which stays.
+///
+/// # Safety
+/// `site` must point to a `void *` only used by these functions; `name`
+/// and `file` NUL-terminated (or null).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_c_enter(
+    site: *mut *mut c_void,
+    name: *const c_char,
+    file: *const c_char,
+) -> u64 {
+    // Fast path, without the panic guard (nothing here can panic).
+    // SAFETY: caller contract: an aligned `void *` used only through
+    // atomics by these functions; only `&'static Site`s are stored in it.
+    let s = unsafe { AtomicPtr::from_ptr(site.cast::<*mut Site>()).load(Ordering::Relaxed) };
+    // SAFETY: as above.
+    if let Some(s) = unsafe { s.as_ref() }
+        && let Some(h) = drhook::engine::enter_handle_fast(s, true)
+    {
+        return h;
+    }
+    // SAFETY: caller contract.
+    unsafe { c_start_slow(site, name, file) }
+}
+
 /// The site a `DRHOOK_START*` site's cache word holds (None: null, or not
 /// set yet).
 ///
@@ -291,6 +319,22 @@ pub unsafe extern "C" fn drhook_c_end(site: *mut *mut c_void, handle: u64, size:
     }
     // SAFETY: caller contract.
     unsafe { c_end_slow(site, handle, size) }
+}
+
+/// Exit of the `DRHOOK_END*` / `DRHOOK_RETURN*` macros without size
+/// information (a size that is not > 0): [`drhook_c_end`] with no size
+/// to test. `handle` 0 is ignored (the macros do not call it then).
+///
+/// # Safety
+/// As [`drhook_c_start`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn drhook_c_leave(site: *mut *mut c_void, handle: u64) {
+    // Fast path, without the panic guard (nothing here can panic).
+    if drhook::engine::exit_handle_fast(handle, true) {
+        return;
+    }
+    // SAFETY: caller contract.
+    unsafe { c_end_slow(site, handle, 0) }
 }
 
 #[inline(never)]

@@ -14,6 +14,8 @@ const EXPECTED: &[&str] = &[
     "drhook_abort",
     "drhook_active",
     "drhook_c_end",
+    "drhook_c_enter",
+    "drhook_c_leave",
     "drhook_c_start",
     "drhook_calltree",
     "drhook_init",

@@ -380,9 +380,11 @@ pub fn exit_handle_stamped(handle: u64, wide: bool, size: u64) -> bool {
 }
 
 /// The part of [`exit_handle`] that makes no call and cannot panic: true
-/// when the handle was the top of the stack and has been left (or is 0),
-/// false when [`exit_handle`] is needed (sizes, slow clocks, strict
-/// regions, a mismatch).
+/// when the handle was the top of the stack and has been left (or is a
+/// 4-byte 0), false when [`exit_handle`] is needed (sizes, slow clocks,
+/// strict regions, a mismatch, a 64-bit handle 0: no node's 64-bit handle
+/// is 0, not even the root's, so 0 costs no test here and is dropped on
+/// the slow path).
 #[inline(always)]
 pub fn exit_handle_fast(handle: u64, wide: bool) -> bool {
     exit_handle_try(handle, wide, 0)
@@ -390,7 +392,8 @@ pub fn exit_handle_fast(handle: u64, wide: bool) -> bool {
 
 #[inline(always)]
 fn exit_handle_try(handle: u64, wide: bool, size: u64) -> bool {
-    if handle == 0 {
+    // (The root's 32-bit handle is 0: only 4-byte handles need the test.)
+    if !wide && handle == 0 {
         return true;
     }
     let td = thread::current();
@@ -475,6 +478,10 @@ fn exit_handle_slow<F: FnOnce() -> Option<&'static Site>>(
     size: u64,
     site: F,
 ) {
+    // 0: nothing was entered (the fast path lets a 64-bit 0 through).
+    if handle == 0 {
+        return;
+    }
     exit_handle_checked(handle, wide, size, site());
 }
 

@@ -237,7 +237,7 @@ impl ThreadData {
             next: AtomicPtr::new(ptr::null_mut()),
             internal: AtomicU32::new(0),
         });
-        let root = td.arena.push(ptr::null(), ptr::null(), 0);
+        let root = td.arena.push(ptr::null(), ptr::null(), Node::ROOT_TAG);
         td.rows.ensure(0);
         td.root = root;
         td.current.store(root as *mut Node, Ordering::Relaxed);
