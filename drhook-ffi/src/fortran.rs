@@ -55,10 +55,8 @@ pub unsafe extern "C" fn dr_hook_default8_(
         return;
     }
     if k == 0 {
-        let site = names::first(name.cast(), name_len);
-        if !site.is_null() {
-            // SAFETY: cached sites are `&'static Site`s.
-            if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, true) {
+        if let Some(site) = names::first_site(name.cast(), name_len) {
+            if let Some(h) = engine::enter_handle_fast(site, true) {
                 // SAFETY: caller contract.
                 unsafe { pkey.write_unaligned(h) };
                 return;
@@ -138,10 +136,8 @@ pub unsafe extern "C" fn dr_hook_default4_(
         return;
     }
     if k == 0 {
-        let site = names::first(name.cast(), name_len);
-        if !site.is_null() {
-            // SAFETY: cached sites are `&'static Site`s.
-            if let Some(h) = engine::enter_handle_fast(unsafe { &*site }, false) {
+        if let Some(site) = names::first_site(name.cast(), name_len) {
+            if let Some(h) = engine::enter_handle_fast(site, false) {
                 // SAFETY: caller contract.
                 unsafe { pkey.write_unaligned(h as u32) };
                 return;

@@ -5,8 +5,8 @@
 //! gfortran passes the address of the same literal on every call from a
 //! call site, and C passes the same string constant. [`first`] therefore
 //! looks the *address and length* of the name up in a direct-mapped,
-//! write-once table: a hit is a multiply, a shift, three loads and two
-//! compares. Names that miss there (a slot taken by another name) go to
+//! write-once table: a hit is a shift, a mask, two loads and one compare
+//! of a key that holds both. Names that miss there (a slot taken by another name) go to
 //! lock-free, insert-only tables with probing ([`lookup`]); names with a
 //! file name are keyed by both addresses. Only on a miss everywhere does
 //! [`resolve`] read the text.
@@ -28,7 +28,7 @@
 
 use std::hash::BuildHasher as _;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 
 use drhook::Site;
 
@@ -75,15 +75,16 @@ struct Tables<const K: usize> {
     current: AtomicPtr<Table<K>>,
 }
 
-/// One slot of the direct-mapped first level: a read-only name's address
-/// and length, and its site. Written once (under `INSERT`): the key first,
-/// then the site with release ordering, so a reader that sees the site
-/// sees the key.
-#[repr(C, align(32))]
+/// One slot of the direct-mapped first level: a read-only name's key
+/// ([`direct_key`]: address and length in one word, 0 when the slot is
+/// empty) and its site. Written once (under `INSERT`): the site first,
+/// then the key with release ordering, so a reader whose key matches (an
+/// acquire load, a plain load on x86) sees the site: the probe is one
+/// compare and no null test.
+#[repr(C, align(16))]
 struct Direct {
+    key: AtomicU64,
     site: AtomicPtr<Site>,
-    addr: AtomicUsize,
-    len: AtomicUsize,
 }
 
 /// Names alone (the hot case) first go to a static direct-mapped table:
@@ -92,21 +93,33 @@ struct Direct {
 const DIRECT_LOG2: u32 = 14;
 static DIRECT: [Direct; 1 << DIRECT_LOG2] = [const {
     Direct {
+        key: AtomicU64::new(0),
         site: AtomicPtr::new(std::ptr::null_mut()),
-        addr: AtomicUsize::new(0),
-        len: AtomicUsize::new(0),
     }
 }; 1 << DIRECT_LOG2];
 
-/// The slot of a name's address in `DIRECT` (Fibonacci hashing: the top
-/// bits of the product depend on every bit of the address, so neighbouring
-/// literals spread over the table).
+/// The slot of a name's address in `DIRECT`: bits 2.. of the address
+/// (two instructions to the slot's offset). Literals sit in a few
+/// read-only sections, so neighbouring names take neighbouring slots and
+/// only names less than 4 bytes apart, or 64 KiB apart modulo the table,
+/// share one (the second then goes to `OVERFLOW`).
 #[inline(always)]
 fn direct_slot(name: *const u8) -> &'static Direct {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let i = ((name as usize as u64).wrapping_mul(K) >> (64 - DIRECT_LOG2)) as usize;
-    // SAFETY: the shift keeps DIRECT_LOG2 bits, so `i < DIRECT.len()`.
+    let i = ((name as usize) >> 2) & ((1 << DIRECT_LOG2) - 1);
+    // SAFETY: the mask keeps DIRECT_LOG2 bits, so `i < DIRECT.len()`.
     unsafe { DIRECT.get_unchecked(i) }
+}
+
+/// The key of a name in `DIRECT`: [`name_key`] + 1 (address in the low 48
+/// bits, length in the top 16), never 0 (an empty slot) for a name that
+/// fits, which only these are inserted. Computed for any address and
+/// length on the hot path (three instructions, no test): a name longer
+/// than 64 KiB would read as its length mod 2^16.
+#[inline(always)]
+fn direct_key(name: *const u8, name_len: usize) -> u64 {
+    (name as usize as u64)
+        .wrapping_add((name_len as u64) << 48)
+        .wrapping_add(1)
 }
 
 const OVERFLOW_LOG2: u32 = 8;
@@ -281,20 +294,31 @@ impl<const K: usize> Tables<K> {
 
 /// The cached site of a read-only name at this address and length when it
 /// is in its slot of the direct-mapped table, else null (then call
-/// [`lookup`] or [`resolve`]). This is the hot path: a multiply, a shift,
-/// three loads from one slot of a static array and two compares, no call.
-/// An empty slot has a null site, so an absent name gives null as well.
+/// [`lookup`] or [`resolve`]). This is the hot path: a shift and a mask,
+/// the key's four instructions, two loads from one slot of a static array
+/// and one compare, no call. An empty slot's key is 0, which no name's is.
 #[inline(always)]
 pub fn first(name: *const u8, name_len: usize) -> *const Site {
+    first_site(name, name_len).map_or(std::ptr::null(), |s| s as *const Site)
+}
+
+/// As [`first`], as a reference: a hit needs no null test (a matching key
+/// was published after its site), which the Fortran entry points' fast
+/// path saves.
+#[inline(always)]
+pub fn first_site(name: *const u8, name_len: usize) -> Option<&'static Site> {
     let s = direct_slot(name);
-    let site = s.site.load(Ordering::Acquire);
-    if site.is_null()
-        || s.addr.load(Ordering::Relaxed) != name as usize
-        || s.len.load(Ordering::Relaxed) != name_len
-    {
-        return std::ptr::null();
+    if s.key.load(Ordering::Acquire) != direct_key(name, name_len) {
+        return None;
     }
-    site
+    let site = s.site.load(Ordering::Relaxed);
+    // SAFETY: a slot's site is a `&'static Site` stored before its key
+    // (release), and this thread loaded the key (acquire): not null (the
+    // hint lets the callers drop their null tests).
+    unsafe {
+        std::hint::assert_unchecked(!site.is_null());
+        Some(&*site)
+    }
 }
 
 /// The cached site of a name (and file) at these addresses, if any.
@@ -370,12 +394,12 @@ pub unsafe fn resolve(
             return s;
         }
         let d = direct_slot(name);
-        if d.site.load(Ordering::Relaxed).is_null() {
+        if d.key.load(Ordering::Relaxed) == 0 {
             let site = make();
-            d.addr.store(name as usize, Ordering::Relaxed);
-            d.len.store(name_len, Ordering::Relaxed);
             d.site
-                .store(site as *const Site as *mut Site, Ordering::Release);
+                .store(site as *const Site as *mut Site, Ordering::Relaxed);
+            // (`key` + 1 is `direct_key`, as the name fits.)
+            d.key.store(key + 1, Ordering::Release);
             site
         } else {
             OVERFLOW.get_or_insert(&k, make)

@@ -457,10 +457,10 @@ fn the_readme_c_example_compiles_and_profiles() {
     if !have_gcc() {
         return;
     }
-    let readme = std::fs::read_to_string(crate_dir().join("../README.md")).unwrap();
+    let readme = std::fs::read_to_string(crate_dir().join("../docs/guide/c-fortran.md")).unwrap();
     let start = readme
         .find("<!-- c-example:")
-        .expect("the README's C example");
+        .expect("the guide's C example");
     let code = &readme[start..];
     let code = &code[code.find("```c\n").unwrap() + 5..];
     let code = &code[..code.find("```").unwrap()];
