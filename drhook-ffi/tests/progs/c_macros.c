@@ -51,6 +51,24 @@ static void direct(void) {
   Dr_Hook("C:NULL_HANDLE", 0, NULL, NULL, 0, 0, 0);
 }
 
+static void zero_handles(void) {
+  /* A handle 0 (nothing entered) is ignored by every exit: the stack is
+   * unchanged, so C:AFTER_ZERO is still a child of zero_handles. */
+  DRHOOK_START(zero_handles);
+  {
+    double h0 = 0;
+    drhook_c_leave(&drhook_site_, 0);
+    drhook_c_end(&drhook_site_, 0, 0);
+    drhook_c_end(&drhook_site_, 0, 5);
+    Dr_Hook("zero_handles", 1, &h0, NULL, 0, 0, 0);
+  }
+  {
+    DRHOOK_START_BY_STRING("C:AFTER_ZERO");
+    DRHOOK_END();
+  }
+  DRHOOK_END();
+}
+
 static void show_tree(void) {
   DRHOOK_START(show_tree);
   drhook_calltree();
@@ -67,6 +85,7 @@ int main(int argc, char **argv) {
     for (i = 0; i < 3; i++) x += recursive(5);
     for (i = 0; i < 4; i++) x += early(i);  /* 3 RETURNs with 1+2+3 */
     direct();
+    zero_handles();
     show_tree();
     DRHOOK_END();
   }
