@@ -67,8 +67,9 @@ PUBLIC :: DR_HOOK_DEFAULT8, DR_HOOK_DEFAULT4, DR_HOOK_FILE, DR_HOOK_SIZE, &
 INTERFACE DR_HOOK
   !> DR_HOOK(CDNAME, KSWITCH, PKEY): KSWITCH 0 enters the routine CDNAME
   !> and stores the handle in PKEY; 1 leaves the activation PKEY designates
-  !> (other values do nothing; nothing is done while LHOOK is .FALSE.).
-  !> Implemented in libdrhook (dr_hook_default8_).
+  !> (other values do nothing; nothing is entered while LHOOK is .FALSE.,
+  !> and an exit then only leaves PKEY's activation if it is the top of
+  !> the stack). Implemented in libdrhook (dr_hook_default8_).
   SUBROUTINE DR_HOOK_DEFAULT8(CDNAME, KSWITCH, PKEY)
     IMPORT :: JPIM_, JPHOOK
     CHARACTER(LEN=*),    INTENT(IN)    :: CDNAME
@@ -159,14 +160,15 @@ CONTAINS
 
 #ifdef DRHOOK_YOMHOOK_WRAPPERS
 !> DR_HOOK(CDNAME, KSWITCH, PKEY) as a module procedure: what libdrhook's
-!> dr_hook_default8_ does, through the C ABI (one call layer more).
+!> dr_hook_default8_ does, through the C ABI (one call layer more; the
+!> exit reads LHOOK in libdrhook, only when PKEY is not the top).
 SUBROUTINE DR_HOOK_DEFAULT8(CDNAME, KSWITCH, PKEY)
   CHARACTER(LEN=*),    INTENT(IN)    :: CDNAME
   INTEGER(KIND=JPIM_), INTENT(IN)    :: KSWITCH
   REAL(KIND=JPHOOK),   INTENT(INOUT) :: PKEY
   INTEGER(KIND=C_INT64_T) :: IH
-  IF (.NOT. LHOOK) RETURN
   IF (KSWITCH == 0) THEN
+    IF (.NOT. LHOOK) RETURN
     IH = DRHOOK_F_ENTER8(CDNAME, LEN(CDNAME, KIND=C_SIZE_T))
     IF (IH == 0) LHOOK = .FALSE.
     PKEY = TRANSFER(IH, PKEY)
@@ -181,8 +183,8 @@ SUBROUTINE DR_HOOK_DEFAULT4(CDNAME, KSWITCH, PKEY)
   INTEGER(KIND=JPIM_), INTENT(IN)    :: KSWITCH
   REAL(KIND=JPRM_),    INTENT(INOUT) :: PKEY
   INTEGER(KIND=C_INT32_T) :: IH
-  IF (.NOT. LHOOK) RETURN
   IF (KSWITCH == 0) THEN
+    IF (.NOT. LHOOK) RETURN
     IH = DRHOOK_F_ENTER4(CDNAME, LEN(CDNAME, KIND=C_SIZE_T))
     IF (IH == 0) LHOOK = .FALSE.
     PKEY = TRANSFER(IH, PKEY)

@@ -28,9 +28,11 @@ use crate::{hook, names};
 /// specific `DR_HOOK_DEFAULT8` of `yomhook.F90`, called by client code
 /// directly. `KSWITCH` 0 enters the routine `CDNAME` and stores the handle
 /// in `PKEY` (bit for bit); 1 leaves the activation `PKEY` designates;
-/// anything else does nothing, as does any call while `LHOOK` is
-/// `.FALSE.`. The first call reads the environment; when Dr.Hook is off,
-/// an enter stores 0 and sets `LHOOK = .FALSE.`.
+/// anything else does nothing, as does an enter while `LHOOK` is
+/// `.FALSE.`, and an exit then unless `PKEY` is the top of the stack (a
+/// region entered is left; the reference would leave it open). The first
+/// call reads the environment; when Dr.Hook is off, an enter stores 0 and
+/// sets `LHOOK = .FALSE.`.
 ///
 /// The fast paths (a name in its slot of the direct-mapped table, the
 /// engine's call-free enter and exit) make no call and save no register;
@@ -51,10 +53,10 @@ pub unsafe extern "C" fn dr_hook_default8_(
 ) {
     // SAFETY: caller contract.
     let k = unsafe { kswitch.read_unaligned() };
-    if fortran_lhook().load(Ordering::Relaxed) == 0 {
-        return;
-    }
     if k == 0 {
+        if fortran_lhook().load(Ordering::Relaxed) == 0 {
+            return;
+        }
         if let Some(site) = names::first_site(name.cast(), name_len) {
             if let Some(h) = engine::enter_handle_fast(site, true) {
                 // SAFETY: caller contract.
@@ -67,7 +69,13 @@ pub unsafe extern "C" fn dr_hook_default8_(
     } else if k == 1 {
         // SAFETY: caller contract.
         let h = unsafe { pkey.read_unaligned() };
+        // A region entered is left even if `LHOOK` became .FALSE. since
+        // (the handle is the top of the stack); anything else is ignored
+        // then, as by the reference, so `LHOOK` is read on the slow path.
         if engine::exit_handle_fast(h, true) {
+            return;
+        }
+        if fortran_lhook().load(Ordering::Relaxed) == 0 {
             return;
         }
         // SAFETY: caller contract.
@@ -132,10 +140,10 @@ pub unsafe extern "C" fn dr_hook_default4_(
 ) {
     // SAFETY: caller contract.
     let k = unsafe { kswitch.read_unaligned() };
-    if fortran_lhook().load(Ordering::Relaxed) == 0 {
-        return;
-    }
     if k == 0 {
+        if fortran_lhook().load(Ordering::Relaxed) == 0 {
+            return;
+        }
         if let Some(site) = names::first_site(name.cast(), name_len) {
             if let Some(h) = engine::enter_handle_fast(site, false) {
                 // SAFETY: caller contract.
@@ -148,7 +156,13 @@ pub unsafe extern "C" fn dr_hook_default4_(
     } else if k == 1 {
         // SAFETY: caller contract.
         let h = unsafe { pkey.read_unaligned() };
+        // A region entered is left even if `LHOOK` became .FALSE. since
+        // (the handle is the top of the stack); anything else is ignored
+        // then, as by the reference, so `LHOOK` is read on the slow path.
         if engine::exit_handle_fast(h as u64, false) {
+            return;
+        }
+        if fortran_lhook().load(Ordering::Relaxed) == 0 {
             return;
         }
         // SAFETY: caller contract.
@@ -280,8 +294,9 @@ unsafe extern "C" fn enter8_guarded(name: *const c_char, name_len: usize) -> u64
 
 /// `DR_HOOK(CDNAME, 1, PKEY)` with an 8-byte `PKEY` (passed by value, as its
 /// bits): leaves the activation the handle designates. A handle that is not
-/// the top of the calling thread's stack produces Dr.Hook's diagnostics and
-/// aborts; it is never dereferenced. The name is only looked up on the slow
+/// the top of the calling thread's stack is ignored while `LHOOK` is
+/// `.FALSE.`, else produces Dr.Hook's diagnostics and aborts; it is never
+/// dereferenced. The name is only looked up on the slow
 /// path (diagnostics, `DR_HOOK_STRICT_REGIONS`).
 ///
 /// # Safety
@@ -289,6 +304,10 @@ unsafe extern "C" fn enter8_guarded(name: *const c_char, name_len: usize) -> u64
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_exit8(name: *const c_char, handle: u64, name_len: usize) {
     if engine::exit_handle_fast(handle, true) {
+        return;
+    }
+    // As in `dr_hook_default8_`: not the top while `LHOOK` is .FALSE.
+    if fortran_lhook().load(Ordering::Relaxed) == 0 {
         return;
     }
     // SAFETY: caller contract.
@@ -382,6 +401,10 @@ unsafe extern "C" fn enter4_guarded(name: *const c_char, name_len: usize) -> u32
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_f_exit4(name: *const c_char, handle: u32, name_len: usize) {
     if engine::exit_handle_fast(handle as u64, false) {
+        return;
+    }
+    // As in `dr_hook_default8_`: not the top while `LHOOK` is .FALSE.
+    if fortran_lhook().load(Ordering::Relaxed) == 0 {
         return;
     }
     // SAFETY: caller contract.

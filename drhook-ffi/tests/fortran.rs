@@ -64,6 +64,14 @@ fn generic_dr_hook_and_every_specific() {
         p.rows_of("SPEC:IGNORED").is_empty(),
         "KSWITCH 2 does nothing"
     );
+    // Exits with a handle 0 left nothing (the run did not abort) and the
+    // real exit then closed the region.
+    assert_eq!(row("SPEC:ZERO").calls, 1);
+    // LHOOK = .FALSE. inside SPEC:LHOOK_OFF: nothing entered, the exit of
+    // the region entered still left it (SHOW_TREE below is a child of the
+    // main program, not of SPEC:LHOOK_OFF).
+    assert_eq!(row("SPEC:LHOOK_OFF").calls, 1);
+    assert!(p.rows_of("SPEC:NOT_ENTERED").is_empty());
     // Trailing blanks are not part of a name; case is, without `trim`.
     assert_eq!(row("spec:Cases").calls, 1);
     assert_eq!(row("SPEC:CASES").calls, 1);
