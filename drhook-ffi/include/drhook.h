@@ -167,10 +167,12 @@ void drhook_c_end(void **site, uint64_t handle, long long size);
 /*
  Exit of the `DRHOOK_END*` / `DRHOOK_RETURN*` macros without size
  information (a size that is not > 0): [`drhook_c_end`] with no size
- to test. `handle` 0 is ignored (the macros do not call it then).
+ and no zero handle to test (the macros call it only with the non-zero
+ handle their enter returned).
 
  # Safety
- As [`drhook_c_start`].
+ As [`drhook_c_start`]; `handle` is not 0 (use [`drhook_c_end`] for a
+ handle that may be 0).
  */
 void drhook_c_leave(void **site, uint64_t handle);
 
@@ -376,9 +378,11 @@ void trapfpe_slave_threads_(const int *silent);
  specific `DR_HOOK_DEFAULT8` of `yomhook.F90`, called by client code
  directly. `KSWITCH` 0 enters the routine `CDNAME` and stores the handle
  in `PKEY` (bit for bit); 1 leaves the activation `PKEY` designates;
- anything else does nothing, as does any call while `LHOOK` is
- `.FALSE.`. The first call reads the environment; when Dr.Hook is off,
- an enter stores 0 and sets `LHOOK = .FALSE.`.
+ anything else does nothing, as does an enter while `LHOOK` is
+ `.FALSE.`, and an exit then unless `PKEY` is the top of the stack (a
+ region entered is left; the reference would leave it open). The first
+ call reads the environment; when Dr.Hook is off, an enter stores 0 and
+ sets `LHOOK = .FALSE.`.
 
  The fast paths (a name in its slot of the direct-mapped table, the
  engine's call-free enter and exit) make no call and save no register;
@@ -432,8 +436,9 @@ void drhook_f_enter8r(const char *name, uint64_t *pkey, int *lhook, size_t name_
 /*
  `DR_HOOK(CDNAME, 1, PKEY)` with an 8-byte `PKEY` (passed by value, as its
  bits): leaves the activation the handle designates. A handle that is not
- the top of the calling thread's stack produces Dr.Hook's diagnostics and
- aborts; it is never dereferenced. The name is only looked up on the slow
+ the top of the calling thread's stack is ignored while `LHOOK` is
+ `.FALSE.`, else produces Dr.Hook's diagnostics and aborts; it is never
+ dereferenced. The name is only looked up on the slow
  path (diagnostics, `DR_HOOK_STRICT_REGIONS`).
 
  # Safety

@@ -323,14 +323,17 @@ pub unsafe extern "C" fn drhook_c_end(site: *mut *mut c_void, handle: u64, size:
 
 /// Exit of the `DRHOOK_END*` / `DRHOOK_RETURN*` macros without size
 /// information (a size that is not > 0): [`drhook_c_end`] with no size
-/// to test. `handle` 0 is ignored (the macros do not call it then).
+/// and no zero handle to test (the macros call it only with the non-zero
+/// handle their enter returned).
 ///
 /// # Safety
-/// As [`drhook_c_start`].
+/// As [`drhook_c_start`]; `handle` is not 0 (use [`drhook_c_end`] for a
+/// handle that may be 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_c_leave(site: *mut *mut c_void, handle: u64) {
     // Fast path, without the panic guard (nothing here can panic).
-    if drhook::engine::exit_handle_fast(handle, true) {
+    // SAFETY: `handle != 0` (caller contract).
+    if unsafe { drhook::engine::exit_handle_fast_nonzero(handle) } {
         return;
     }
     // SAFETY: caller contract.

@@ -135,7 +135,7 @@ fn check_c_profile(r: &Run) {
         "direct() itself is not instrumented"
     );
     assert_eq!(row("C:DIRECT_LEN").path, ["C:DIRECT", "main"]);
-    // Exits with a handle 0 (drhook_c_leave, drhook_c_end, Dr_Hook) left
+    // Exits with a handle 0 (drhook_c_end, Dr_Hook) left
     // nothing: the next region is still under zero_handles.
     assert_eq!(row("zero_handles").calls, 1);
     assert_eq!(row("C:AFTER_ZERO").path, ["zero_handles", "main"]);

@@ -380,27 +380,47 @@ pub fn exit_handle_stamped(handle: u64, wide: bool, size: u64) -> bool {
 }
 
 /// The part of [`exit_handle`] that makes no call and cannot panic: true
-/// when the handle was the top of the stack and has been left (or is a
-/// 4-byte 0), false when [`exit_handle`] is needed (sizes, slow clocks,
-/// strict regions, a mismatch, a 64-bit handle 0: no node's 64-bit handle
-/// is 0, not even the root's, so 0 costs no test here and is dropped on
-/// the slow path).
+/// when the handle was the top of the stack and has been left (or is 0),
+/// false when [`exit_handle`] is needed (sizes, slow clocks, strict
+/// regions, a mismatch).
 #[inline(always)]
 pub fn exit_handle_fast(handle: u64, wide: bool) -> bool {
     exit_handle_try(handle, wide, 0)
 }
 
+/// As [`exit_handle_fast`] for a 64-bit handle that the caller knows is
+/// not 0 (the C macros call their exit only with the handle their enter
+/// returned, when it is not 0): no zero test.
+///
+/// # Safety
+/// `handle != 0`: 0 is the root's handle, which this would close.
+#[inline(always)]
+pub unsafe fn exit_handle_fast_nonzero(handle: u64) -> bool {
+    // SAFETY: caller contract.
+    unsafe { exit_top_try(handle, true, 0) }
+}
+
 #[inline(always)]
 fn exit_handle_try(handle: u64, wide: bool, size: u64) -> bool {
-    // (The root's 32-bit handle is 0: only 4-byte handles need the test.)
-    if !wide && handle == 0 {
+    if handle == 0 {
         return true;
     }
+    // SAFETY: `handle != 0`.
+    unsafe { exit_top_try(handle, wide, size) }
+}
+
+/// The call-free exit of a non-zero handle.
+///
+/// # Safety
+/// `handle != 0` (the root's handle).
+#[inline(always)]
+unsafe fn exit_top_try(handle: u64, wide: bool, size: u64) -> bool {
     let td = thread::current();
     if td.is_null() {
         return false;
     }
-    // SAFETY: `td` is the calling thread's own tree; the handle is only compared.
+    // SAFETY: `td` is the calling thread's own tree; the handle is only
+    // compared, and it is not the root's (caller contract).
     unsafe {
         let mode = (*td).mode();
         mode & (bits::SYSCALL_CLOCKS | bits::STRICT) == 0
@@ -478,10 +498,6 @@ fn exit_handle_slow<F: FnOnce() -> Option<&'static Site>>(
     size: u64,
     site: F,
 ) {
-    // 0: nothing was entered (the fast path lets a 64-bit 0 through).
-    if handle == 0 {
-        return;
-    }
     exit_handle_checked(handle, wide, size, site());
 }
 

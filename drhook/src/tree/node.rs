@@ -37,22 +37,13 @@ pub(crate) struct Node {
     pub index: u32,
     /// The upper half of the node's 64-bit foreign handle (see
     /// `handle.rs`): depth below the root mod 2^16 in bits 0..16, the
-    /// owning thread's number mod 2^14 in bits 16..30; [`Node::ROOT_TAG`]
-    /// for the root. Immutable. Next to `index`, so that the whole handle is one 8-byte
+    /// owning thread's number mod 2^14 in bits 16..30; 0 for the root.
+    /// Immutable. Next to `index`, so that the whole handle is one 8-byte
     /// load ([`Node::handle64`]).
     pub tag: u32,
 }
 
 impl Node {
-    /// The root's tag: bit 31 alone, so that the root's 64-bit handle is
-    /// `1 << 63`, which no handle given out has (their two top bits are
-    /// clear) and which is not 0. A foreign exit then needs no test of
-    /// its handle against 0: 0 matches no top of the stack (real nodes
-    /// have an index >= 1) and goes to the slow path. (The root's 32-bit
-    /// handle is still 0: the 4-byte exits keep that test.) The bit does
-    /// not reach children: [`Node::child_tag`] keeps the depth's 16 bits.
-    pub const ROOT_TAG: u32 = 1 << 31;
-
     /// The tag of a child of a node with tag `parent` on thread `tid`.
     #[inline]
     pub fn child_tag(parent: u32, tid: u32) -> u32 {
@@ -66,7 +57,7 @@ impl Node {
     }
 
     /// The 64-bit handle of this node (`handle::encode64(tid, depth,
-    /// index)`), `1 << 63` for the root: `(tag << 32) | index`, one load.
+    /// index)`), 0 for the root: `(tag << 32) | index`, one load.
     #[inline(always)]
     pub fn handle64(&self) -> u64 {
         ((self.tag as u64) << 32) | self.index as u64
@@ -186,7 +177,7 @@ mod tests {
     #[test]
     fn nodes_never_move() {
         let a = NodeArena::new();
-        let root = a.push(ptr::null(), ptr::null(), Node::ROOT_TAG);
+        let root = a.push(ptr::null(), ptr::null(), 0);
         let mut ptrs = vec![root];
         for i in 1..5000u32 {
             ptrs.push(a.push(

@@ -237,7 +237,7 @@ impl ThreadData {
             next: AtomicPtr::new(ptr::null_mut()),
             internal: AtomicU32::new(0),
         });
-        let root = td.arena.push(ptr::null(), ptr::null(), Node::ROOT_TAG);
+        let root = td.arena.push(ptr::null(), ptr::null(), 0);
         td.rows.ensure(0);
         td.root = root;
         td.current.store(root as *mut Node, Ordering::Relaxed);
