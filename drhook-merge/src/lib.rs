@@ -116,6 +116,24 @@ pub struct Table {
     /// The job's elapsed time: the longest task's `Elapsed time is`
     /// (`None` when a task's profile does not say it: the reference's).
     pub elapsed_s: Option<f64>,
+    /// Per call path (profiles written with `callpath`), the same
+    /// statistics, `routine` holding the path from the outermost caller
+    /// ([`path_text`]); empty when no task had call paths.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<Merged>,
+}
+
+/// A call path as the merge names it: the callers from the outermost,
+/// then the routine, joined by ` > ` (`callers` nearest first, as a
+/// profile prints them under the row).
+pub fn path_text<S: AsRef<str>>(routine: &str, callers: &[S]) -> String {
+    let mut o = String::new();
+    for c in callers.iter().rev() {
+        o.push_str(c.as_ref());
+        o.push_str(" > ");
+    }
+    o.push_str(routine);
+    o
 }
 
 /// Nanoseconds per second: times are summed as integer nanoseconds.
@@ -222,6 +240,10 @@ struct ThreadVals {
     total_s: f64,
 }
 
+/// A row of the current task kept for the call paths: path (or routine
+/// id), thread, calls, self, total.
+type PathRow<K> = (K, u32, u64, f64, f64);
+
 /// Two kinds of profiles met: the kind merged so far, the one offered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MixedKinds {
@@ -246,6 +268,15 @@ pub struct Merger {
     cur_kind: Option<Kind>,
     /// The longest elapsed time of the tasks so far; whether a task had none.
     pub(crate) elapsed: (f64, bool),
+    /// Per call path: a merger whose routines are the paths' texts, over
+    /// the same tasks (made at the first task with call paths; the tasks
+    /// before count 0 there).
+    pub(crate) paths: Option<Box<Merger>>,
+    /// The current task's rows with callers (path, thread, calls, self,
+    /// total), and those without (routine id instead of the path: no
+    /// allocation while no row had callers).
+    cur_paths: Vec<PathRow<Box<str>>>,
+    cur_roots: Vec<PathRow<u32>>,
 }
 
 impl Merger {
@@ -285,6 +316,8 @@ impl Merger {
         self.cur_kind = Some(kind);
         self.cur_proc = proc;
         self.cur.clear();
+        self.cur_paths.clear();
+        self.cur_roots.clear();
         Ok(())
     }
 
@@ -323,10 +356,53 @@ impl Merger {
             total_s
         };
         self.add(routine, thread, calls, self_s, total);
+        if path.is_empty() {
+            let id = self.id(routine);
+            self.cur_roots.push((id, thread, calls, self_s, total_s));
+        } else {
+            let p = path_text(routine, path).into();
+            self.cur_paths.push((p, thread, calls, self_s, total_s));
+        }
+    }
+
+    /// An empty merger of the same tasks as `self` so far (for the call
+    /// paths, made when the first task with call paths comes).
+    fn same_tasks(&self) -> Box<Merger> {
+        Box::new(Merger {
+            kind: self.kind,
+            procs: self.procs.clone(),
+            order: self.order,
+            ..Merger::default()
+        })
+    }
+
+    /// Folds the current task's call paths (a task without any counts 0
+    /// on every path, once some task had them).
+    fn end_task_paths(&mut self) {
+        let has = !self.cur_paths.is_empty();
+        if has && self.paths.is_none() {
+            self.paths = Some(self.same_tasks());
+        }
+        if let (Some(p), Some(kind)) = (self.paths.as_deref_mut(), self.cur_kind)
+            && p.begin_task(kind, self.cur_proc).is_ok()
+        {
+            if has {
+                for &(id, thread, calls, self_s, total_s) in &self.cur_roots {
+                    p.add(&self.names[id as usize], thread, calls, self_s, total_s);
+                }
+                for (path, thread, calls, self_s, total_s) in &self.cur_paths {
+                    p.add(path, *thread, *calls, *self_s, *total_s);
+                }
+            }
+            p.end_task();
+        }
+        self.cur_paths.clear();
+        self.cur_roots.clear();
     }
 
     /// Ends the current task: folds its values into the statistics.
     pub fn end_task(&mut self) {
+        self.end_task_paths();
         let wall = self.cur_kind == Some(Kind::Wall);
         let mut keys: Vec<(u32, u32)> = self.cur.keys().copied().collect();
         keys.sort_unstable();
@@ -382,6 +458,24 @@ impl Merger {
                 offered: b,
             });
         }
+        let mut other = other;
+        match (self.paths.is_some(), other.paths.take()) {
+            (_, Some(op)) => {
+                if self.paths.is_none() {
+                    self.paths = Some(self.same_tasks());
+                }
+                if let Some(p) = self.paths.as_deref_mut() {
+                    p.combine(*op)?;
+                }
+            }
+            (true, None) => {
+                let op = other.same_tasks();
+                if let Some(p) = self.paths.as_deref_mut() {
+                    p.combine(*op)?;
+                }
+            }
+            (false, None) => {}
+        }
         self.kind = self.kind.or(other.kind);
         let shift = self.order;
         for (name, acc) in other.names.iter().zip(other.accs) {
@@ -416,7 +510,8 @@ impl Merger {
     }
 
     /// The table, routines by decreasing maximum self time (then name).
-    pub fn finish(self) -> Table {
+    pub fn finish(mut self) -> Table {
+        let paths = self.paths.take().map(|p| p.finish().routines);
         let n = self.procs.len() as u32;
         let mut routines: Vec<Merged> = self
             .names
@@ -453,6 +548,7 @@ impl Merger {
             elapsed_s: (!self.elapsed.1 && n > 0).then_some(self.elapsed.0),
             procs,
             routines,
+            paths: paths.unwrap_or_default(),
         }
     }
 }

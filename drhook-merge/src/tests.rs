@@ -126,7 +126,7 @@ fn wire_form_rejects_garbage() {
     let b = m.encode();
     assert!(Merger::decode(&b).is_some());
     assert!(Merger::decode(&b[..b.len() - 1]).is_none());
-    assert!(Merger::decode(b"DRHKRED1").is_none());
+    assert!(Merger::decode(b"DRHKRED2").is_none());
     assert!(Merger::decode(&[]).is_none());
 }
 
@@ -134,4 +134,71 @@ fn wire_form_rejects_garbage() {
 fn printed_times_read_back_as_a_reader_would() {
     assert_eq!(as_printed_3(0.0754999), 0.075);
     assert_eq!(as_printed_3(1.0), 1.0);
+}
+
+/// Task `p`'s call-path rows (routine, callers nearest first, thread,
+/// calls, self, total); task 2 has no call paths (a profile without
+/// `callpath`): 0 on every path there.
+fn path_task(m: &mut Merger, p: u32) {
+    m.begin_task(Kind::Wall, p).unwrap();
+    let none: [&str; 0] = [];
+    m.add_row("MAIN", &none, 1, 1, 0.1, 3.0);
+    if p != 2 {
+        m.add_row("WORK", &["MAIN"], 1, u64::from(p), f64::from(p), 2.0);
+        m.add_row("WORK", &["SUB", "MAIN"], 1, 2, 0.5, 0.5);
+        m.add_row("WORK", &["WORK", "MAIN"], 2, 1, 0.25, 0.25);
+    } else {
+        m.add_row("WORK", &none, 1, 9, 1.5, 1.5);
+    }
+    m.end_task();
+}
+
+#[test]
+fn call_paths_have_their_own_statistics_and_survive_the_tree() {
+    let mut one = Merger::new();
+    for p in 1..=5 {
+        path_task(&mut one, p);
+    }
+    let t = one.finish();
+    let names: Vec<&str> = t.paths.iter().map(|m| m.routine.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "MAIN > WORK",
+            "MAIN > SUB > WORK",
+            "MAIN > WORK > WORK",
+            "MAIN"
+        ]
+    );
+    assert_eq!(t.paths[3].tasks, 4);
+    let w = &t.paths[0];
+    // Calls per task 1, 0 (task 2), 3, 4, 5.
+    assert_eq!((w.tasks, w.calls.min, w.calls.max), (4, 0.0, 5.0));
+    assert_eq!(w.calls.mean, 13.0 / 5.0);
+    assert_eq!((w.self_s.max, w.self_s.max_task), (5.0, 5));
+    // The path's own total, recursive or not; the routine's total only
+    // for its outermost calls.
+    assert_eq!(t.paths[2].total_s.max, 0.25);
+    // Per routine, the paths add up (task 5: 5 + 2 + 1 calls; task 2: 9).
+    let work = t.routines.iter().find(|m| m.routine == "WORK").unwrap();
+    assert_eq!((work.calls.max, work.tasks), (9.0, 5));
+    // The tree in another order, through the wire form (first task has no
+    // call paths: the paths' merger appears on a later rank).
+    let mut parts: Vec<Merger> = [2, 1, 3, 4, 5]
+        .iter()
+        .map(|&p| {
+            let mut m = Merger::new();
+            path_task(&mut m, p);
+            Merger::decode(&m.encode()).unwrap()
+        })
+        .collect();
+    let mut acc = parts.remove(0);
+    for m in parts {
+        acc.combine(m).unwrap();
+    }
+    assert_eq!(acc.finish(), t);
+    // No call path anywhere: no table.
+    let mut m = Merger::new();
+    task(&mut m, Kind::Wall, 1, &rows(1));
+    assert!(m.finish().paths.is_empty());
 }

@@ -117,6 +117,19 @@ pub fn merge_text(t: &Table, limit: Option<usize>) -> String {
         proc_range(&t.procs),
         t.routines.len()
     );
+    o.push_str(&stats_table(&t.routines, "Routine", "routines", limit));
+    if !t.paths.is_empty() {
+        o.push_str(&format!(
+            "\nPer call path ({} paths, callers from the outermost > routine; per task as above; Total is the path's own)\n\n",
+            t.paths.len()
+        ));
+        o.push_str(&stats_table(&t.paths, "Call path", "paths", limit));
+    }
+    o
+}
+
+/// One table of statistics across tasks, `name` heading the last column.
+fn stats_table(ms: &[crate::Merged], name: &str, what: &str, limit: Option<usize>) -> String {
     use Align::*;
     let headers = [
         ("#", Right),
@@ -137,10 +150,10 @@ pub fn merge_text(t: &Table, limit: Option<usize>) -> String {
         ("Calls min", Right),
         ("Calls sdev", Right),
         ("Tasks", Right),
-        ("Routine", Left),
+        (name, Left),
     ];
-    let n = limit.unwrap_or(usize::MAX).min(t.routines.len());
-    let rows: Vec<Vec<String>> = t.routines[..n]
+    let n = limit.unwrap_or(usize::MAX).min(ms.len());
+    let rows: Vec<Vec<String>> = ms[..n]
         .iter()
         .enumerate()
         .map(|(i, m)| {
@@ -167,11 +180,11 @@ pub fn merge_text(t: &Table, limit: Option<usize>) -> String {
             ]
         })
         .collect();
-    o.push_str(&render(&headers, &rows));
-    if n < t.routines.len() {
+    let mut o = render(&headers, &rows);
+    if n < ms.len() {
         o.push_str(&format!(
-            "({} more routines; --limit 0 shows all)\n",
-            t.routines.len() - n
+            "({} more {what}; --limit 0 shows all)\n",
+            ms.len() - n
         ));
     }
     o

@@ -1,12 +1,13 @@
 //! A merger as bytes, to send to another task: every distinct routine's
 //! name and accumulators, the tasks' numbers and the longest elapsed time.
 //! Its size grows with the number of distinct routines (and 4 bytes per
-//! task for the task numbers), never with the number of profiles folded.
+//! task for the task numbers), never with the number of profiles folded;
+//! with call paths, the paths' merger follows, encoded the same way.
 //! Little-endian, no padding; decoding checks every length.
 
 use crate::{Acc, Kind, Merger, RoutineAcc};
 
-const MAGIC: &[u8; 8] = b"DRHKRED1";
+const MAGIC: &[u8; 8] = b"DRHKRED2";
 
 struct Out(Vec<u8>);
 
@@ -97,6 +98,15 @@ impl Merger {
             o.acc(&a.self_s);
             o.acc(&a.total_s);
         }
+        match &self.paths {
+            None => o.0.push(0),
+            Some(p) => {
+                o.0.push(1);
+                let b = p.encode();
+                o.u64(b.len() as u64);
+                o.0.extend_from_slice(&b);
+            }
+        }
         o.0
     }
 
@@ -135,6 +145,10 @@ impl Merger {
             };
             let id = m.id(name);
             m.accs[id as usize] = r;
+        }
+        if i.take(1)?[0] != 0 {
+            let len = usize::try_from(i.u64()?).ok()?;
+            m.paths = Some(Box::new(Merger::decode(i.take(len)?)?));
         }
         i.0.is_empty().then_some(m)
     }

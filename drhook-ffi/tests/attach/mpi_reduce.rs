@@ -146,6 +146,65 @@ fn reduce_writes_the_job_profile_drhook_merge_prints_for_the_rank_files() {
     );
 }
 
+/// `callpath`: the job profile has a second table, per call path (names
+/// matched by their text across ranks), equal to `drhook merge` of the
+/// per-rank call-path profiles. `mpi_hook paths`: rank r calls
+/// `MPI_HOOK:WORK` r+1 times from `main`, and the even ranks once more
+/// from `MPI_HOOK:B`.
+#[test]
+fn reduce_with_callpath_has_per_path_statistics_equal_to_the_merge() {
+    if !have_mpi() {
+        return;
+    }
+    let d = tempdir();
+    build(d.path(), "mpi_hook.c", "mpi_hook");
+    let r = run_ranks(
+        d.path(),
+        4,
+        "./mpi_hook",
+        Some("paths"),
+        "prof,callpath,reduce,ranks",
+    );
+    ok(&r);
+    let (_, table) = job(d.path());
+    let (routines, paths) = table
+        .split_once("\nPer call path (")
+        .unwrap_or_else(|| panic!("no call-path table in\n{table}"));
+    // Per routine, the paths add up: r+1 calls, plus 1 on ranks 0 and 2
+    // (proc#1: 2, proc#2: 2, proc#3: 4, proc#4: 4).
+    let w = row(routines, "MPI_HOOK:WORK");
+    assert_eq!((w[13], w[15]), ("4", "2"), "{routines}");
+    // Per call path: from main on every rank, from B on two of four.
+    let main = row(paths, "main > MPI_HOOK:WORK");
+    assert_eq!((main[13], main[15], main[17]), ("4", "1", "4/4"), "{paths}");
+    assert_eq!(main[14].parse::<f64>().unwrap(), 2.5, "{paths}");
+    let via_b = row(paths, "main > MPI_HOOK:B > MPI_HOOK:WORK");
+    assert_eq!(
+        (via_b[13], via_b[15], via_b[17]),
+        ("1", "0", "2/4"),
+        "{paths}"
+    );
+    assert_eq!(row(paths, "main > MPI_HOOK:B")[17], "2/4", "{paths}");
+    let merged = run_in(
+        d.path(),
+        &drhook_exe().display().to_string(),
+        &[
+            "merge",
+            "drhook.prof.4",
+            "drhook.prof.2",
+            "drhook.prof.3",
+            "drhook.prof.1",
+        ],
+        &[],
+    );
+    ok(&merged);
+    assert_eq!(
+        table,
+        merged.stdout(),
+        "the job profile differs from drhook merge of the rank files"
+    );
+}
+
 /// The Fortran binding (`MPI_FINALIZE`), a CPU-time profile and 3 ranks
 /// (not a power of two): the job profile is still the merge of the rank
 /// files.
