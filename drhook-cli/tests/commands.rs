@@ -503,12 +503,18 @@ fn bad_input_is_exit_status_2_with_file_and_line() {
         ],
     ));
     assert!(e.contains("prof_example.cpuprof.drhook.prof.1: a CPU-time profile cannot be merged with wall-clock profiles"), "{e}");
-    let e = stderr(&run_drhook(
-        &fx,
-        &["merge", "prof_example.memprof.drhook.prof.1-mem"],
-    ));
+    // A memory profile after a time profile: no times to merge; a memory
+    // profile first, then a time profile: not a memory profile.
+    let mem = "prof_example.memprof.drhook.prof.1-mem";
+    let wall = "prof_example.wallprof.drhook.prof.1";
+    let e = stderr(&run_drhook(&fx, &["merge", wall, mem]));
     assert!(
         e.contains("a memory or I/O profile has no times to merge"),
+        "{e}"
+    );
+    let e = stderr(&run_drhook(&fx, &["merge", mem, wall]));
+    assert!(
+        e.contains("a time profile cannot be merged with memory profiles"),
         "{e}"
     );
     // A usage error is status 2 too (clap).

@@ -329,6 +329,7 @@ fn io_profiles_read_by_json_and_top() {
     );
     let v = schema();
     let mut checked = 0;
+    let (mut profs, mut written) = (Vec::new(), 0u64);
     for (name, rep) in reports(d.path()) {
         if rep["command"] != "dd" {
             continue;
@@ -359,19 +360,36 @@ fn io_profiles_read_by_json_and_top() {
         assert_eq!(sum("reads"), fsum("reads"), "{prof}");
         assert_eq!(sum("writes"), fsum("writes"), "{prof}");
         assert_eq!(sum("write_bytes"), 6000, "{prof}: {doc:#}");
+        written += sum("write_bytes");
         let top = ok(&run_drhook(d.path(), &["top", "--width", "100", &prof]));
         assert!(top.contains("I/O profile"), "{top}");
         assert!(top.contains("main@1"), "{top}");
         assert!(top.lines().all(|l| l.chars().count() <= 100), "{top}");
         checked += 1;
+        profs.push(prof);
     }
     assert_eq!(checked, 2);
-    // merge refuses them with a reason.
-    let e = stderr(&run_drhook(d.path(), &["merge", "drhook.prof.1-io"]));
+    // merge makes the I/O table of the processes (column 25: the sum of
+    // the bytes written).
+    let mut a = vec!["merge"];
+    a.extend(profs.iter().map(String::as_str));
+    let m = ok(&run_drhook(d.path(), &a));
     assert!(
-        e.contains("a memory or I/O profile has no times to merge"),
-        "{e}"
+        m.starts_with("2 tasks merged (I/O profiles, proc#1)"),
+        "{m}"
     );
+    let col: u64 = m
+        .lines()
+        .skip(3)
+        .map(|l| {
+            l.split_whitespace()
+                .nth(25)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(col, written, "{m}");
 }
 
 fn works(cmd: &str, arg: &str) -> bool {

@@ -31,9 +31,11 @@
 //! Memory: one accumulator per distinct routine plus one per (routine,
 //! thread) of the current task; rows are never kept.
 
+mod columns;
 mod text;
 mod wire;
 
+pub use columns::{ColKind, ColMerger, ColRow, ColStats, ColTable, as_printed_6, col_text, mixed};
 pub use text::{Align, merge_text, printable, proc_range, render};
 
 use std::collections::HashMap;

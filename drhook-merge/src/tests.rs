@@ -202,3 +202,63 @@ fn call_paths_have_their_own_statistics_and_survive_the_tree() {
     task(&mut m, Kind::Wall, 1, &rows(1));
     assert!(m.finish().paths.is_empty());
 }
+
+#[test]
+fn memory_columns_add_up_rows_but_heap_takes_the_largest_and_survive_the_tree() {
+    // Task p: two rows of A (two threads), one of B on odd tasks.
+    let task = |m: &mut ColMerger, p: u32| {
+        m.begin_task(p);
+        let f = f64::from(p);
+        m.add(
+            "A",
+            &[100.0 * f, 1.0, -2.0, 500.0, 64.0, 0.0, 3.0, 2.0, 1.0],
+        );
+        m.add("A", &[10.0, 0.0, 0.0, 700.0 * f, 32.0, 1.0, 1.0, 1.0, 1.0]);
+        if p % 2 == 1 {
+            m.add("B", &[7.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0]);
+        }
+        m.end_task();
+    };
+    let mut one = ColMerger::new(ColKind::Memory);
+    for p in 1..=5 {
+        task(&mut one, p);
+    }
+    let t = one.finish();
+    let a = &t.routines[0];
+    assert_eq!(a.routine, "A");
+    // Self-alloc per task 100p + 10: sum 1550, max 510 on task 5.
+    let s = a.columns[0];
+    assert_eq!((s.sum, s.max, s.max_task, s.min), (1550.0, 510.0, 5, 110.0));
+    assert_eq!(s.mean, 310.0);
+    // Leaked may be negative; Heap is the largest row (max(500, 700p)).
+    assert_eq!(a.columns[2].sum, -10.0);
+    assert_eq!((a.columns[3].min, a.columns[3].max), (700.0, 3500.0));
+    let b = &t.routines[1];
+    assert_eq!(
+        (b.tasks, b.columns[0].min, b.columns[0].sum),
+        (3, 0.0, 21.0)
+    );
+    // A binomial tree through the wire form, tasks in another order.
+    let mut parts: Vec<ColMerger> = [4, 2, 5, 1, 3]
+        .iter()
+        .map(|&p| {
+            let mut m = ColMerger::new(ColKind::Memory);
+            task(&mut m, p);
+            ColMerger::decode(&m.encode()).unwrap()
+        })
+        .collect();
+    let mut acc = parts.remove(0);
+    for m in parts {
+        acc.combine(m).unwrap();
+    }
+    let tree = acc.finish();
+    assert_eq!(tree.routines, t.routines);
+    assert!(
+        col_text(&tree, None).contains("5 tasks merged (memory profiles, proc#1-5), 2 routines")
+    );
+    assert!(
+        ColMerger::new(ColKind::Memory)
+            .combine(ColMerger::new(ColKind::Io))
+            .is_err()
+    );
+}

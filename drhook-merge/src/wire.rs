@@ -9,22 +9,22 @@ use crate::{Acc, Kind, Merger, RoutineAcc};
 
 const MAGIC: &[u8; 8] = b"DRHKRED2";
 
-struct Out(Vec<u8>);
+pub(crate) struct Out(pub(crate) Vec<u8>);
 
 impl Out {
-    fn u32(&mut self, v: u32) {
+    pub(crate) fn u32(&mut self, v: u32) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    fn f64(&mut self, v: f64) {
+    pub(crate) fn f64(&mut self, v: f64) {
         self.0.extend_from_slice(&v.to_bits().to_le_bytes());
     }
-    fn u128(&mut self, v: u128) {
+    pub(crate) fn u128(&mut self, v: u128) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    fn acc(&mut self, a: &Acc) {
+    pub(crate) fn acc(&mut self, a: &Acc) {
         self.u128(a.sum as u128);
         self.u128(a.sumsq);
         self.f64(a.min);
@@ -35,10 +35,10 @@ impl Out {
     }
 }
 
-struct In<'a>(&'a [u8]);
+pub(crate) struct In<'a>(pub(crate) &'a [u8]);
 
 impl<'a> In<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         if self.0.len() < n {
             return None;
         }
@@ -46,19 +46,19 @@ impl<'a> In<'a> {
         self.0 = b;
         Some(a)
     }
-    fn u32(&mut self) -> Option<u32> {
+    pub(crate) fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
-    fn u64(&mut self) -> Option<u64> {
+    pub(crate) fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
-    fn f64(&mut self) -> Option<f64> {
+    pub(crate) fn f64(&mut self) -> Option<f64> {
         Some(f64::from_bits(self.u64()?))
     }
-    fn u128(&mut self) -> Option<u128> {
+    pub(crate) fn u128(&mut self) -> Option<u128> {
         Some(u128::from_le_bytes(self.take(16)?.try_into().ok()?))
     }
-    fn acc(&mut self) -> Option<Acc> {
+    pub(crate) fn acc(&mut self) -> Option<Acc> {
         Some(Acc {
             sum: self.u128()? as i128,
             sumsq: self.u128()?,

@@ -36,7 +36,25 @@ pub fn run(a: &Args, g: &Global) -> Result<u8> {
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let t = merge::merge_files(&files, g.read_options(), jobs)?;
+    let t = match merge::merge_any(&files, g.read_options(), jobs)? {
+        merge::Output::Time(t) => t,
+        merge::Output::Columns(t) => {
+            let out = if a.csv {
+                return Err(crate::error::Error::msg(
+                    "--csv: memory and I/O profiles merge to text or --json",
+                ));
+            } else if a.json {
+                let mut s = serde_json::to_string_pretty(&t)
+                    .map_err(|e| crate::error::Error::msg(e.to_string()))?;
+                s.push('\n');
+                s
+            } else {
+                drhook_merge::col_text(&t, (a.limit > 0).then_some(a.limit))
+            };
+            emit(a.output.as_deref(), out.as_bytes())?;
+            return Ok(EXIT_OK);
+        }
+    };
     let dups = merge::duplicate_procs(&t);
     if !dups.is_empty() {
         warn(&format!(

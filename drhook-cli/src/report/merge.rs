@@ -240,6 +240,115 @@ pub fn merge_files(files: &[PathBuf], options: ReadOptions, jobs: usize) -> Resu
     Ok(st.all.finish())
 }
 
+/// What `drhook merge` made of its files: the time table, or the table
+/// of memory (`-mem`) or I/O (`-io`) profiles.
+pub enum Output {
+    /// Wall-clock or CPU-time profiles.
+    Time(Table),
+    /// Memory or I/O profiles.
+    Columns(drhook_merge::ColTable),
+}
+
+/// The memory or I/O profile kind of a text file, if it is one.
+fn column_kind(path: &Path, options: ReadOptions) -> Result<Option<drhook_merge::ColKind>> {
+    Ok(match input::open(path, options)? {
+        Source::Text(r) => match r.header().kind {
+            Kind::Memory => Some(drhook_merge::ColKind::Memory),
+            Kind::Io => Some(drhook_merge::ColKind::Io),
+            _ => None,
+        },
+        Source::Json(_) => None,
+    })
+}
+
+/// The values of a memory or I/O row, in `drhook_merge::ColMerger::add`'s
+/// order.
+fn column_values(r: &Row, into: &mut Vec<f64>) {
+    into.clear();
+    if let Some(m) = &r.memory {
+        into.extend([
+            m.self_alloc as f64,
+            m.children_alloc as f64,
+            m.self_leaked as f64,
+            m.heap as f64,
+            m.max_stack as f64,
+            m.paging as f64,
+            r.calls as f64,
+            m.allocs as f64,
+            m.frees as f64,
+        ]);
+    } else if let Some(io) = &r.io {
+        into.extend([
+            r.self_s,
+            io.io_s,
+            io.compute_s,
+            io.read_bytes as f64,
+            io.write_bytes as f64,
+            io.reads as f64,
+            io.writes as f64,
+            io.other as f64,
+        ]);
+    }
+}
+
+/// Merges memory or I/O profiles (`kind`), file after file.
+fn merge_columns(
+    files: &[PathBuf],
+    options: ReadOptions,
+    kind: drhook_merge::ColKind,
+) -> Result<drhook_merge::ColTable> {
+    let mut m = drhook_merge::ColMerger::new(kind);
+    let mut values = Vec::new();
+    for f in files {
+        let Source::Text(mut reader) = input::open(f, options)? else {
+            return Err(Error::file(
+                f,
+                format!(
+                    "a JSON profile cannot be merged with {} profiles",
+                    kind.name()
+                ),
+            ));
+        };
+        let h = reader.header();
+        let k = match h.kind {
+            Kind::Memory => drhook_merge::ColKind::Memory,
+            Kind::Io => drhook_merge::ColKind::Io,
+            _ => {
+                return Err(Error::file(
+                    f,
+                    format!(
+                        "a time profile cannot be merged with {} profiles",
+                        kind.name()
+                    ),
+                ));
+            }
+        };
+        if k != kind {
+            return Err(Error::file(f, drhook_merge::mixed(kind, k)));
+        }
+        m.begin_task(h.proc);
+        let mut row = Row::empty();
+        while reader.next_into(&mut row)? {
+            column_values(&row, &mut values);
+            m.add(&row.routine, &values);
+        }
+        m.end_task();
+    }
+    Ok(m.finish())
+}
+
+/// Merges time profiles (with up to `jobs` threads), or memory or I/O
+/// profiles when the first file is one.
+pub fn merge_any(files: &[PathBuf], options: ReadOptions, jobs: usize) -> Result<Output> {
+    match files.first() {
+        Some(f) => match column_kind(f, options)? {
+            Some(k) => Ok(Output::Columns(merge_columns(files, options, k)?)),
+            None => Ok(Output::Time(merge_files(files, options, jobs)?)),
+        },
+        None => Ok(Output::Time(merge_files(files, options, jobs)?)),
+    }
+}
+
 /// Warnings about the set of tasks: a `proc#` seen more than once.
 pub fn duplicate_procs(t: &Table) -> Vec<u32> {
     let mut v = t.procs.clone();

@@ -42,8 +42,12 @@ fn run_ranks(dir: &Path, n: u32, exe: &str, arg: Option<&str>, opt: &str) -> Run
 
 /// The job file's two parts: identity lines (without `# `), the table.
 fn job(dir: &Path) -> (Vec<String>, String) {
-    let text = std::fs::read_to_string(dir.join("drhook.prof.job"))
-        .unwrap_or_else(|e| panic!("drhook.prof.job: {e}"));
+    job_file(dir, "drhook.prof.job")
+}
+
+/// A job file's two parts (`drhook.prof.job`, `drhook.prof-mem.job`, ...).
+fn job_file(dir: &Path, name: &str) -> (Vec<String>, String) {
+    let text = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let (head, table) = text
         .split_once("\n\n")
         .expect("a blank line after the identity");
@@ -202,6 +206,134 @@ fn reduce_with_callpath_has_per_path_statistics_equal_to_the_merge() {
         table,
         merged.stdout(),
         "the job profile differs from drhook merge of the rank files"
+    );
+}
+
+/// `drhook merge` of `files` in `dir`.
+fn merge_of(dir: &Path, files: &[&str]) -> String {
+    let mut a = vec!["merge"];
+    a.extend(files);
+    let merged = run_in(dir, &drhook_exe().display().to_string(), &a, &[]);
+    ok(&merged);
+    merged.stdout().to_string()
+}
+
+/// `memprof,io`: the memory and I/O profiles reduce too, into
+/// `drhook.prof-mem.job` and `drhook.prof-io.job`, each equal to `drhook
+/// merge` of the per-rank `-mem` / `-io` files. `mpi_hook io`: rank r, in
+/// `MPI_HOOK:IO`, allocates 1000(r+1) bytes and writes 100(r+1) bytes into
+/// a shared file and 10(r+1) into its own (two writes, one read of 4
+/// bytes). Without `ranks`: the job files and no per-rank `-mem`/`-io`.
+#[test]
+fn reduce_of_the_memory_and_io_profiles_equals_the_merge_of_the_rank_files() {
+    if !have_mpi() {
+        return;
+    }
+    let d = tempdir();
+    build(d.path(), "mpi_hook.c", "mpi_hook");
+    let opt = "prof,memprof,io,reduce,ranks";
+    let r = run_ranks(d.path(), 4, "./mpi_hook", Some("io"), opt);
+    ok(&r);
+    let (id, io) = job_file(d.path(), "drhook.prof-io.job");
+    assert!(
+        id[0].starts_with("Dr.Hook job I/O profile: 4 tasks reduced"),
+        "{id:?}"
+    );
+    assert!(id.iter().any(|l| l == "Ranks: 4"), "{id:?}");
+    assert!(
+        io.starts_with("4 tasks merged (I/O profiles, proc#1-4)"),
+        "{io}"
+    );
+    // Columns: #, then sum/max/task/mean/min/sdev of Self, I/O, Compute,
+    // Read, Written, Reads, Writes, Other; Tasks; Routine.
+    let c = row(&io, "MPI_HOOK:IO");
+    assert_eq!(
+        (c[25], c[26], c[27], c[29]),
+        ("1100", "440", "4", "110"),
+        "written\n{io}"
+    );
+    assert_eq!(
+        (c[19], c[31], c[37], c[49]),
+        ("16", "4", "8", "4/4"),
+        "read, reads, writes\n{io}"
+    );
+    let ranks = [
+        "drhook.prof.2-io",
+        "drhook.prof.4-io",
+        "drhook.prof.1-io",
+        "drhook.prof.3-io",
+    ];
+    assert_eq!(
+        io,
+        merge_of(d.path(), &ranks),
+        "the I/O job profile differs from drhook merge"
+    );
+    let (id, mem) = job_file(d.path(), "drhook.prof-mem.job");
+    assert!(
+        id[0].starts_with("Dr.Hook job memory profile: 4 tasks reduced"),
+        "{id:?}"
+    );
+    let m = row(&mem, "MPI_HOOK:IO");
+    assert_eq!(
+        (m[1], m[2], m[3], m[5]),
+        ("10000", "4000", "4", "1000"),
+        "self-alloc\n{mem}"
+    );
+    let ranks = [
+        "drhook.prof.3-mem",
+        "drhook.prof.1-mem",
+        "drhook.prof.2-mem",
+        "drhook.prof.4-mem",
+    ];
+    assert_eq!(
+        mem,
+        merge_of(d.path(), &ranks),
+        "the memory job profile differs from drhook merge"
+    );
+    assert_eq!(
+        r.stderr().matches("Writing the job's").count(),
+        2,
+        "{}",
+        r.stderr()
+    );
+    // Without `ranks`: only the job files.
+    let all = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|f| f.starts_with("drhook.prof"))
+            .collect()
+    };
+    for f in all(d.path()) {
+        std::fs::remove_file(d.path().join(f)).unwrap();
+    }
+    let r = run_ranks(
+        d.path(),
+        4,
+        "./mpi_hook",
+        Some("io"),
+        "prof,memprof,io,reduce",
+    );
+    ok(&r);
+    let files = all(d.path());
+    for f in [
+        "drhook.prof.job",
+        "drhook.prof-mem.job",
+        "drhook.prof-io.job",
+    ] {
+        assert!(files.contains(&f.to_string()), "{f}: {files:?}");
+    }
+    let per_rank: Vec<&String> = files
+        .iter()
+        .filter(|f| {
+            f.strip_prefix("drhook.prof.")
+                .and_then(|s| s.split('-').next())
+                .is_some_and(|s| s.parse::<u32>().is_ok())
+        })
+        .collect();
+    assert!(
+        per_rank.is_empty(),
+        "per-rank files without `ranks`: {files:?}"
     );
 }
 

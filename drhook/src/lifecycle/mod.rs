@@ -322,3 +322,10 @@ pub fn reduce_take() -> Option<ReducePart> {
 pub fn reduce_write_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, String> {
     crate::profile::reduce::write_job(merged, identity)
 }
+
+/// Writes `<profile>-mem.job` or `<profile>-io.job` (rank 0, after the
+/// reduction) from the combined `drhook_merge::ColMerger` bytes of the
+/// tasks' memory or I/O profiles.
+pub fn reduce_write_cols_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, String> {
+    crate::profile::reduce::write_cols_job(merged, identity)
+}

@@ -68,13 +68,13 @@ impl Outside {
 
 const MB: u64 = 1024 * 1024;
 
-struct MemRow<'r> {
-    row: &'r Row,
-    own: [u64; WORDS],
-    total: [u64; WORDS],
+pub(crate) struct MemRow<'r> {
+    pub(crate) row: &'r Row,
+    pub(crate) own: [u64; WORDS],
+    pub(crate) total: [u64; WORDS],
 }
 
-fn mem_rows<'r>(s: &'r Summary<'_>, at: usize) -> Vec<MemRow<'r>> {
+pub(crate) fn mem_rows<'r>(s: &'r Summary<'_>, at: usize) -> Vec<MemRow<'r>> {
     s.rows
         .iter()
         .filter(|r| r.cluster != 0)

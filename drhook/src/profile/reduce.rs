@@ -31,6 +31,12 @@ pub struct Part {
     pub threads: u32,
     /// When the instrumentation started (the profile's stamp).
     pub started: String,
+    /// The `drhook_merge::ColMerger` of the memory profile's rows
+    /// (`memprof`), as bytes.
+    pub mem: Option<Vec<u8>>,
+    /// The `drhook_merge::ColMerger` of the I/O profile's rows (`io`), as
+    /// bytes.
+    pub io: Option<Vec<u8>>,
 }
 
 /// The MPI layer is about to end the process inside `MPI_Finalize` and
@@ -74,8 +80,10 @@ pub(crate) fn say_if_unreduced(e: &Engine) {
     }
 }
 
-/// Folds the rows the profile shows (called where the profile is written).
-pub(crate) fn keep(h: &Header, s: &Summary<'_>) {
+/// Folds the rows the profile shows (called where the profile is written),
+/// and those of the memory and I/O profiles when their words are at
+/// `mem_at` and `io_at`.
+pub(crate) fn keep(h: &Header, s: &Summary<'_>, mem_at: Option<usize>, io_at: Option<usize>) {
     if !active() {
         return;
     }
@@ -109,7 +117,89 @@ pub(crate) fn keep(h: &Header, s: &Summary<'_>) {
         merger: m.encode(),
         threads: s.threads.len() as u32,
         started: h.started.clone(),
+        mem: mem_at.map(|at| keep_mem(h, s, at)),
+        io: io_at.map(|at| keep_io(h, s, at)),
     });
+}
+
+/// The memory profile's rows (those `mem::write_mem_text` prints), folded
+/// as `drhook merge` reads them back.
+fn keep_mem(h: &Header, s: &Summary<'_>, at: usize) -> Vec<u8> {
+    use crate::metrics::mem::{ALLOC, HEAP, LIVE, NALLOC, NFREE, PAGING, STACK};
+    let rows = super::mem::mem_rows(s, at);
+    let all: u64 = rows.iter().map(|r| r.own[ALLOC]).sum();
+    let mut m = drhook_merge::ColMerger::new(drhook_merge::ColKind::Memory);
+    m.begin_task(h.myproc);
+    for r in &rows {
+        let pct = if all > 0 {
+            100.0 * r.own[ALLOC] as f64 / all as f64
+        } else {
+            0.0
+        };
+        if pct < h.limit {
+            continue;
+        }
+        m.add(
+            s.row_name(r.row),
+            &[
+                r.own[ALLOC] as f64,
+                r.total[ALLOC].saturating_sub(r.own[ALLOC]) as f64,
+                r.own[LIVE] as i64 as f64,
+                r.total[HEAP] as f64,
+                r.total[STACK] as f64,
+                r.total[PAGING] as f64,
+                r.row.calls as f64,
+                r.own[NALLOC] as f64,
+                r.own[NFREE] as f64,
+            ],
+        );
+    }
+    m.end_task();
+    m.encode()
+}
+
+/// The I/O profile's rows (those `io::write_io_text` prints), seconds as
+/// printed.
+fn keep_io(h: &Header, s: &Summary<'_>, at: usize) -> Vec<u8> {
+    use crate::metrics::io::{NANOS, OTHER, READ_BYTES, READS, WORDS, WRITE_BYTES, WRITES};
+    let words = |r: &super::compute::Row| {
+        let (own, _) = r.metric(at, WORDS);
+        let mut w = [0u64; WORDS];
+        w[..own.len()].copy_from_slice(own);
+        w
+    };
+    let rows = s.rows.iter().filter(|r| r.cluster != 0);
+    let total_ns: u64 = rows.clone().map(|r| words(r)[NANOS]).sum();
+    let mut m = drhook_merge::ColMerger::new(drhook_merge::ColKind::Io);
+    m.begin_task(h.myproc);
+    let p6 = drhook_merge::as_printed_6;
+    for r in rows {
+        let w = words(r);
+        let pct = if total_ns > 0 {
+            100.0 * w[NANOS] as f64 / total_ns as f64
+        } else {
+            0.0
+        };
+        if pct < h.limit {
+            continue;
+        }
+        let io_s = w[NANOS] as f64 * 1e-9;
+        m.add(
+            s.row_name(r),
+            &[
+                p6(r.self_s),
+                p6(io_s),
+                p6((r.self_s - io_s).max(0.0)),
+                w[READ_BYTES] as f64,
+                w[WRITE_BYTES] as f64,
+                w[READS] as f64,
+                w[WRITES] as f64,
+                w[OTHER] as f64,
+            ],
+        );
+    }
+    m.end_task();
+    m.encode()
 }
 
 /// This task's part.
@@ -118,21 +208,38 @@ pub(crate) fn take() -> Option<Part> {
 }
 
 /// `<profile>.job`: the profile template without its task number
-/// (`drhook.prof.%d` → `drhook.prof.job`).
-pub(crate) fn job_path(e: &Engine) -> PathBuf {
+/// (`drhook.prof.%d` → `drhook.prof.job`); `<profile>-mem.job` and
+/// `<profile>-io.job` with `suffix` `-mem` or `-io`.
+pub(crate) fn job_path(e: &Engine, suffix: &str) -> PathBuf {
     let t = &e.config.profile_template;
     let stem = t.replace(".%d", "").replace("%d", "");
-    PathBuf::from(format!("{stem}.job"))
+    PathBuf::from(format!("{stem}{suffix}.job"))
 }
 
 /// Writes the job profile from the combined merger bytes: `identity`
 /// lines (each written after `# `), a blank line, then the table
 /// `drhook merge` prints for the per-rank files.
 pub(crate) fn write_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, String> {
-    let e = crate::setup::engine_if_ready().ok_or("Dr.Hook is off")?;
     let m = drhook_merge::Merger::decode(merged).ok_or("the reduction's data is damaged")?;
-    let table = drhook_merge::merge_text(&m.finish(), None);
-    let path = job_path(e);
+    write_table(&drhook_merge::merge_text(&m.finish(), None), "", identity)
+}
+
+/// Writes the job's memory or I/O profile (`<profile>-mem.job`,
+/// `<profile>-io.job`) from the combined `drhook_merge::ColMerger` bytes:
+/// `identity`, a blank line, the table `drhook merge` prints for the
+/// per-rank `-mem` or `-io` files.
+pub(crate) fn write_cols_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, String> {
+    let m = drhook_merge::ColMerger::decode(merged).ok_or("the reduction's data is damaged")?;
+    let suffix = match m.kind() {
+        drhook_merge::ColKind::Memory => "-mem",
+        drhook_merge::ColKind::Io => "-io",
+    };
+    write_table(&drhook_merge::col_text(&m.finish(), None), suffix, identity)
+}
+
+fn write_table(table: &str, suffix: &str, identity: &[String]) -> Result<PathBuf, String> {
+    let e = crate::setup::engine_if_ready().ok_or("Dr.Hook is off")?;
+    let path = job_path(e, suffix);
     let _own = crate::tree::thread::internal_work();
     super::write::write_atomically(&path, |w| {
         for l in identity {
@@ -150,7 +257,12 @@ pub(crate) fn write_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, S
     if !e.config.silent {
         crate::diag!(
             "write_profile",
-            "Writing the job profile (all tasks reduced) into file '{}'",
+            "Writing the job{} profile (all tasks reduced) into file '{}'",
+            match suffix {
+                "-mem" => "'s memory",
+                "-io" => "'s I/O",
+                _ => "",
+            },
             path.display()
         );
     }

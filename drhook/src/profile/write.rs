@@ -453,8 +453,7 @@ fn write_profile_and_json(e: &Engine, summary: bool) -> Result<Option<PathBuf>, 
             if let Some(t) = tree.borrow_mut().take() {
                 super::summary::write(e, t, header, summary.names);
             }
-            super::reduce::keep(header, summary);
-            let what = What {
+            let mut what = What {
                 prof: e.config.options.profile.is_some() && super::reduce::per_rank_files(e),
                 io_at: e
                     .config
@@ -476,6 +475,12 @@ fn write_profile_and_json(e: &Engine, summary: bool) -> Result<Option<PathBuf>, 
                     .then(|| crate::metrics::layout().find("memory").map(|m| m.offset))
                     .flatten(),
             };
+            super::reduce::keep(header, summary, what.mem_at, what.io_at);
+            if !super::reduce::per_rank_files(e) {
+                // Reduced into <profile>-mem.job and <profile>-io.job.
+                what.mem_at = None;
+                what.io_at = None;
+            }
             let r = write_collected(path, header, summary, silent, what);
             if let Some(j) = json.borrow_mut().take() {
                 j.finish(header, summary, silent);

@@ -118,12 +118,27 @@ impl Mpi {
     }
 }
 
-/// What travels up the tree besides the merger.
+/// What travels up the tree besides the merger: the memory and I/O
+/// profiles' mergers (`memprof`, `io`), threads, hosts.
 struct Part {
     merger: drhook_merge::Merger,
+    cols: [Option<drhook_merge::ColMerger>; 2],
     threads: u32,
     hosts: Vec<String>,
     more_hosts: bool,
+}
+
+/// Appends an optional column merger (a flag, a length, the bytes).
+fn put_cols(o: &mut Vec<u8>, m: Option<&drhook_merge::ColMerger>) {
+    match m {
+        None => o.push(0),
+        Some(m) => {
+            let b = m.encode();
+            o.push(1);
+            o.extend_from_slice(&(b.len() as u64).to_le_bytes());
+            o.extend_from_slice(&b);
+        }
+    }
 }
 
 impl Part {
@@ -132,6 +147,9 @@ impl Part {
         let mut o = Vec::with_capacity(m.len() + 64);
         o.extend_from_slice(&(m.len() as u64).to_le_bytes());
         o.extend_from_slice(&m);
+        for c in &self.cols {
+            put_cols(&mut o, c.as_ref());
+        }
         o.extend_from_slice(&self.threads.to_le_bytes());
         o.push(u8::from(self.more_hosts));
         o.extend_from_slice(&(self.hosts.len() as u32).to_le_bytes());
@@ -151,6 +169,13 @@ impl Part {
         };
         let mlen = usize::try_from(u64::from_le_bytes(take(8)?.try_into().ok()?)).ok()?;
         let merger = drhook_merge::Merger::decode(take(mlen)?)?;
+        let mut cols: [Option<drhook_merge::ColMerger>; 2] = [None, None];
+        for c in &mut cols {
+            if take(1)?[0] != 0 {
+                let n = usize::try_from(u64::from_le_bytes(take(8)?.try_into().ok()?)).ok()?;
+                *c = Some(drhook_merge::ColMerger::decode(take(n)?)?);
+            }
+        }
         let threads = u32::from_le_bytes(take(4)?.try_into().ok()?);
         let more_hosts = take(1)?[0] != 0;
         let nh = u32::from_le_bytes(take(4)?.try_into().ok()?);
@@ -161,6 +186,7 @@ impl Part {
         }
         Some(Part {
             merger,
+            cols,
             threads,
             hosts,
             more_hosts,
@@ -170,6 +196,18 @@ impl Part {
     fn fold(&mut self, o: Part) -> bool {
         if self.merger.combine(o.merger).is_err() {
             return false;
+        }
+        for (mine, theirs) in self.cols.iter_mut().zip(o.cols) {
+            match (mine.as_mut(), theirs) {
+                (Some(m), Some(t)) => {
+                    if m.combine(t).is_err() {
+                        return false;
+                    }
+                }
+                // A rank without it (a mix of options?): the others' only.
+                (None, Some(t)) => *mine = Some(t),
+                (_, None) => {}
+            }
         }
         self.threads = self.threads.max(o.threads);
         self.more_hosts |= o.more_hosts;
@@ -235,11 +273,16 @@ pub(crate) fn reduce(rank: c_int, size: c_int) {
     let t0 = Instant::now();
     let own = drhook::lifecycle::reduce_take();
     let started = own.as_ref().map(|p| p.started.clone()).unwrap_or_default();
+    let cols = |b: Option<&Vec<u8>>| b.and_then(|b| drhook_merge::ColMerger::decode(b));
     let mut part = Part {
         merger: own
             .as_ref()
             .and_then(|p| drhook_merge::Merger::decode(&p.merger))
             .unwrap_or_default(),
+        cols: [
+            cols(own.as_ref().and_then(|p| p.mem.as_ref())),
+            cols(own.as_ref().and_then(|p| p.io.as_ref())),
+        ],
         threads: own.as_ref().map_or(0, |p| p.threads),
         hosts: vec![hostname()],
         more_hosts: false,
@@ -301,4 +344,15 @@ pub(crate) fn reduce(rank: c_int, size: c_int) {
         crate::sys::diag(&format!("DR_HOOK_OPT=reduce: {e}"));
     }
     merged.clear();
+    for c in part.cols.iter().flatten() {
+        let mut id = identity.clone();
+        id[0] = format!(
+            "Dr.Hook job {} profile: {} tasks reduced inside MPI_Finalize (DR_HOOK_OPT=reduce)",
+            c.kind().name(),
+            c.ntasks()
+        );
+        if let Err(e) = drhook::lifecycle::reduce_write_cols_job(&c.encode(), &id) {
+            crate::sys::diag(&format!("DR_HOOK_OPT=reduce: {e}"));
+        }
+    }
 }
