@@ -335,6 +335,10 @@ impl Merger {
     /// path where the routine calls itself (only outermost calls count).
     pub fn add(&mut self, routine: &str, thread: u32, calls: u64, self_s: f64, total_s: f64) {
         let id = self.id(routine);
+        self.add_id(id, thread, calls, self_s, total_s);
+    }
+
+    fn add_id(&mut self, id: u32, thread: u32, calls: u64, self_s: f64, total_s: f64) {
         let v = self.cur.entry((id, thread)).or_default();
         v.calls += calls;
         v.self_s += self_s;
@@ -357,9 +361,9 @@ impl Merger {
         } else {
             total_s
         };
-        self.add(routine, thread, calls, self_s, total);
+        let id = self.id(routine);
+        self.add_id(id, thread, calls, self_s, total);
         if path.is_empty() {
-            let id = self.id(routine);
             self.cur_roots.push((id, thread, calls, self_s, total_s));
         } else {
             let p = path_text(routine, path).into();
