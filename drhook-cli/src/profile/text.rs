@@ -527,7 +527,9 @@ impl<R: BufRead> RowReader<R> {
                 after_size = true;
                 continue;
             }
-            if self.header.kind == Kind::Memory {
+            // A memory profile's caller lines (`callpath`) are one name;
+            // anything else there is a damaged row.
+            if self.header.kind == Kind::Memory && l.split_whitespace().nth(1).is_some() {
                 return Err(self.err(format!("malformed row: \"{}\"", short(l))));
             }
             let lead = l.len() - l.trim_start().len();

@@ -231,7 +231,9 @@ fn reduce_of_the_memory_and_io_profiles_equals_the_merge_of_the_rank_files() {
     }
     let d = tempdir();
     build(d.path(), "mpi_hook.c", "mpi_hook");
-    let opt = "prof,memprof,io,reduce,ranks";
+    // With call paths: the -mem/-io rows are per path, their job tables
+    // per routine (the paths added up), as drhook merge reads them.
+    let opt = "prof,callpath,memprof,io,reduce,ranks";
     let r = run_ranks(d.path(), 4, "./mpi_hook", Some("io"), opt);
     ok(&r);
     let (id, io) = job_file(d.path(), "drhook.prof-io.job");
