@@ -28,8 +28,14 @@
 //! not depend on the order in which tasks are combined: a file-by-file
 //! merge and a reduction tree give the same numbers, bit for bit.
 //!
-//! Memory: one accumulator per distinct routine plus one per (routine,
-//! thread) of the current task; rows are never kept.
+//! With call paths (rows printed with their callers), a second table has
+//! the same statistics per call path, a path named by its text
+//! ([`path_text`]): routine ids differ across ranks, names do not.
+//! [`ColMerger`] does the same for the memory and I/O profiles' columns.
+//!
+//! Memory: one accumulator per distinct routine (and call path) plus one
+//! per (routine, thread) of the current task and the current task's call
+//! path rows; rows of earlier tasks are never kept.
 
 mod columns;
 mod text;

@@ -5,7 +5,10 @@
 //! file (times as printed, to the millisecond; the same rows, the same
 //! names), and kept as bytes for the layer's reduction tree ([`take`]);
 //! task 1 then writes the combined job profile ([`write_job`]) with the
-//! `drhook-merge` crate's table, the one `drhook merge` prints.
+//! `drhook-merge` crate's table, the one `drhook merge` prints. With
+//! `memprof`/`io` the rows of the memory and I/O profiles are folded too
+//! (`drhook_merge::ColMerger`), into `<profile>-mem.job` and
+//! `<profile>-io.job` ([`write_cols_job`]).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
