@@ -14,7 +14,9 @@ fn root() -> PathBuf {
 /// left out).
 fn markdown_files() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in rd.flatten() {
             let p = e.path();
             let name = e.file_name();
@@ -22,7 +24,10 @@ fn markdown_files() -> Vec<PathBuf> {
             if p.is_dir() {
                 if name.starts_with('.')
                     || name.starts_with("target")
-                    || matches!(name.as_ref(), "node_modules" | "corpus" | "artifacts" | "wrap-tests")
+                    || matches!(
+                        name.as_ref(),
+                        "node_modules" | "corpus" | "artifacts" | "wrap-tests"
+                    )
                 {
                     continue;
                 }
@@ -72,7 +77,11 @@ fn anchors(text: &str) -> BTreeSet<String> {
         if t.len() < l.len() && t.starts_with(' ') && l.len() - t.len() <= 6 {
             let s = slug(t);
             let n = seen.entry(s.clone()).or_insert(0);
-            set.insert(if *n == 0 { s.clone() } else { format!("{s}-{n}") });
+            set.insert(if *n == 0 {
+                s.clone()
+            } else {
+                format!("{s}-{n}")
+            });
             *n += 1;
         }
     }
@@ -126,7 +135,11 @@ fn every_link_and_anchor_resolves() {
                     f.parent().unwrap().join(path)
                 };
                 if !target.exists() {
-                    bad.push(format!("{}: line {}: {t}: no such file", f.display(), n + 1));
+                    bad.push(format!(
+                        "{}: line {}: {t}: no such file",
+                        f.display(),
+                        n + 1
+                    ));
                     continue;
                 }
                 if let Some(a) = anchor
@@ -152,15 +165,23 @@ fn the_guide_lists_every_chapter_and_the_readme_is_short() {
         let name = e.file_name().to_string_lossy().into_owned();
         if name.ends_with(".md") && name != "README.md" {
             assert!(
-                listed.iter().any(|l| l.split('#').next() == Some(name.as_str())),
+                listed
+                    .iter()
+                    .any(|l| l.split('#').next() == Some(name.as_str())),
                 "docs/guide/{name} is not in the table of contents"
             );
         }
     }
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let n = readme.lines().count();
-    assert!(n < 300, "README.md has {n} lines: move reference material into docs/guide");
-    assert!(readme.contains("docs/guide/README.md"), "the README points to the guide");
+    assert!(
+        n < 300,
+        "README.md has {n} lines: move reference material into docs/guide"
+    );
+    assert!(
+        readme.contains("docs/guide/README.md"),
+        "the README points to the guide"
+    );
 }
 
 #[test]
@@ -176,5 +197,9 @@ fn no_machine_paths() {
             }
         }
     }
-    assert!(bad.is_empty(), "machine paths in the docs:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "machine paths in the docs:\n{}",
+        bad.join("\n")
+    );
 }
