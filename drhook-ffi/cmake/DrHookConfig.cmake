@@ -22,6 +22,13 @@
 #
 # which links libdrhook_wrap.a (libdrhook included: not with DrHook::drhook)
 # with the linker's --wrap list.
+#
+# A program linked with libdrhook gets its MPI calls as rows
+# (DR_HOOK_OPT=mpi, no preload) with
+#
+#   target_link_libraries(model PRIVATE DrHook::mpi MPI::MPI_C)
+#
+# (libdrhook_mpi.so, then libdrhook: DrHook::mpi before the MPI libraries).
 
 get_filename_component(_drhook_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 set(DrHook_INCLUDE_DIR "${_drhook_prefix}/include")
@@ -68,6 +75,13 @@ if(NOT TARGET DrHook::wrap AND EXISTS "${_drhook_prefix}/lib/libdrhook_wrap.a")
   set_target_properties(DrHook::wrap_mpi PROPERTIES
     INTERFACE_LINK_OPTIONS "LINKER:@${_drhook_lists}/drhook-wrap-mpi.list"
     INTERFACE_LINK_LIBRARIES "DrHook::wrap")
+endif()
+
+if(NOT TARGET DrHook::mpi AND EXISTS "${_drhook_prefix}/lib/libdrhook_mpi.so")
+  add_library(DrHook::mpi SHARED IMPORTED)
+  set_target_properties(DrHook::mpi PROPERTIES
+    IMPORTED_LOCATION "${_drhook_prefix}/lib/libdrhook_mpi.so"
+    INTERFACE_LINK_LIBRARIES "DrHook::drhook")
 endif()
 
 set(DrHook_FOUND TRUE)

@@ -63,7 +63,7 @@ fn row<'a>(rows: &'a [MpiRow], name: &str, caller: &str) -> &'a MpiRow {
 
 /// One expected row: name, caller, calls, sent, received, mean
 /// communicator size, the histogram bin of its messages (None: no data).
-type Want = (
+pub(super) type Want = (
     &'static str,
     &'static str,
     u64,
@@ -74,6 +74,13 @@ type Want = (
 );
 
 fn check_rank(dir: &Path, rank: u32, want: &[Want]) {
+    check_rank_in(dir, rank, want, Some("main"));
+}
+
+/// [`check_rank`] with the root of every row's path `top` (None: the
+/// caller itself is the root, as in a program without the preload
+/// library's root region `main`).
+pub(super) fn check_rank_in(dir: &Path, rank: u32, want: &[Want], top: Option<&str>) {
     let n = rank + 1;
     let f = format!("drhook.prof.{n}-mpi");
     let text = std::fs::read_to_string(dir.join(&f)).unwrap_or_else(|e| panic!("{f}: {e}"));
@@ -94,7 +101,7 @@ fn check_rank(dir: &Path, rank: u32, want: &[Want]) {
         assert_eq!(r.hist, hist, "{f}: {name} histogram");
         assert_eq!(
             r.path.last().map(String::as_str),
-            Some("main"),
+            Some(top.unwrap_or(caller)),
             "{f}: {r:?}"
         );
         // The same row, with the same calls, in the profile itself.
@@ -110,7 +117,12 @@ fn check_rank(dir: &Path, rank: u32, want: &[Want]) {
 
 /// What every rank of both programs shows, given the names of their
 /// routines (point-to-point, collectives).
-fn want(rank: u32, p2p: &'static str, nb: &'static str, coll: &'static str) -> Vec<Want> {
+pub(super) fn want(
+    rank: u32,
+    p2p: &'static str,
+    nb: &'static str,
+    coll: &'static str,
+) -> Vec<Want> {
     let root = rank == 0;
     vec![
         ("MPI_Send", p2p, 3, 2400, 0, 0.0, Some(2)),
@@ -132,7 +144,7 @@ fn want(rank: u32, p2p: &'static str, nb: &'static str, coll: &'static str) -> V
 }
 
 /// What every rank of the C program shows.
-fn want_c(rank: u32) -> Vec<Want> {
+pub(super) fn want_c(rank: u32) -> Vec<Want> {
     let mut w = want(rank, "MPI_CALLS:P2P", "MPI_CALLS:NB", "MPI_CALLS:COLL");
     w.push(("MPI_Wait", "MPI_CALLS:NB", 4, 0, 0, 0.0, None));
     w
@@ -147,7 +159,7 @@ fn mpirun_4(dir: &Path, opts: &[&str], exe: &str, args: &[&str], extra: &[&str])
 }
 
 /// Compiles the C program into `dir/exe`, linked with `link`.
-fn build_c_with(dir: &Path, exe: &str, link: &[String]) {
+pub(super) fn build_c_with(dir: &Path, exe: &str, link: &[String]) {
     let mut args = vec![
         "-O1".to_string(),
         format!("-I{}", include_dir().display()),
@@ -173,7 +185,7 @@ fn build_c(dir: &Path) {
     );
 }
 
-fn have_mpi(compiler: &str) -> bool {
+pub(super) fn have_mpi(compiler: &str) -> bool {
     have_tool("mpirun") && have_tool(compiler)
 }
 

@@ -293,7 +293,15 @@ pub fn ensure_attach_built() {
         // One cargo run per kind of target: target filters (--lib, --bin)
         // apply to every package of a run.
         for args in [
-            &["-p", "drhook-preload", "-p", "drhook-wrap", "--lib"][..],
+            &[
+                "-p",
+                "drhook-preload",
+                "-p",
+                "drhook-wrap",
+                "-p",
+                "drhook-mpi",
+                "--lib",
+            ][..],
             &["-p", "drhook-cli", "--bin", "drhook"],
             &["-p", "drhook-attach", "--example", "event_log"],
             &["-p", "drhook-tests", "--bin", "drhook-test-prog"],

@@ -2,7 +2,36 @@
 //! each, a module named after it holding its [`super::Func`], the C
 //! wrapper and, for the `both` ones, the Fortran wrappers, each calling
 //! [`super::call`] around the real function (the next definition of the
-//! same name; linked with `--wrap`, `__real_<name>`: `__real!`).
+//! same name; linked with `--wrap`, `__real_<name>`: `__real!`; in the
+//! link-time library `libdrhook_mpi`, mode `pmpi`, the profiling
+//! interface's `PMPI_<name>`/`pmpi_<name>`: `__mpi_real!`).
+
+/// The real function of a wrapper: `__real!` of its own name, or in mode
+/// `pmpi` (`libdrhook_mpi`) the profiling name, `$p` (`P` in C, `p` in
+/// Fortran) before it, looked up with `dlsym(RTLD_NEXT)` at the first call.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __mpi_real {
+    (pmpi, $p:literal, $name:expr, $ty:ty) => {
+        $crate::__real!(preload, concat!($p, $name), $ty)
+    };
+    ($mode:ident, $p:literal, $name:expr, $ty:ty) => {
+        $crate::__real!($mode, $name, $ty)
+    };
+}
+
+/// Whether MPI calls are rows ([`super::enabled`]; in mode `pmpi`,
+/// [`super::enabled_link_time`]).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __mpi_enabled {
+    (pmpi) => {
+        $crate::mpi_calls::enabled_link_time()
+    };
+    ($mode:ident) => {
+        $crate::mpi_calls::enabled()
+    };
+}
 
 /// One Fortran wrapper: `$f$suffix` (arguments by reference, the error
 /// code last).
@@ -13,8 +42,8 @@ macro_rules! __mpi_fortran {
         #[unsafe(export_name = concat!($p, stringify!($f), $suffix))]
         pub unsafe extern "C" fn $w($($a: usize,)* ierr: usize) {
             type R = unsafe extern "C" fn($($a: usize,)* ierr: usize);
-            let real = $crate::__real!($mode, concat!(stringify!($f), $suffix), R);
-            if !$crate::mpi_calls::enabled() {
+            let real = $crate::__mpi_real!($mode, "p", concat!(stringify!($f), $suffix), R);
+            if !$crate::__mpi_enabled!($mode) {
                 // SAFETY: the binding's contract: the caller's arguments, passed on.
                 return unsafe { real($($a,)* ierr) };
             }
@@ -44,8 +73,8 @@ macro_rules! __mpi_function {
             #[unsafe(export_name = concat!($p, stringify!($c)))]
             pub unsafe extern "C" fn c($($a: usize),*) -> c_int {
                 type R = unsafe extern "C" fn($($a: usize),*) -> c_int;
-                let real = $crate::__real!($mode, stringify!($c), R);
-                if !$crate::mpi_calls::enabled() {
+                let real = $crate::__mpi_real!($mode, "P", stringify!($c), R);
+                if !$crate::__mpi_enabled!($mode) {
                     // SAFETY: MPI's contract: the caller's arguments, passed on.
                     return unsafe { real($($a),*) };
                 }
@@ -109,10 +138,20 @@ macro_rules! __mpi_names {
     };
 }
 
-/// Exports the MPI wrappers (`DR_HOOK_OPT=mpi`), and `MPI_Abort`'s.
+/// Exports the MPI wrappers (`DR_HOOK_OPT=mpi`), and `MPI_Abort`'s. In
+/// mode `pmpi` (the link-time library `libdrhook_mpi`, which has no
+/// lifecycle layer to write reports before an abort), the wrappers only.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __interpose_mpi_calls {
+    ("", pmpi) => {
+        /// The MPI functions wrapped (`drhook-attach`'s `mpi_calls`).
+        #[doc(hidden)]
+        #[allow(clippy::missing_safety_doc, missing_docs)]
+        pub mod __drhook_mpi_calls {
+            $crate::__mpi_table!(__mpi_wrappers, "", pmpi);
+        }
+    };
     ($p:literal, $mode:ident) => {
         /// The MPI functions wrapped (`drhook-attach`'s `mpi_calls`).
         #[doc(hidden)]

@@ -69,10 +69,33 @@ pub fn enabled() -> bool {
     }
 }
 
+/// [`enabled`] in the link-time library `libdrhook_mpi`, which has no
+/// lifecycle layer: on when `DR_HOOK_OPT` has `mpi` and the program's
+/// `libdrhook` offered its engine (its constructor did, as to the preload
+/// layer: see `crate::engine`). Under `drhook run` the preload library's
+/// layer takes that offer, and only its wrappers record.
+#[inline(always)]
+pub fn enabled_link_time() -> bool {
+    match MODE.load(Ordering::Relaxed) {
+        ON => true,
+        OFF => false,
+        _ => decide_link_time(),
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn decide() -> bool {
-    let on = dr_hook_opt_has(&[b"MPI"]) && crate::engine::on();
+    settle(dr_hook_opt_has(&[b"MPI"]) && crate::engine::on())
+}
+
+#[cold]
+#[inline(never)]
+fn decide_link_time() -> bool {
+    settle(dr_hook_opt_has(&[b"MPI"]) && crate::engine::is_programs_engine())
+}
+
+fn settle(on: bool) -> bool {
     let m = if on { ON } else { OFF };
     match MODE.compare_exchange(UNDECIDED, m, Ordering::AcqRel, Ordering::Acquire) {
         Ok(_) => on,
@@ -101,8 +124,9 @@ impl Func {
 
 /// The body of every wrapper: `real` is the real call, with the
 /// arguments `args` (as machine words) of a call in `binding`. Records
-/// the call as a row when MPI calls are recorded; otherwise only calls
-/// `real`.
+/// the call as a row (the wrapper checked that MPI calls are recorded:
+/// [`enabled`]), unless it is made inside another MPI call or by the
+/// layer itself.
 ///
 /// # Safety
 /// `args` are the arguments of a call to `f`'s function in `binding`, as
@@ -114,9 +138,6 @@ pub unsafe fn call<R>(
     args: &[usize],
     real: impl FnOnce() -> R,
 ) -> R {
-    if !enabled() {
-        return real();
-    }
     let g = tls::get(tls::GUARD);
     if g & (IN_MPI | tls::OWN_WORK) != 0 {
         return real();
