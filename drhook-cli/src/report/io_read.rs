@@ -126,6 +126,22 @@ pub struct File {
     pub stdio_buffer: Option<u64>,
     #[serde(default)]
     pub stdio_buffer_mode: Option<String>,
+    /// The MPI-IO level (`MPI_File_*` calls of C on the file, with
+    /// `DR_HOOK_OPT=io,mpi`): opens, reads and writes with their bytes,
+    /// other calls (close, sync, seek, view...). The MPI library's own
+    /// POSIX calls are in the counters above.
+    #[serde(default)]
+    pub mpiio_opens: u64,
+    #[serde(default)]
+    pub mpiio_reads: u64,
+    #[serde(default)]
+    pub mpiio_writes: u64,
+    #[serde(default)]
+    pub mpiio_read_bytes: u64,
+    #[serde(default)]
+    pub mpiio_write_bytes: u64,
+    #[serde(default)]
+    pub mpiio_other: u64,
     pub read_hist: Vec<u64>,
     pub write_hist: Vec<u64>,
 }

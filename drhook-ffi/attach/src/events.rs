@@ -256,6 +256,34 @@ pub(crate) fn each_at(ev: Events, mut f: impl FnMut(usize, &dyn Monitor)) {
     }
 }
 
+/// What the MPI calls tool hands the I/O tool (a tool never reaches into
+/// another: the I/O tool installs this when the I/O report is on, the
+/// MPI one calls it): the `MPI_File_*` calls of C, by file handle.
+pub struct MpiIoSink {
+    /// `MPI_File_open` of `path` gave the handle.
+    pub opened: fn(handle: usize, path: &CStr),
+    /// A data call on the handle: `write` or read, `bytes`.
+    pub data: fn(handle: usize, write: bool, bytes: u64),
+    /// Another call on the handle (seek, sync, view, size...).
+    pub other: fn(handle: usize),
+    /// `MPI_File_close` of the handle.
+    pub closed: fn(handle: usize),
+}
+
+static MPI_IO: AtomicPtr<MpiIoSink> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Installs the receiver of the `MPI_File_*` calls (once).
+pub fn set_mpi_io_sink(s: &'static MpiIoSink) {
+    MPI_IO.store(s as *const MpiIoSink as *mut MpiIoSink, Ordering::Release);
+}
+
+/// The receiver of the `MPI_File_*` calls, when the I/O report is on.
+#[inline]
+pub fn mpi_io_sink() -> Option<&'static MpiIoSink> {
+    // SAFETY: only `&'static MpiIoSink`s are stored.
+    unsafe { MPI_IO.load(Ordering::Acquire).as_ref() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,6 +125,7 @@ mod io_stdio;
 mod memory;
 mod mpi;
 mod mpi_calls;
+mod mpi_io;
 mod mpi_link;
 mod mpi_reduce;
 mod options;

@@ -138,6 +138,19 @@ fn render_raw(r: &Report, block: Option<u64>) -> String {
         if f.write_hist.iter().any(|&n| n > 0) {
             let _ = writeln!(o, "{:>8}write sizes {}", "", hist(&f.write_hist));
         }
+        if f.mpiio_opens + f.mpiio_reads + f.mpiio_writes + f.mpiio_other > 0 {
+            let _ = writeln!(
+                o,
+                "{:>8}MPI-IO      {} opens, {} read in {} calls, {} written in {} calls, {} other calls",
+                "",
+                f.mpiio_opens,
+                human(f.mpiio_read_bytes),
+                f.mpiio_reads,
+                human(f.mpiio_write_bytes),
+                f.mpiio_writes,
+                f.mpiio_other
+            );
+        }
         if f.stdio_flushes > 0 {
             let _ = writeln!(
                 o,

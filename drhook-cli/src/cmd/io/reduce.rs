@@ -65,6 +65,12 @@ fn reduce_counters(parts: &[&File]) -> File {
         r.stdio_other += f.stdio_other;
         r.stdio_flushes += f.stdio_flushes;
         r.stdio_flush_bytes += f.stdio_flush_bytes;
+        r.mpiio_opens += f.mpiio_opens;
+        r.mpiio_reads += f.mpiio_reads;
+        r.mpiio_writes += f.mpiio_writes;
+        r.mpiio_read_bytes += f.mpiio_read_bytes;
+        r.mpiio_write_bytes += f.mpiio_write_bytes;
+        r.mpiio_other += f.mpiio_other;
         if r.stdio_buffer.is_none() {
             r.stdio_buffer = f.stdio_buffer;
             r.stdio_buffer_mode.clone_from(&f.stdio_buffer_mode);

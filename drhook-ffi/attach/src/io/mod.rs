@@ -49,12 +49,15 @@
 //! * `paths` — path interning, descriptors classified by kind.
 //! * `record` — what each kind of call adds to the tables.
 //! * `stream` — stdio's flushes, from glibc's `FILE` buffer.
+//! * `mpiio` — the MPI-IO level: `MPI_File_*` calls per file, handed
+//!   over by the MPI calls tool (`events::MpiIoSink`).
 //! * [`slots`] — the real functions ([`Source`], [`Slot`]).
 //! * [`posix`], [`stdio`], [`aio`] — the wrappers' bodies.
 //! * `report` — the monitor that writes the report.
 //! * `exports` — the exported symbols (`__interpose_io!`).
 
 mod clock;
+mod mpiio;
 mod naming;
 mod paths;
 mod pattern;

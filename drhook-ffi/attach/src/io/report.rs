@@ -98,6 +98,7 @@ pub(crate) fn register_if_enabled() {
     static DONE: AtomicU8 = AtomicU8::new(0);
     if enabled() && DONE.swap(1, Ordering::AcqRel) == 0 {
         static M: IoMonitor = IoMonitor;
+        crate::events::set_mpi_io_sink(&super::mpiio::SINK);
         if register(&M).is_err() {
             diag("drhook io: no room for the I/O monitor; no I/O report");
         }

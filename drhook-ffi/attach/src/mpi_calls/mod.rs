@@ -26,9 +26,12 @@
 //! names) or by the layer itself is not a row.
 //!
 //! MPI-IO (`MPI_File_*`): the calls are rows with their bytes (written as
-//! "sent", read as "received"); the files' I/O report gets what the MPI
-//! library's own POSIX calls do to the file (the I/O tool sees them, under
-//! the `MPI_File_*` row), not the MPI-level calls themselves.
+//! "sent", read as "received"); with the I/O report on (`io`), the C
+//! binding's calls are also its MPI-IO level, per file
+//! (`events::MpiIoSink`, which the I/O tool installs: opens, reads and
+//! writes with their bytes, other calls), above what the MPI library's
+//! own POSIX calls do to the file (seen by the I/O tool as any others,
+//! under the `MPI_File_*` row).
 //!
 //! * [`table`] — the MPI functions, their arguments and their figures, as
 //!   data (`__mpi_table!`).
@@ -109,6 +112,7 @@ pub struct Func {
     name: &'static str,
     site: AtomicPtr<c_void>,
     spec: Spec,
+    file: FileOp,
 }
 
 impl Func {
@@ -118,7 +122,110 @@ impl Func {
             name,
             site: AtomicPtr::new(std::ptr::null_mut()),
             spec,
+            file: FileOp::of(name, &spec),
         }
+    }
+}
+
+/// Whether `a` starts with `b` (`whole`: is `b`), in a constant.
+const fn is(a: &[u8], b: &[u8], whole: bool) -> bool {
+    if a.len() < b.len() || (whole && a.len() != b.len()) {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// What an `MPI_File_*` call is to the I/O report's MPI-IO level.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum FileOp {
+    /// Not an MPI-IO call on a handle (nor `MPI_File_open`).
+    None,
+    /// `MPI_File_open`: the handle is written at argument 4.
+    Open,
+    /// `MPI_File_close`: the handle is read at argument 0.
+    Close,
+    /// Reads its received bytes from the handle at argument 0.
+    Read,
+    /// Writes its sent bytes.
+    Write,
+    /// Another call on the handle at argument 0.
+    Other,
+}
+
+impl FileOp {
+    const fn of(name: &str, spec: &Spec) -> FileOp {
+        let n = name.as_bytes();
+        if !is(n, b"MPI_File_", false) || is(n, b"MPI_File_delete", true) {
+            FileOp::None
+        } else if is(n, b"MPI_File_open", true) {
+            FileOp::Open
+        } else if is(n, b"MPI_File_close", true) {
+            FileOp::Close
+        } else {
+            match spec.terms[0].dir {
+                Dir::Sent => FileOp::Write,
+                Dir::Recv => FileOp::Read,
+                Dir::None => FileOp::Other,
+            }
+        }
+    }
+}
+
+/// Whether a wrapper's result says the call succeeded (`MPI_SUCCESS`; a
+/// Fortran wrapper's error code is an argument: not known).
+pub trait Outcome {
+    /// Whether it succeeded.
+    fn succeeded(&self) -> bool;
+}
+
+impl Outcome for c_int {
+    fn succeeded(&self) -> bool {
+        *self == 0
+    }
+}
+
+impl Outcome for () {
+    fn succeeded(&self) -> bool {
+        false
+    }
+}
+
+/// Hands an `MPI_File_*` call of C to the I/O report (when it is on).
+#[cold]
+#[inline(never)]
+fn to_io_report(f: &Func, args: &[usize], closing: usize, ok: bool, m: &measure::Measured) {
+    let Some(s) = crate::events::mpi_io_sink() else {
+        return;
+    };
+    let handle = args.first().copied().unwrap_or(0);
+    match f.file {
+        FileOp::None => {}
+        FileOp::Open => {
+            let name = args.get(1).copied().unwrap_or(0);
+            let fh = args.get(4).copied().unwrap_or(0);
+            if ok && name != 0 && fh != 0 {
+                // SAFETY: MPI_File_open's contract: a C string, and the
+                // handle it wrote at `fh` (it succeeded).
+                let (path, h) = unsafe {
+                    (
+                        std::ffi::CStr::from_ptr(name as *const std::ffi::c_char),
+                        *(fh as *const usize),
+                    )
+                };
+                (s.opened)(h, path);
+            }
+        }
+        FileOp::Close => (s.closed)(closing),
+        FileOp::Read => (s.data)(handle, false, m.recv),
+        FileOp::Write => (s.data)(handle, true, m.sent),
+        FileOp::Other => (s.other)(handle),
     }
 }
 
@@ -132,7 +239,7 @@ impl Func {
 /// `args` are the arguments of a call to `f`'s function in `binding`, as
 /// its caller passed them (pointers valid as MPI requires).
 #[inline(always)]
-pub unsafe fn call<R>(
+pub unsafe fn call<R: Outcome>(
     f: &'static Func,
     binding: Binding,
     args: &[usize],
@@ -145,9 +252,20 @@ pub unsafe fn call<R>(
     tls::set(tls::GUARD, g | IN_MPI);
     // SAFETY: caller contract.
     let m = unsafe { measure::measure(&f.spec, binding, args) };
+    let c_file = f.file != FileOp::None && binding == Binding::C;
+    // `MPI_File_close` sets the caller's handle to `MPI_FILE_NULL`: read
+    // it before.
+    let closing = match (c_file && f.file == FileOp::Close, args.first()) {
+        // SAFETY: MPI_File_close's contract: a valid `MPI_File *`.
+        (true, Some(&p)) if p != 0 => unsafe { *(p as *const usize) },
+        _ => 0,
+    };
     let h = (hooks().mpi_enter)(f.site.as_ptr(), f.name.as_ptr(), f.name.len());
     let r = real();
     (hooks().mpi_exit)(h, m.sent, m.recv, m.data as c_int, m.comm_size);
+    if c_file {
+        to_io_report(f, args, closing, r.succeeded(), &m);
+    }
     tls::set(tls::GUARD, g);
     r
 }
