@@ -13,6 +13,10 @@
 //! message without mpicc.
 //!
 //! `cargo bench -p drhook-ffi --bench mpi_overhead`
+//!
+//! `DRHOOK_BENCH_BASELINE=<dir>/libdrhook_preload.so` adds its rows with
+//! another build of the preload library (an earlier commit's), measured in
+//! the same run.
 
 mod common;
 use common::have;
@@ -179,11 +183,22 @@ fn main() {
             ("DR_HOOK_OPT", opt.to_string()),
         ]
     };
-    let cfgs = [
-        ("plain", vec![]),
-        ("preload, DR_HOOK_OPT=prof (mpi off)", on("prof")),
-        ("preload, DR_HOOK_OPT=mpi", on("mpi")),
+    let mut cfgs = vec![
+        ("plain".to_string(), vec![]),
+        (
+            "preload, DR_HOOK_OPT=prof (mpi off)".to_string(),
+            on("prof"),
+        ),
+        ("preload, DR_HOOK_OPT=mpi".to_string(), on("mpi")),
     ];
+    if let Some(base) = std::env::var_os("DRHOOK_BENCH_BASELINE") {
+        let base = base.to_string_lossy().into_owned();
+        for opt in ["prof", "mpi"] {
+            let mut e = on(opt);
+            e[0].1.clone_from(&base);
+            cfgs.push((format!("baseline preload, DR_HOOK_OPT={opt}"), e));
+        }
+    }
     let grind = have("valgrind");
     println!(
         "| configuration | ns/call | over plain | instructions/call in the preload library (rank 0, callgrind) |"

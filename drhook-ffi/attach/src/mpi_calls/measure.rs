@@ -4,11 +4,13 @@
 //! counts are read as the binding passes them: machine words in C (an
 //! `int` in the low half), pointers to `INTEGER`s in Fortran (handles
 //! converted with `PMPI_Type_f2c`/`PMPI_Comm_f2c`). The MPI functions
-//! are found once, with `dlsym`.
+//! are found once, with `dlsym`; their answers are remembered per handle
+//! (`super::cache`).
 
 use std::ffi::{CStr, c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
+use super::cache::{COMM_RANKS, COMM_SIZES, TYPE_SIZES};
 use crate::lifecycle::mpi::symbol;
 
 /// The binding a call came through.
@@ -78,6 +80,9 @@ pub struct Spec {
     pub comm: i8,
     /// The index of its root argument, or -1.
     pub root: i8,
+    /// No root and every buffer as it is ([`Scale::One`]): a C call's
+    /// figures take [`measure`]'s short path.
+    pub simple: bool,
 }
 
 const NO_TERM: Term = Term {
@@ -93,6 +98,7 @@ impl Spec {
         terms: [NO_TERM, NO_TERM],
         comm: -1,
         root: -1,
+        simple: true,
     };
 
     /// A buffer sent: count and type at these indexes.
@@ -112,6 +118,7 @@ impl Spec {
             ty,
             scale,
         };
+        self.simple = self.simple && matches!(scale, Scale::One);
         if matches!(self.terms[0].dir, Dir::None) {
             self.terms[0] = t;
         } else {
@@ -129,6 +136,7 @@ impl Spec {
     /// With a root at `root`.
     pub const fn root(mut self, root: i8) -> Spec {
         self.root = root;
+        self.simple = false;
         self
     }
 }
@@ -259,7 +267,72 @@ impl Args<'_> {
 /// # Safety
 /// `args` are a call's arguments in `binding` (pointers valid as MPI
 /// requires of them).
+#[inline(always)]
 pub unsafe fn measure(spec: &Spec, binding: Binding, args: &[usize]) -> Measured {
+    if spec.simple && binding == Binding::C {
+        simple(spec, args)
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { general(spec, binding, args) }
+    }
+}
+
+/// [`measure`] of a C call with no root and no scaling (point-to-point,
+/// reductions, MPI-IO...): counts and handles are the argument words.
+#[inline(always)]
+fn simple(spec: &Spec, args: &[usize]) -> Measured {
+    let word = |i: u8| args.get(i as usize).copied().unwrap_or(0);
+    let mut m = Measured::default();
+    if spec.comm >= 0 {
+        let c = word(spec.comm as u8);
+        m.comm_size = COMM_SIZES
+            .get(c, |c| query(&COMM_SIZE, c))
+            .unwrap_or(0)
+            .max(0) as u64;
+    }
+    // (handle, size) of the last type: both buffers of a reduction share one.
+    let mut last: (usize, u64) = (0, 0);
+    for t in &spec.terms {
+        let bytes = match t.dir {
+            Dir::None => continue,
+            _ => {
+                m.data = true;
+                // `MPI_IN_PLACE` before the count: see `Args::in_place`.
+                if t.count > 0 && matches!(word(t.count - 1), 1 | usize::MAX) {
+                    continue;
+                }
+                let count = (word(t.count) as c_int).max(0) as u64;
+                if count == 0 {
+                    continue;
+                }
+                let ty = word(t.ty);
+                let each = if ty == last.0 && ty != 0 {
+                    last.1
+                } else {
+                    let s = TYPE_SIZES
+                        .get(ty, |t| query(&TYPE_SIZE, t))
+                        .unwrap_or(0)
+                        .max(0) as u64;
+                    last = (ty, s);
+                    s
+                };
+                count.saturating_mul(each)
+            }
+        };
+        if t.dir == Dir::Sent {
+            m.sent += bytes;
+        } else {
+            m.recv += bytes;
+        }
+    }
+    m
+}
+
+/// [`measure`] of any call.
+///
+/// # Safety
+/// As [`measure`].
+unsafe fn general(spec: &Spec, binding: Binding, args: &[usize]) -> Measured {
     let a = Args {
         b: binding,
         a: args,
@@ -271,13 +344,16 @@ pub unsafe fn measure(spec: &Spec, binding: Binding, args: &[usize]) -> Measured
     } else {
         None
     };
-    let size = comm.and_then(|c| query(&COMM_SIZE, c)).unwrap_or(0).max(0) as u64;
+    let size = comm
+        .and_then(|c| COMM_SIZES.get(c, |c| query(&COMM_SIZE, c)))
+        .unwrap_or(0)
+        .max(0) as u64;
     m.comm_size = size;
     let at_root = || -> bool {
         if spec.root < 0 {
             return true;
         }
-        let rank = comm.and_then(|c| query(&COMM_RANK, c));
+        let rank = comm.and_then(|c| COMM_RANKS.get(c, |c| query(&COMM_RANK, c)));
         rank.is_some() && rank == a.int(spec.root as u8)
     };
     let mut root_known: Option<bool> = None;
@@ -315,7 +391,9 @@ pub unsafe fn measure(spec: &Spec, binding: Binding, args: &[usize]) -> Measured
                 sum(a.ints(t.count, size as usize))
             }
             Scale::CountOfRank => {
-                let rank = comm.and_then(|c| query(&COMM_RANK, c)).unwrap_or(-1);
+                let rank = comm
+                    .and_then(|c| COMM_RANKS.get(c, |c| query(&COMM_RANK, c)))
+                    .unwrap_or(-1);
                 if rank < 0 || rank as u64 >= size {
                     continue;
                 }
@@ -333,7 +411,10 @@ pub unsafe fn measure(spec: &Spec, binding: Binding, args: &[usize]) -> Measured
                 let Some(ty) = a.handle(t.ty, &TYPE_F2C) else {
                     continue;
                 };
-                let size = query(&TYPE_SIZE, ty).unwrap_or(0).max(0) as u64;
+                let size = TYPE_SIZES
+                    .get(ty, |t| query(&TYPE_SIZE, t))
+                    .unwrap_or(0)
+                    .max(0) as u64;
                 last_type = Some((t.ty, size));
                 size
             }

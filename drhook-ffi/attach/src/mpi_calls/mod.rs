@@ -37,8 +37,10 @@
 //!   data (`__mpi_table!`).
 //! * [`measure`] — a call's bytes and communicator size from its
 //!   arguments.
+//! * `cache` — datatype sizes, communicator sizes and ranks per handle.
 //! * `exports` — the exported wrappers (`__interpose_mpi_calls!`).
 
+mod cache;
 mod exports;
 pub mod measure;
 pub mod table;
@@ -113,6 +115,7 @@ pub struct Func {
     site: AtomicPtr<c_void>,
     spec: Spec,
     file: FileOp,
+    forget: cache::Forget,
 }
 
 impl Func {
@@ -123,6 +126,13 @@ impl Func {
             site: AtomicPtr::new(std::ptr::null_mut()),
             spec,
             file: FileOp::of(name, &spec),
+            forget: if is(name.as_bytes(), b"MPI_Type_free", true) {
+                cache::Forget::Types
+            } else if is(name.as_bytes(), b"MPI_Comm_free", true) {
+                cache::Forget::Comms
+            } else {
+                cache::Forget::Nothing
+            },
         }
     }
 }
@@ -250,6 +260,9 @@ pub unsafe fn call<R: Outcome>(
         return real();
     }
     tls::set(tls::GUARD, g | IN_MPI);
+    if f.forget != cache::Forget::Nothing {
+        cache::forget(f.forget);
+    }
     // SAFETY: caller contract.
     let m = unsafe { measure::measure(&f.spec, binding, args) };
     let c_file = f.file != FileOp::None && binding == Binding::C;
