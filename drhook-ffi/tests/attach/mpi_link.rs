@@ -110,8 +110,13 @@ fn mpi_calls_of_a_fortran_program_linked_with_libdrhook_mpi_are_rows_with_their_
 }
 
 #[test]
-fn installed_libdrhook_mpi_through_pkg_config() {
-    if !have_mpi("mpicc") || !have_tool("make") || !have_tool("pkg-config") || !have_gfortran() {
+fn installed_libdrhook_mpi_through_pkg_config_and_cmake() {
+    if !have_mpi("mpicc")
+        || !have_tool("make")
+        || !have_tool("pkg-config")
+        || !have_tool("cmake")
+        || !have_gfortran()
+    {
         return;
     }
     built("libdrhook_mpi.so");
@@ -149,4 +154,39 @@ fn installed_libdrhook_mpi_through_pkg_config() {
     let r = mpirun_linked(d.path(), "./mpi_calls_pc", "prof,mpi,callpath");
     ok(&r);
     check_all(d.path(), want_c);
+
+    // CMake: find_package(DrHook), DrHook::mpi before MPI::MPI_C.
+    let proj = d.path().join("cmake-project");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::copy(attach_prog("mpi_calls.c"), proj.join("mpi_calls.c")).unwrap();
+    std::fs::write(
+        proj.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.13)\nproject(mpi_calls C)\n\
+         find_package(MPI REQUIRED)\nfind_package(DrHook REQUIRED)\n\
+         add_executable(mpi_calls mpi_calls.c)\n\
+         target_link_libraries(mpi_calls PRIVATE DrHook::mpi MPI::MPI_C)\n",
+    )
+    .unwrap();
+    let build = proj.join("build");
+    tool(
+        d.path(),
+        "cmake",
+        &[
+            "-S",
+            &proj.display().to_string(),
+            "-B",
+            &build.display().to_string(),
+            &format!("-DCMAKE_PREFIX_PATH={}", prefix.display()),
+        ],
+    );
+    tool(
+        d.path(),
+        "cmake",
+        &["--build", &build.display().to_string()],
+    );
+    let w = tempdir();
+    let exe = build.join("mpi_calls").display().to_string();
+    let r = mpirun_linked(w.path(), &exe, "prof,mpi,callpath");
+    ok(&r);
+    check_all(w.path(), want_c);
 }
