@@ -11,13 +11,44 @@ use drhook::__private::mem::{HEADER, record_count};
 use super::arena::{early_alloc, early_size, is_early};
 use super::header::{ALIGNED, read, stamp};
 use super::{COUNT, MemalignFn, OFF, Source, TRACK, current, mode, settle};
+
+macro_rules! full {
+    ($(#[$m:meta])* $name:ident => $f:ident($($a:ident: $t:ty),*) $(-> $r:ty)?) => {
+        $(#[$m])*
+        ///
+        /// # Safety
+        /// The C contract.
+        #[inline(never)]
+        pub unsafe extern "C" fn $name<S: Source>($($a: $t),*) $(-> $r)? {
+            // SAFETY: the C contract.
+            unsafe { $f::<S>($($a),*) }
+        }
+    };
+}
+
+full!(
+    /// `malloc` without its shortcut (the exported wrapper's full path).
+    malloc_full => malloc(size: usize) -> *mut c_void
+);
+full!(
+    /// `calloc` without its shortcut.
+    calloc_full => calloc(n: usize, size: usize) -> *mut c_void
+);
+full!(
+    /// `free` without its shortcut.
+    free_full => free(p: *mut c_void)
+);
+full!(
+    /// `realloc` without its shortcut.
+    realloc_full => realloc(p: *mut c_void, size: usize) -> *mut c_void
+);
 use crate::sys::set_errno;
 
 /// `malloc`.
 ///
 /// # Safety
 /// The C contract.
-#[inline]
+#[inline(always)]
 pub unsafe fn malloc<S: Source>(size: usize) -> *mut c_void {
     let Some(real) = S::malloc() else {
         return early_alloc(size, false);
@@ -114,7 +145,7 @@ pub unsafe fn calloc<S: Source>(n: usize, size: usize) -> *mut c_void {
 ///
 /// # Safety
 /// The C contract.
-#[inline]
+#[inline(always)]
 pub unsafe fn free<S: Source>(p: *mut c_void) {
     if p.is_null() || is_early(p) {
         return;

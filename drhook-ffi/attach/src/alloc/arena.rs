@@ -31,7 +31,8 @@ pub(super) fn is_early(p: *mut c_void) -> bool {
 pub(super) fn early_alloc(size: usize, zero_needed: bool) -> *mut c_void {
     let _ = zero_needed; // the arena is zeroed and never reused
     let need = (size + HEADER + 15) & !15;
-    let at = EARLY_USED.fetch_add(need, Ordering::Relaxed);
+    let at = EARLY_USED.fetch_add(need, Ordering::SeqCst);
+    super::early_blocks_exist();
     if at + need > ARENA {
         return std::ptr::null_mut();
     }
@@ -44,6 +45,11 @@ pub(super) fn early_alloc(size: usize, zero_needed: bool) -> *mut c_void {
         });
         user.cast()
     }
+}
+
+/// Whether no block of the arena was ever handed out.
+pub(super) fn no_early_blocks() -> bool {
+    EARLY_USED.load(Ordering::SeqCst) == 0
 }
 
 pub(super) fn early_size(p: *mut c_void) -> usize {

@@ -56,26 +56,50 @@ macro_rules! __interpose_alloc {
             use $crate::alloc as a;
             $($extra)*
             type S = $src;
+            /// The untracked shortcuts (statics of the library itself).
+            static SHORT: a::Shortcuts = a::Shortcuts::new();
+            extern "C" fn register_shortcuts() {
+                a::register::<S>(&SHORT);
+            }
+            #[used]
+            #[unsafe(link_section = ".init_array")]
+            static REGISTER_SHORTCUTS: extern "C" fn() = register_shortcuts;
 
             #[unsafe(export_name = concat!($p, "malloc"))]
             pub unsafe extern "C" fn malloc(n: usize) -> *mut c_void {
+                if let Some(real) = SHORT.malloc() {
+                    // SAFETY: the C contract.
+                    return unsafe { real(n) };
+                }
                 // SAFETY: the C contract.
-                unsafe { a::malloc::<S>(n) }
+                unsafe { a::malloc_full::<S>(n) }
             }
             #[unsafe(export_name = concat!($p, "free"))]
             pub unsafe extern "C" fn free(p: *mut c_void) {
+                if let Some(real) = SHORT.free() {
+                    // SAFETY: the C contract.
+                    return unsafe { real(p) };
+                }
                 // SAFETY: the C contract.
-                unsafe { a::free::<S>(p) }
+                unsafe { a::free_full::<S>(p) }
             }
             #[unsafe(export_name = concat!($p, "calloc"))]
             pub unsafe extern "C" fn calloc(n: usize, s: usize) -> *mut c_void {
+                if let Some(real) = SHORT.calloc() {
+                    // SAFETY: the C contract.
+                    return unsafe { real(n, s) };
+                }
                 // SAFETY: the C contract.
-                unsafe { a::calloc::<S>(n, s) }
+                unsafe { a::calloc_full::<S>(n, s) }
             }
             #[unsafe(export_name = concat!($p, "realloc"))]
             pub unsafe extern "C" fn realloc(p: *mut c_void, n: usize) -> *mut c_void {
+                if let Some(real) = SHORT.realloc() {
+                    // SAFETY: the C contract.
+                    return unsafe { real(p, n) };
+                }
                 // SAFETY: the C contract.
-                unsafe { a::realloc::<S>(p, n) }
+                unsafe { a::realloc_full::<S>(p, n) }
             }
             #[unsafe(export_name = concat!($p, "reallocarray"))]
             pub unsafe extern "C" fn reallocarray(p: *mut c_void, n: usize, s: usize) -> *mut c_void {

@@ -11,8 +11,11 @@
 //! allocator, and never changes: a tracked block carries a 16-byte header
 //! (`drhook::__private::mem::Header`: its size with a tag, and the
 //! allocating routine's leak word), so `free` must know that every block
-//! it is given has one. Untracked, each function is one load and a jump to
-//! the real one.
+//! it is given has one. Untracked, `malloc`, `calloc`, `free` and
+//! `realloc` are four instructions (a load of the library's own
+//! [`Shortcuts`], a test, a branch and the jump to the real one: +4
+//! instructions a call, BENCHMARKS.md "Speed targets (issue 29)"); the
+//! others load and compare the decision first.
 //!
 //! The header scheme needs the C library's allocator: an allocator with
 //! its own functions on `malloc`'s blocks (jemalloc's `sallocx`,
@@ -35,7 +38,7 @@
 //! * `exports` — the exported symbols (`__interpose_alloc!`).
 
 use std::ffi::{CStr, c_int, c_void};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 mod api;
 mod arena;
@@ -152,6 +155,98 @@ pub(super) const COUNT: u8 = 4;
 
 static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 
+/// Untracked ([`OFF`], decided): the real `malloc`, `calloc`, `free` and
+/// `realloc`, which the exported wrappers (`__interpose_alloc!`, where
+/// they are statics of the library itself, read without the GOT) jump to
+/// after one load and one test; null: decide, track, count, or the early
+/// arena. `free` and `realloc` only while no block of the early arena
+/// exists: the real functions cannot be given one.
+pub struct Shortcuts {
+    malloc: AtomicPtr<c_void>,
+    calloc: AtomicPtr<c_void>,
+    free: AtomicPtr<c_void>,
+    realloc: AtomicPtr<c_void>,
+}
+
+macro_rules! shortcut {
+    ($f:ident, $ty:ty) => {
+        /// The real function when untracked (None: the full path).
+        #[inline(always)]
+        pub fn $f(&self) -> Option<$ty> {
+            let p = self.$f.load(Ordering::Relaxed);
+            // SAFETY: only the real function of this type is stored there.
+            (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, $ty>(p) })
+        }
+    };
+}
+
+impl Shortcuts {
+    /// None yet.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Shortcuts {
+        Shortcuts {
+            malloc: AtomicPtr::new(std::ptr::null_mut()),
+            calloc: AtomicPtr::new(std::ptr::null_mut()),
+            free: AtomicPtr::new(std::ptr::null_mut()),
+            realloc: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+    shortcut!(malloc, MallocFn);
+    shortcut!(calloc, CallocFn);
+    shortcut!(free, FreeFn);
+    shortcut!(realloc, ReallocFn);
+}
+
+/// The exported wrappers' [`Shortcuts`] (given by the library's
+/// constructor).
+static SHORTCUTS: AtomicPtr<Shortcuts> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The library's constructor gives the exported wrappers' [`Shortcuts`]
+/// (published at once when the decision, taken at the first allocation,
+/// was to leave blocks untracked).
+pub fn register<S: Source>(sc: &'static Shortcuts) {
+    SHORTCUTS.store(sc as *const Shortcuts as *mut Shortcuts, Ordering::SeqCst);
+    if current() == OFF {
+        publish_off::<S>();
+    }
+}
+
+/// A block of the early arena was handed out: `free` and `realloc` must
+/// look at every address again (called by the arena before the block is
+/// returned; `publish_off` checks the arena after publishing, so one of
+/// the two sees the other).
+pub(super) fn early_blocks_exist() {
+    let sc = SHORTCUTS.load(Ordering::SeqCst);
+    if !sc.is_null() {
+        // SAFETY: a static of the library (`register`).
+        let sc = unsafe { &*sc };
+        sc.free.store(std::ptr::null_mut(), Ordering::SeqCst);
+        sc.realloc.store(std::ptr::null_mut(), Ordering::SeqCst);
+    }
+}
+
+/// Publishes the untracked shortcuts (mode [`OFF`], every real function
+/// found).
+fn publish_off<S: Source>() {
+    let sc = SHORTCUTS.load(Ordering::SeqCst);
+    let (Some(m), Some(c), Some(f), Some(r)) = (S::malloc(), S::calloc(), S::free(), S::realloc())
+    else {
+        return;
+    };
+    if sc.is_null() {
+        return;
+    }
+    // SAFETY: a static of the library (`register`).
+    let sc = unsafe { &*sc };
+    sc.malloc.store(m as *mut c_void, Ordering::SeqCst);
+    sc.calloc.store(c as *mut c_void, Ordering::SeqCst);
+    sc.free.store(f as *mut c_void, Ordering::SeqCst);
+    sc.realloc.store(r as *mut c_void, Ordering::SeqCst);
+    if !arena::no_early_blocks() {
+        early_blocks_exist();
+    }
+}
+
 /// The mode as it is (before the first call: undecided, which is not
 /// [`TRACK`]: no block made before the decision has a header).
 #[inline(always)]
@@ -211,6 +306,9 @@ fn decide<S: Source>() -> u8 {
     );
     let _ = (S::posix_memalign(), S::aligned_alloc(), S::memalign());
     let _ = (S::valloc(), S::pvalloc());
+    if m == OFF {
+        publish_off::<S>();
+    }
     if let Some(f) = foreign {
         // With the `write` system call: this may run inside another
         // runtime's start (ASan calls `dlsym`, which allocates, while
