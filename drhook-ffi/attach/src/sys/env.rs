@@ -65,7 +65,10 @@ fn first_tool_variable() -> Option<&'static [u8]> {
     None
 }
 
-/// The value of `name=` in the environment as it is.
+/// The value of `name=` in the environment as it is. An entry is
+/// compared byte by byte up to its first difference from `name=` (no
+/// length of every entry: the environment of a shell holds long ones,
+/// and the layer reads a few variables in every process at start-up).
 fn raw_value(name: &[u8]) -> Option<&'static [u8]> {
     // SAFETY: the environment's entries are NUL-terminated.
     unsafe {
@@ -74,16 +77,35 @@ fn raw_value(name: &[u8]) -> Option<&'static [u8]> {
             return None;
         }
         while !(*p).is_null() {
-            let entry = std::ffi::CStr::from_ptr((*p).cast()).to_bytes();
-            if let Some(rest) = entry.strip_prefix(name)
-                && let Some(v) = rest.strip_prefix(b"=")
-            {
+            if let Some(v) = value_of(*p, name) {
                 return Some(v);
             }
             p = p.add(1);
         }
     }
     None
+}
+
+/// The value of the NUL-terminated entry `e` when it is `name=value`.
+///
+/// # Safety
+/// `e` is a NUL-terminated string that lives as long as the process.
+#[inline]
+unsafe fn value_of(e: *const u8, name: &[u8]) -> Option<&'static [u8]> {
+    for (i, &c) in name.iter().enumerate() {
+        // SAFETY: bytes up to the first difference; the entry's NUL
+        // differs from every byte of a name (which has none), so no byte
+        // past it is read.
+        if unsafe { *e.add(i) } != c {
+            return None;
+        }
+    }
+    // SAFETY: as above: the name matched, this is at most the NUL.
+    if unsafe { *e.add(name.len()) } != b'=' {
+        return None;
+    }
+    // SAFETY: the rest of the entry, NUL-terminated.
+    Some(unsafe { std::ffi::CStr::from_ptr(e.add(name.len() + 1).cast()) }.to_bytes())
 }
 
 /// `DR_HOOK` is on (the reference's rule: not unset, empty, `0`,
