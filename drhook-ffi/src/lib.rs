@@ -46,10 +46,11 @@ pub mod switch;
 #[cfg(drhook_attach = "preload")]
 drhook_attach::interpose!(preload);
 
-/// The preload and wrap libraries keep Dr.Hook's own data out of the
-/// program's `malloc` heap (`drhook_attach::sys::heap`).
-#[cfg(any(drhook_attach = "preload", drhook_attach = "wrap"))]
+/// `libdrhook` (and the preload and wrap libraries built from these
+/// sources) keeps Dr.Hook's own data out of the program's `malloc` heap
+/// (`drhook::__private::heap`): the engine's trees, names and profile
+/// buffers are not placed between the program's blocks.
 #[global_allocator]
-static DRHOOK_HEAP: drhook_attach::sys::heap::Heap = drhook_attach::sys::heap::Heap;
+static DRHOOK_HEAP: drhook::__private::heap::Heap = drhook::__private::heap::Heap;
 #[cfg(drhook_attach = "wrap")]
 drhook_attach::interpose!(wrap);

@@ -34,7 +34,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | `sys/` | clocks ([`clock`]), process facts ([`sysinfo`]), async-signal-safe lines ([`linebuf`]), never-moving chunked storage |
+//! | `sys/` | clocks ([`clock`]), process facts ([`sysinfo`]), async-signal-safe lines ([`linebuf`]), never-moving chunked storage, Dr.Hook's own heap for the C-ABI libraries |
 //! | [`config`] | environment control as pure parsing: [`env`](mod@env) (names), [`options`] (`DR_HOOK_OPT`), [`task`] (MPI rank/size) |
 //! | `metrics/` | per-routine metrics beyond calls and time: `hpmprof` counters |
 //! | `tree/` | the per-thread calling tree: sites, nodes, `ThreadData` (enter/exit algorithms, registry), TLS slot, [`handle`]s, the [`mismatch`] report slot, overhead calibration |
@@ -138,4 +138,10 @@ pub mod __private {
     pub use crate::sys::held::{MoreRoom, OwnWrites};
     pub use crate::tree::site::{Site, SiteRef};
     pub use inventory;
+    /// Dr.Hook's own heap, out of the program's `malloc` heap: the global
+    /// allocator of the C-ABI libraries (`libdrhook`, the preload and wrap
+    /// libraries).
+    pub mod heap {
+        pub use crate::sys::heap::Heap;
+    }
 }

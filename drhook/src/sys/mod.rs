@@ -7,6 +7,8 @@
 
 pub mod clock;
 pub mod ere;
+/// Dr.Hook's own heap for the C-ABI libraries (see `__private::heap`).
+pub mod heap;
 pub mod held;
 pub mod linebuf;
 pub(crate) mod own;

@@ -9,7 +9,8 @@ pub mod clock;
 pub(crate) mod diag;
 pub(crate) mod env;
 pub(crate) mod fd;
-pub mod heap;
+/// Dr.Hook's own heap (the engine's `__private::heap`).
+pub use drhook::__private::heap;
 pub mod tls;
 
 pub(crate) use diag::{diag, diag_name, diag_parts};

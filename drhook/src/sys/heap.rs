@@ -1,5 +1,6 @@
-//! The heap of Dr.Hook's own data in the libraries that carry the layer
-//! (the global allocator of `libdrhook_preload.so` and `libdrhook_wrap.a`):
+//! The heap of Dr.Hook's own data in the C-ABI libraries (the global
+//! allocator of `libdrhook.so`/`libdrhook.a`, `libdrhook_preload.so` and
+//! `libdrhook_wrap.a`, reached through `drhook::__private::heap`):
 //! memory mapped for it alone, never the program's `malloc` heap. So the
 //! engine's trees, names and profile buffers and the I/O layer's tables
 //! are not among the program's allocations (the memory profile counted
