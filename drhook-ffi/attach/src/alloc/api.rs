@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_void};
 use drhook::__private::mem::{HEADER, record_count};
 
 use super::arena::{early_alloc, early_size, is_early};
-use super::header::{ALIGNED, read, stamp};
+use super::header::{ALIGNED, EARLY_BLOCK, read, stamp};
 use super::{COUNT, MemalignFn, OFF, Source, TRACK, current, mode, settle};
 
 macro_rules! full {
@@ -147,21 +147,28 @@ pub unsafe fn calloc<S: Source>(n: usize, size: usize) -> *mut c_void {
 /// The C contract.
 #[inline(always)]
 pub unsafe fn free<S: Source>(p: *mut c_void) {
-    if p.is_null() || is_early(p) {
+    if p.is_null() {
         return;
     }
     let Some(real) = S::free() else {
         return;
     };
-    // Only tracked blocks have a header (none before the decision).
-    if current() == TRACK
-        // SAFETY: a block of ours or of the C library.
-        && let Some((size, h, base)) = unsafe { read(p) }
-    {
-        // SAFETY: a tracked block's header.
-        unsafe { super::header::record_free(size, &h) };
-        // SAFETY: the block's start.
-        unsafe { real(base.cast()) };
+    // Only tracked blocks have a header (none before the decision), and
+    // the early arena's blocks (all with one, marked `EARLY_BLOCK`).
+    if current() == TRACK {
+        // SAFETY: a block of ours (the early arena's included) or of the
+        // C library.
+        if let Some((size, h, base)) = unsafe { read(p) } {
+            if h.size & EARLY_BLOCK != 0 {
+                return;
+            }
+            // SAFETY: a tracked block's header.
+            unsafe { super::header::record_free(size, &h) };
+            // SAFETY: the block's start.
+            unsafe { real(base.cast()) };
+            return;
+        }
+    } else if is_early(p) {
         return;
     }
     // SAFETY: the C contract.

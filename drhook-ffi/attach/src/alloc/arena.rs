@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use drhook::__private::mem::{HEADER, Header};
 
-use super::header::{SIZE_MASK, TAG};
+use super::header::{EARLY_BLOCK, SIZE_MASK, TAG};
 
 const ARENA: usize = 64 * 1024;
 
@@ -40,7 +40,7 @@ pub(super) fn early_alloc(size: usize, zero_needed: bool) -> *mut c_void {
     unsafe {
         let user = (early_base() + at + HEADER) as *mut u8;
         user.sub(HEADER).cast::<Header>().write(Header {
-            size: TAG | size as u64,
+            size: TAG | EARLY_BLOCK | (size as u64 & SIZE_MASK),
             owner: std::ptr::null(),
         });
         user.cast()

@@ -18,7 +18,10 @@ pub(super) const ALIGNED: u64 = 1 << 47;
 /// layer's path patterns, ...): in no routine and in no total, its free
 /// neither.
 pub(super) const OWN: u64 = 1 << 46;
-pub(super) const SIZE_MASK: u64 = (1 << 46) - 1;
+/// Set on the blocks of the early arena (never freed): a tracked `free`
+/// that reads it needs no test of the address.
+pub(super) const EARLY_BLOCK: u64 = 1 << 45;
+pub(super) const SIZE_MASK: u64 = (1 << 45) - 1;
 
 /// Whether the calling thread is doing the layer's or Dr.Hook's own work.
 #[inline]
