@@ -24,6 +24,8 @@ mod hook;
 mod hpm_api;
 #[path = "../src/init.rs"]
 mod init;
+#[path = "../src/mpi_assert.rs"]
+mod mpi_assert;
 #[path = "../src/names.rs"]
 mod names;
 #[path = "../src/omp.rs"]

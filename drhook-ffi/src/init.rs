@@ -1,6 +1,7 @@
 //! The one-time set-up every front door runs before its first call reaches
 //! the engine: the OpenMP thread-number hint, the engine's environment
-//! (`DR_HOOK`, ...) and the C switch `drhook_lhook`.
+//! (`DR_HOOK`, ...), the reference's MPI assertion and the C switch
+//! `drhook_lhook`.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -32,6 +33,8 @@ fn init_cold() -> bool {
     // started from Rust, leaves the floating-point environment alone).
     drhook::signals::trap_fpe_by_default(true);
     let on = drhook::is_enabled();
+    // As the reference's DR_HOOK_INIT, whether Dr.Hook is on or not.
+    crate::mpi_assert::check();
     set_lhook(on);
     STATE.store(if on { ON } else { OFF }, Ordering::Release);
     on

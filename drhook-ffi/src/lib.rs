@@ -25,7 +25,8 @@
 //! * [`names`] — name address → site cache (no hashing on the hot path).
 //! * [`hook`] — the shared enter/exit paths over engine handles.
 //! * [`init`], [`omp`], [`switch`] — first-call set-up, OpenMP thread
-//!   numbers, the C macros' switch `drhook_lhook`.
+//!   numbers, the C macros' switch `drhook_lhook`; [`mpi_assert`] — the
+//!   reference's `DR_HOOK_ASSERT_MPI_INITIALIZED` at that first call.
 //! * [`boundary`] — the panic boundary and once-only warnings.
 
 pub mod boundary;
@@ -36,6 +37,7 @@ pub mod fortran;
 pub mod hook;
 pub mod hpm_api;
 pub mod init;
+pub mod mpi_assert;
 pub mod names;
 pub mod omp;
 pub mod switch;

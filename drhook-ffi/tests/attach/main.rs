@@ -124,6 +124,7 @@ mod io;
 mod io_stdio;
 mod memory;
 mod mpi;
+mod mpi_assert;
 mod mpi_calls;
 mod mpi_io;
 mod mpi_link;

@@ -54,7 +54,7 @@ fn check_mpirun(dir: &Path, exe: &str) -> BTreeMap<String, Profile> {
     all
 }
 
-fn have_mpi(compiler: &str) -> bool {
+pub(crate) fn have_mpi(compiler: &str) -> bool {
     have_tool("mpirun") && have_tool(compiler)
 }
 

@@ -111,29 +111,30 @@ pub enum Acts {
     True,
     /// Any non-blank value.
     NonBlank,
-    /// Not off (`0`, `false`, `off`, `no`, blank) in a process that looks
-    /// MPI-launched (`OMPI_COMM_WORLD_SIZE`, `ALPS_APP_PE`, `PMI_SIZE`,
-    /// `SLURM_STEP_NUM_TASKS` set): the reference's MPI assertion.
-    MpiAssert,
 }
 
 /// Variables of the reference implementation that drhook-rs does not
 /// support, with the values that would make the reference act; each one
 /// set to such a value is reported once at start-up. Values that change
-/// nothing in the reference (`DR_HOOK_DUMP_HUGEPAGES=`,
-/// `DR_HOOK_ASSERT_MPI_INITIALIZED=0`, ...) are not reported. Not listed
-/// because they can change nothing here: `DR_HOOK_NCALLSTACK` (handles fit
-/// in 4 bytes whatever its value), `DR_HOOK_NOT_MPI` (it disables an
-/// assertion drhook-rs never makes), `DR_HOOK_RANDOM_MEMSTAT` (it makes
+/// nothing in the reference (`DR_HOOK_DUMP_HUGEPAGES=`, ...) are not
+/// reported. Not listed because they can change nothing here:
+/// `DR_HOOK_NCALLSTACK` (handles fit in 4 bytes whatever its value),
+/// `DR_HOOK_RANDOM_MEMSTAT` (it makes
 /// the reference sample thread 1's heap and stack maxima at random calls;
 /// the engine's memory figures are taken at every call).
-pub const UNSUPPORTED: &[(&str, Acts)] = &[
-    ("DR_HOOK_DUMP_HUGEPAGES", Acts::NonBlank),
-    ("DR_HOOK_ASSERT_MPI_INITIALIZED", Acts::MpiAssert),
-];
+pub const UNSUPPORTED: &[(&str, Acts)] = &[("DR_HOOK_DUMP_HUGEPAGES", Acts::NonBlank)];
+
+/// `DR_HOOK_ASSERT_MPI_INITIALIZED`: off (`0`, `false`, `off`, `no`) lets
+/// the first C or Fortran Dr.Hook call of an MPI-launched process run
+/// before `MPI_Init`; otherwise (unset too) that call aborts, as the
+/// reference's `DR_HOOK_INIT` (see [`crate::config::mpi_assertion_required`]).
+pub const DR_HOOK_ASSERT_MPI_INITIALIZED: &str = "DR_HOOK_ASSERT_MPI_INITIALIZED";
+/// `DR_HOOK_NOT_MPI`: true (`1`, `true`, `on`, `yes`) turns the MPI
+/// assertion off.
+pub const DR_HOOK_NOT_MPI: &str = "DR_HOOK_NOT_MPI";
 
 /// The launcher variables by which the reference decides that a process
-/// is MPI-launched (for its MPI assertion).
+/// is MPI-launched (for its MPI assertion): set and not empty.
 pub const MPI_LAUNCH_VARS: &[&str] = &[
     "OMPI_COMM_WORLD_SIZE",
     "ALPS_APP_PE",

@@ -379,14 +379,33 @@ pub fn profile_template(value: Option<&str>) -> String {
 
 /// Whether the reference would act on `value` of an unsupported variable
 /// (see [`env::Acts`]).
-pub fn unsupported_value_acts(acts: env::Acts, value: &str, mpi_launched: bool) -> bool {
+pub fn unsupported_value_acts(acts: env::Acts, value: &str) -> bool {
     let v = value.trim();
     match acts {
         env::Acts::NonZero => atoi(v) != 0,
         env::Acts::True => parse_truthy(v),
         env::Acts::NonBlank => !v.is_empty(),
-        env::Acts::MpiAssert => mpi_launched && parse_switch(Some(v)),
     }
+}
+
+/// Whether the first C or Fortran Dr.Hook call must find MPI initialised
+/// (the reference's `DR_HOOK_INIT` assertion): in a process that looks
+/// MPI-launched ([`env::MPI_LAUNCH_VARS`] set and not empty), unless
+/// `DR_HOOK_ASSERT_MPI_INITIALIZED` is off (`0`, `false`, `off`, `no`; an
+/// unset or empty value leaves it on, as in the reference) or
+/// `DR_HOOK_NOT_MPI` is true.
+pub fn mpi_assertion_required(get: impl Fn(&str) -> Option<String>) -> bool {
+    let launched = env::MPI_LAUNCH_VARS
+        .iter()
+        .any(|v| get(v).is_some_and(|v| !v.trim().is_empty()));
+    let off = get(env::DR_HOOK_ASSERT_MPI_INITIALIZED).is_some_and(|v| {
+        let v = v.trim();
+        ["0", "false", "off", "no"]
+            .iter()
+            .any(|o| v.eq_ignore_ascii_case(o))
+    });
+    let not_mpi = get(env::DR_HOOK_NOT_MPI).is_some_and(|v| parse_truthy(&v));
+    launched && !off && !not_mpi
 }
 
 /// The reference's true values of its Fortran-side switches
@@ -523,12 +542,9 @@ impl Config {
         // As the reference: ranges imply strict regions.
         let strict_regions = strict_regions || ranges.any();
         let signals = SignalConfig::from_lookup(get, &mut warnings);
-        let mpi_launched = env::MPI_LAUNCH_VARS
-            .iter()
-            .any(|v| get(v).is_some_and(|v| !v.trim().is_empty()));
         for &(var, acts) in env::UNSUPPORTED {
             let Some(v) = get(var) else { continue };
-            if unsupported_value_acts(acts, &v, mpi_launched) {
+            if unsupported_value_acts(acts, &v) {
                 warnings.push(Warning(format!(
                     "Warning - {var}=\"{v}\" is not supported by drhook-rs (ignored)"
                 )));

@@ -301,19 +301,12 @@ fn unsupported_variables_warn_only_for_values_that_would_act() {
         ("DR_HOOK_NCALLSTACK", "64"),
     ]);
     assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
-    // The MPI assertion matters only in an MPI-launched process, and
-    // not when switched off.
-    let off = cfg(&[
-        ("DR_HOOK_ASSERT_MPI_INITIALIZED", "0"),
-        ("OMPI_COMM_WORLD_SIZE", "2"),
-    ]);
-    assert!(off.warnings.is_empty(), "{:?}", off.warnings);
     let loud = cfg(&[
         ("DR_HOOK_ASSERT_MPI_INITIALIZED", "yes"),
         ("OMPI_COMM_WORLD_SIZE", "2"),
         ("DR_HOOK_DUMP_HUGEPAGES", "1,1"),
     ]);
-    assert_eq!(loud.warnings.len(), 2, "{:?}", loud.warnings);
+    assert_eq!(loud.warnings.len(), 1, "{:?}", loud.warnings);
     assert_eq!(atoi(" -12x"), -12);
     assert_eq!(atoi("abc"), 0);
     assert!(parse_truthy(" On ") && !parse_truthy("2"));
@@ -328,4 +321,46 @@ fn clock_choice() {
     let c = cfg(&[("DRHOOK_CLOCK", "sundial")]);
     assert_eq!(c.clock, ClockChoice::Auto);
     assert_eq!(c.warnings.len(), 1);
+}
+
+#[test]
+fn mpi_assertion_as_the_references() {
+    let req = |vars: &[(&str, &str)]| {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        mpi_assertion_required(|n| vars.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone()))
+    };
+    // Not MPI-launched: never.
+    assert!(!req(&[]));
+    assert!(!req(&[
+        ("DR_HOOK_ASSERT_MPI_INITIALIZED", "1"),
+        ("PMI_SIZE", " ")
+    ]));
+    // Launched: on by default (unset or empty) and for any value but off.
+    for launcher in [
+        "OMPI_COMM_WORLD_SIZE",
+        "ALPS_APP_PE",
+        "PMI_SIZE",
+        "SLURM_STEP_NUM_TASKS",
+    ] {
+        assert!(req(&[(launcher, "2")]), "{launcher}");
+    }
+    assert!(req(&[
+        ("PMI_SIZE", "2"),
+        ("DR_HOOK_ASSERT_MPI_INITIALIZED", "")
+    ]));
+    assert!(req(&[
+        ("PMI_SIZE", "2"),
+        ("DR_HOOK_ASSERT_MPI_INITIALIZED", "yes")
+    ]));
+    for off in ["0", "false", "OFF", " no "] {
+        assert!(
+            !req(&[("PMI_SIZE", "2"), ("DR_HOOK_ASSERT_MPI_INITIALIZED", off)]),
+            "{off}"
+        );
+    }
+    assert!(!req(&[("PMI_SIZE", "2"), ("DR_HOOK_NOT_MPI", "yes")]));
+    assert!(req(&[("PMI_SIZE", "2"), ("DR_HOOK_NOT_MPI", "0")]));
 }
