@@ -595,3 +595,109 @@ fn dr_hack_file_belongs_to_the_process_that_made_it() {
         .collect();
     assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
 }
+
+/// The `## EC_MEMINFO` lines of `DR_HOOK_DUMP_HUGEPAGES` in `err`, from
+/// `## EC_MEMINFO` on.
+fn meminfo_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter_map(|l| l.find("## EC_MEMINFO ").map(|i| &l[i..]))
+        .collect()
+}
+
+/// A `/proc/meminfo` field (kB or a count).
+fn proc_meminfo(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|r| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn dump_hugepages_prints_the_nodes_memory_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["basic"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_DUMP_HUGEPAGES", "1,1000")],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let err = r.stderr();
+    // Once (the next is due in 1000 s): the header and this node's line.
+    let lines = meminfo_lines(&err);
+    assert_eq!(lines.len(), 5, "{err}");
+    let first = err.lines().find(|l| l.contains("## EC_MEMINFO ")).unwrap();
+    assert!(first.starts_with("[EC_DRHOOK:"), "{first}");
+    assert!(first.contains(":1:1:"), "task 1, thread 1: {first}");
+    assert!(first.contains("]## EC_MEMINFO "), "{first}");
+    // One column pair per NUMA node with a Normal zone in buddyinfo.
+    let buddy = std::fs::read_to_string("/proc/buddyinfo").unwrap_or_default();
+    let numa = buddy
+        .lines()
+        .skip(2)
+        .take_while(|l| l.contains(" Normal "))
+        .count();
+    assert_eq!(lines[1].matches(" Numa region ").count(), numa, "{err}");
+    assert_eq!(
+        lines[2],
+        format!(
+            "## EC_MEMINFO Node Name                 | Heap  | RSS(tsk)        |{} Total          |",
+            " Small  Huge or |".repeat(numa)
+        )
+    );
+    // The node's line: its name, heap, RSS and huge pages, then per NUMA
+    // node two figures, free and cached memory, the percentages, energy,
+    // power, load, page kind.
+    let f: Vec<&str> = lines[4]["## EC_MEMINFO ".len()..]
+        .split_whitespace()
+        .collect();
+    assert_eq!(f.len(), 5 + 2 * numa + 8, "{}", lines[4]);
+    assert_eq!(f[0], "0");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host: String = host.trim().chars().take(20).collect();
+    assert_eq!(f[1], host);
+    let rss: u64 = f[3].parse().unwrap();
+    assert!(rss > 0 && rss < 1 << 20, "{}", lines[4]);
+    let huge = proc_meminfo("HugePages_Total:") * proc_meminfo("Hugepagesize:") / 1024;
+    assert_eq!(f[4].parse::<u64>().unwrap(), huge, "{}", lines[4]);
+    let rest = &f[5 + 2 * numa..];
+    let memfree: u64 = rest[0].parse().unwrap();
+    assert!(memfree > 0, "{}", lines[4]);
+    let used: f64 = rest[2].parse().unwrap();
+    assert!((0.0..=100.0).contains(&used), "{}", lines[4]);
+    assert_eq!((rest[4], rest[5]), ("0", "0"));
+    assert!(["Sm/p", "Hg/p"].contains(&rest[7]), "{}", lines[4]);
+    // Another task, no period, or no value: nothing.
+    for v in ["2,1", "1,0", "1", ""] {
+        let r = run_in(
+            dir.path(),
+            PROG,
+            &["basic"],
+            &[("DR_HOOK", "1"), ("DR_HOOK_DUMP_HUGEPAGES", v)],
+        );
+        assert_eq!(r.code(), 0);
+        assert!(meminfo_lines(&r.stderr()).is_empty(), "{v}: {}", r.stderr());
+        assert!(!r.stderr().contains("not supported"), "{}", r.stderr());
+    }
+}
+
+#[test]
+fn dump_hugepages_reports_in_the_traceback_when_due() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &["segv"],
+        &[("DR_HOOK", "1"), ("DR_HOOK_DUMP_HUGEPAGES", "1,0.000001")],
+    );
+    let err = r.stderr();
+    let start = err
+        .find("Starting DrHook backtrace for signal#11")
+        .unwrap_or_else(|| panic!("{err}"));
+    // The report right after the line that starts the backtrace.
+    let after = meminfo_lines(&err[start..]);
+    assert!(after.len() >= 5, "{err}");
+    assert!(after[0].contains("| TC    | MEMORY USED(MB)"), "{err}");
+}

@@ -116,13 +116,13 @@ pub enum Acts {
 /// Variables of the reference implementation that drhook-rs does not
 /// support, with the values that would make the reference act; each one
 /// set to such a value is reported once at start-up. Values that change
-/// nothing in the reference (`DR_HOOK_DUMP_HUGEPAGES=`, ...) are not
-/// reported. Not listed because they can change nothing here:
+/// nothing in the reference are not reported. Empty now: every variable
+/// of the reference's is read. Not listed because they can change nothing here:
 /// `DR_HOOK_NCALLSTACK` (handles fit in 4 bytes whatever its value),
 /// `DR_HOOK_RANDOM_MEMSTAT` (it makes
 /// the reference sample thread 1's heap and stack maxima at random calls;
 /// the engine's memory figures are taken at every call).
-pub const UNSUPPORTED: &[(&str, Acts)] = &[("DR_HOOK_DUMP_HUGEPAGES", Acts::NonBlank)];
+pub const UNSUPPORTED: &[(&str, Acts)] = &[];
 
 /// `DR_HOOK_ASSERT_MPI_INITIALIZED`: off (`0`, `false`, `off`, `no`) lets
 /// the first C or Fortran Dr.Hook call of an MPI-launched process run
@@ -166,6 +166,8 @@ pub const DR_HOOK_DUMP_SMAPS: &str = "DR_HOOK_DUMP_SMAPS";
 pub const DR_HOOK_DUMP_MAPS: &str = "DR_HOOK_DUMP_MAPS";
 /// `DR_HOOK_DUMP_BUDDYINFO`: `/proc/buddyinfo` in a traceback.
 pub const DR_HOOK_DUMP_BUDDYINFO: &str = "DR_HOOK_DUMP_BUDDYINFO";
+/// `DR_HOOK_DUMP_HUGEPAGES`: `task,seconds`, the node's memory report.
+pub const DR_HOOK_DUMP_HUGEPAGES: &str = "DR_HOOK_DUMP_HUGEPAGES";
 /// `DR_HOOK_DUMP_MEMINFO`: `/proc/meminfo` in a traceback.
 pub const DR_HOOK_DUMP_MEMINFO: &str = "DR_HOOK_DUMP_MEMINFO";
 /// `DR_HOOK_TRACE_STACK`: abort when thread 1's stack passes this many

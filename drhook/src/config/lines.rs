@@ -105,6 +105,9 @@ pub struct Lines {
     pub dump_buddyinfo: bool,
     /// `DR_HOOK_DUMP_MEMINFO`: `/proc/meminfo`.
     pub dump_meminfo: bool,
+    /// `DR_HOOK_DUMP_HUGEPAGES=task,seconds` for this task: the seconds
+    /// between memory reports.
+    pub dump_hugepages: Option<f64>,
     /// `DR_HOOK_TRACE_STACK` (task 1, with `OMP_STACKSIZE` set).
     pub trace_stack: Option<TraceStack>,
     /// `DR_HACK` is true: `drhack.txt` on task 1.
@@ -122,6 +125,7 @@ impl Lines {
             || self.timeline.is_some()
             || self.trace_stack.is_some()
             || self.drhack
+            || self.dump_hugepages.is_some()
     }
 
     /// Reads the variables; `myproc` is this task's 1-based number.
@@ -179,7 +183,12 @@ impl Lines {
                 omp_stacksize: get("OMP_STACKSIZE").map_or(0, |v| omp_stacksize(&v)),
             })
             .filter(|t| t.omp_stacksize > 0);
+        let dump_hugepages = get(env::DR_HOOK_DUMP_HUGEPAGES)
+            .and_then(|v| parse_hugepages(&v))
+            .filter(|&(task, freq)| freq > 0.0 && (task == -1 || task == i64::from(myproc)))
+            .map(|(_, freq)| freq);
         Lines {
+            dump_hugepages,
             show_lock: int(env::DR_HOOK_SHOW_LOCK) == Some(1),
             trace_stack,
             drhack: get(env::DR_HACK).is_some_and(|v| super::parse_truthy(&v)),
@@ -195,6 +204,23 @@ impl Lines {
             gencore_signal,
         }
     }
+}
+
+/// `DR_HOOK_DUMP_HUGEPAGES` as the reference's `sscanf("%d,%lf")`: a task
+/// and a number of seconds, both needed.
+pub fn parse_hugepages(v: &str) -> Option<(i64, f64)> {
+    let v = v.trim_start();
+    let sign = usize::from(v.starts_with(['-', '+']));
+    let digits = v[sign..].bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let task = atoi(&v[..sign + digits]);
+    let rest = v[sign + digits..].strip_prefix(',')?.trim_start();
+    let len = (1..=rest.len())
+        .rev()
+        .find(|&n| rest.is_char_boundary(n) && rest[..n].parse::<f64>().is_ok())?;
+    Some((task, rest[..len].parse().ok()?))
 }
 
 /// The items of `DR_HOOK_TIMED_KILL` (separated by `,`, blanks or `/`)

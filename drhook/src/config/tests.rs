@@ -247,20 +247,6 @@ fn signal_variables() {
 }
 
 #[test]
-fn unsupported_reference_variables_are_reported() {
-    let c = cfg(&[
-        ("DR_HOOK_DUMP_HUGEPAGES", "1,5"),
-        ("DR_HOOK_NCALLSTACK", "64"),
-    ]);
-    assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
-    assert!(
-        c.warnings[0]
-            .0
-            .contains("DR_HOOK_DUMP_HUGEPAGES=\"1,5\" is not supported")
-    );
-}
-
-#[test]
 fn process_tree_variables() {
     let c = cfg(&[]);
     assert_eq!(c.follow, process::Follow::All);
@@ -291,25 +277,49 @@ fn process_tree_variables() {
 }
 
 #[test]
-fn unsupported_variables_warn_only_for_values_that_would_act() {
-    // Values with which the reference does nothing: no warning.
-    let quiet = cfg(&[
+fn no_reference_variable_is_reported_unsupported() {
+    let c = cfg(&[
         ("DR_HOOK_RANDOM_MEMSTAT", "5"),
-        ("DR_HOOK_DUMP_HUGEPAGES", " "),
-        ("DR_HOOK_ASSERT_MPI_INITIALIZED", "1"),
+        ("DR_HOOK_DUMP_HUGEPAGES", "1,1"),
+        ("DR_HOOK_ASSERT_MPI_INITIALIZED", "yes"),
+        ("OMPI_COMM_WORLD_SIZE", "2"),
         ("DR_HOOK_NOT_MPI", "1"),
         ("DR_HOOK_NCALLSTACK", "64"),
     ]);
-    assert!(quiet.warnings.is_empty(), "{:?}", quiet.warnings);
-    let loud = cfg(&[
-        ("DR_HOOK_ASSERT_MPI_INITIALIZED", "yes"),
-        ("OMPI_COMM_WORLD_SIZE", "2"),
-        ("DR_HOOK_DUMP_HUGEPAGES", "1,1"),
-    ]);
-    assert_eq!(loud.warnings.len(), 1, "{:?}", loud.warnings);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(c.lines.dump_hugepages, Some(1.0));
     assert_eq!(atoi(" -12x"), -12);
     assert_eq!(atoi("abc"), 0);
     assert!(parse_truthy(" On ") && !parse_truthy("2"));
+}
+
+#[test]
+fn dump_hugepages_as_the_references_sscanf() {
+    use super::lines::parse_hugepages;
+    assert_eq!(parse_hugepages("1,5"), Some((1, 5.0)));
+    assert_eq!(parse_hugepages(" -1, 0.5x"), Some((-1, 0.5)));
+    assert_eq!(parse_hugepages("1"), None);
+    assert_eq!(parse_hugepages("x,1"), None);
+    assert_eq!(parse_hugepages(" "), None);
+    // Another task, or no period: off.
+    assert_eq!(
+        cfg(&[("DR_HOOK_DUMP_HUGEPAGES", "2,5")])
+            .lines
+            .dump_hugepages,
+        None
+    );
+    assert_eq!(
+        cfg(&[("DR_HOOK_DUMP_HUGEPAGES", "1,0")])
+            .lines
+            .dump_hugepages,
+        None
+    );
+    assert_eq!(
+        cfg(&[("DR_HOOK_DUMP_HUGEPAGES", "-1,2.5")])
+            .lines
+            .dump_hugepages,
+        Some(2.5)
+    );
 }
 
 #[test]

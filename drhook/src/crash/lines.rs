@@ -13,7 +13,9 @@
 //! * `DR_HOOK_TIMELINE`: every `DR_HOOK_TIMELINE_FREQ`-th enter (`tl:>`)
 //!   and exit (`tl:<`) of a thread, or one where a memory figure moved by
 //!   `DR_HOOK_TIMELINE_MB`, a line with the wall time and memory in MB;
-//!   `tl:B` at the first instrumented call, `tl:E` at exit.
+//!   `tl:B` at the first instrumented call, `tl:E` at exit;
+//! * `DR_HOOK_DUMP_HUGEPAGES`: the memory report of [`super::meminfo`] at
+//!   an enter of thread 1, at most every so many seconds.
 //!
 //! The memory figures are the engine's own, never `/proc`: the heap is
 //! the allocator wrappers' count of live bytes when the memory metric
@@ -82,6 +84,17 @@ fn mem_now(sp: usize) -> Mem {
     Mem { heap, hwm, stack }
 }
 
+/// The heap high-water mark in bytes from atomics only (for a signal
+/// handler): the allocator wrappers' peak, else the highest heap seen at a
+/// per-call line.
+pub(crate) fn hwm_signal_safe() -> u64 {
+    if crate::metrics::mem::OFFSET.load(Ordering::Acquire) != usize::MAX {
+        crate::metrics::mem::TOTALS.peak.load(Ordering::Relaxed)
+    } else {
+        HWM.load(Ordering::Relaxed)
+    }
+}
+
 /// What `runtime` found set: called at the enter (`entering`) or exit of
 /// routine `name`, `sp` an address in the caller's frame.
 pub(crate) fn boundary(l: &Lines, entering: bool, sp: usize, name: &str) {
@@ -107,6 +120,9 @@ pub(crate) fn boundary(l: &Lines, entering: bool, sp: usize, name: &str) {
             m.stack
         );
         write_stdout(line.as_bytes());
+    }
+    if entering && l.dump_hugepages.is_some() {
+        super::meminfo::maybe_report(tid, || mem_now(sp).hwm);
     }
     if entering && l.calltrace {
         super::calltree::print_calltree_shallow();

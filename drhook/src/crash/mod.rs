@@ -11,6 +11,7 @@ pub(crate) mod drhack;
 pub mod dump;
 pub(crate) mod lines;
 pub(crate) mod maps;
+pub(crate) mod meminfo;
 pub(crate) mod mismatch;
 pub mod signals;
 pub(crate) mod timed_kill;

@@ -223,6 +223,7 @@ pub(crate) fn install(cfg: &Config, announce: bool) -> bool {
             Ordering::Relaxed,
         );
     }
+    crate::crash::meminfo::set_period(cfg.lines.dump_hugepages);
     if let Some(sig) = cfg.lines.gencore_signal {
         super::gencore::install(sig, show);
     }

@@ -94,6 +94,11 @@ pub(super) fn report(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void
             .str(", nsigs = ")
             .u64(nsigs as u64);
     });
+    // As the reference's dump_hugepages: thread 1 only, when due.
+    crate::crash::meminfo::maybe_report(
+        crate::diag::caller_tid(),
+        crate::crash::lines::hwm_signal_safe,
+    );
     super::dumpfiles::dump(sig, nsigs);
     // Every thread inside instrumented routines, the signalled one first
     // (the trees listed stay alive while `_pin` is held).
