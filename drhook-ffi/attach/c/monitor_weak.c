@@ -2,7 +2,8 @@
  * libdrhook_wrap.a and the --wrap list), where dlsym finds nothing: each
  * is a weak reference, the tool's definition when the program links one,
  * NULL otherwise (the preloaded library looks them up with dlsym instead).
- * No monitor_wrap_main means libmonitor's default, which returns 0. */
+ * No monitor_wrap_main means libmonitor's default, which returns 0 (the
+ * preload library defines that default). */
 #include <stddef.h>
 
 /* Hidden: in the preload library (which looks the callbacks up with dlsym)
@@ -35,7 +36,10 @@ WEAK(monitor_post_dlclose)
 WEAK(monitor_mpi_pre_init)
 WEAK(monitor_mpi_post_fini)
 
-WEAK(monitor_wrap_main)
+/* Default visibility: the preload library defines libmonitor's default
+ * monitor_wrap_main and exports it (a hidden reference would hide the
+ * definition too); one more symbol lookup when it is loaded. */
+extern void monitor_wrap_main(void) __attribute__((weak));
 
 #define ENTRY(name) {#name, (void *) name},
 static const struct {

@@ -242,6 +242,21 @@ macro_rules! __interpose_libmonitor {
             #[unsafe(link_section = ".init_array")]
             static LIBMONITOR_INIT: extern "C" fn() = library_init;
         }
+        /// libmonitor's default `monitor_wrap_main` (returns 0; called
+        /// only in a static program): a preloaded tool that calls it
+        /// loads. A tool's own definition comes first in the lookup.
+        #[doc(hidden)]
+        pub mod __drhook_libmonitor_wrap_main {
+            use std::ffi::{c_char, c_int};
+            #[unsafe(no_mangle)]
+            pub extern "C" fn monitor_wrap_main(
+                _argc: c_int,
+                _argv: *mut *mut c_char,
+                _envp: *mut *mut c_char,
+            ) -> c_int {
+                0
+            }
+        }
         $crate::__interpose_libmonitor!(functions);
     };
     // A static program: no constructor (the tool starts just before
