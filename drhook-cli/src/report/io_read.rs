@@ -120,6 +120,12 @@ pub struct File {
     pub stdio_flushes: u64,
     #[serde(default)]
     pub stdio_flush_bytes: u64,
+    /// The system reads stdio made to refill the file's streams
+    /// (inferred from their buffers; also in `reads`) and their bytes.
+    #[serde(default)]
+    pub stdio_refills: u64,
+    #[serde(default)]
+    pub stdio_refill_bytes: u64,
     /// The buffer the streams had at their flushes (`bufsize`/`bufmode`
     /// are what `setvbuf` asked for).
     #[serde(default)]
@@ -152,7 +158,7 @@ impl File {
     pub fn bytes(&self) -> u64 {
         self.read_bytes
             .saturating_add(self.write_bytes)
-            .saturating_add(self.stdio_read_bytes)
+            .saturating_add(self.stdio_unrefilled())
             .saturating_add(self.stdio_unflushed())
     }
 
@@ -161,6 +167,13 @@ impl File {
     pub fn stdio_unflushed(&self) -> u64 {
         self.stdio_write_bytes
             .saturating_sub(self.stdio_flush_bytes)
+    }
+
+    /// The bytes read from streams not counted in `read_bytes` (reports
+    /// written before stdio's refills were seen: all of them).
+    pub fn stdio_unrefilled(&self) -> u64 {
+        self.stdio_read_bytes
+            .saturating_sub(self.stdio_refill_bytes)
     }
 
     /// ECIOPROF's "setvbuf omission" as a number: the mean bytes of the

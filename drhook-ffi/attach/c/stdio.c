@@ -9,8 +9,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
-extern int drhook_attach_io_vprintf(int kind, FILE *fp, int fd, int flag,
-                                    const char *fmt, va_list ap);
+extern int drhook_attach_io_vprintf(int which, int kind, FILE *fp, int fd,
+                                    int flag, const char *fmt, va_list ap);
+
+/* The real function of each exported one, by the index its trampoline
+ * gives (io/exports.rs, __io_variadic!): set by io/printf.rs at the first
+ * call that finds I/O not profiled; null until then, and while profiled. */
+__attribute__((visibility("hidden"))) void *drhook_attach_c_fast[20];
 
 /* What drhook_attach_io_vprintf calls (io/printf.rs numbers them the
  * same); a null stream is stdout. */
@@ -19,46 +24,46 @@ enum { VFPRINTF, VFPRINTF_CHK, VDPRINTF, VDPRINTF_CHK, VFSCANF, ISOC99_VFSCANF }
 #define NAME(n) drhook_attach_c_##n
 
 /* A variadic function on a stream (or a descriptor) and its v* form. */
-#define VARIADIC(name, kind, params, fp, fd, flag)                             \
+#define VARIADIC(which, name, kind, params, fp, fd, flag)                      \
     int NAME(name) params {                                                    \
         va_list ap;                                                            \
         va_start(ap, fmt);                                                     \
-        int r = drhook_attach_io_vprintf(kind, fp, fd, flag, fmt, ap);         \
+        int r = drhook_attach_io_vprintf(which, kind, fp, fd, flag, fmt, ap);  \
         va_end(ap);                                                            \
         return r;                                                              \
     }
-#define VFORM(name, kind, params, fp, fd, flag)                                \
+#define VFORM(which, name, kind, params, fp, fd, flag)                         \
     int NAME(name) params {                                                    \
-        return drhook_attach_io_vprintf(kind, fp, fd, flag, fmt, ap);          \
+        return drhook_attach_io_vprintf(which, kind, fp, fd, flag, fmt, ap);   \
     }
 
-VARIADIC(fprintf, VFPRINTF, (FILE * s, const char *fmt, ...), s, -1, 0)
-VARIADIC(printf, VFPRINTF, (const char *fmt, ...), NULL, -1, 0)
-VARIADIC(fprintf_chk, VFPRINTF_CHK, (FILE * s, int fl, const char *fmt, ...),
+VARIADIC(0, fprintf, VFPRINTF, (FILE * s, const char *fmt, ...), s, -1, 0)
+VARIADIC(1, printf, VFPRINTF, (const char *fmt, ...), NULL, -1, 0)
+VARIADIC(2, fprintf_chk, VFPRINTF_CHK, (FILE * s, int fl, const char *fmt, ...),
          s, -1, fl)
-VARIADIC(printf_chk, VFPRINTF_CHK, (int fl, const char *fmt, ...), NULL, -1,
+VARIADIC(3, printf_chk, VFPRINTF_CHK, (int fl, const char *fmt, ...), NULL, -1,
          fl)
-VARIADIC(dprintf, VDPRINTF, (int d, const char *fmt, ...), NULL, d, 0)
-VARIADIC(dprintf_chk, VDPRINTF_CHK, (int d, int fl, const char *fmt, ...), NULL,
+VARIADIC(4, dprintf, VDPRINTF, (int d, const char *fmt, ...), NULL, d, 0)
+VARIADIC(5, dprintf_chk, VDPRINTF_CHK, (int d, int fl, const char *fmt, ...), NULL,
          d, fl)
-VARIADIC(fscanf, VFSCANF, (FILE * s, const char *fmt, ...), s, -1, 0)
-VARIADIC(scanf, VFSCANF, (const char *fmt, ...), NULL, -1, 0)
-VARIADIC(isoc99_fscanf, ISOC99_VFSCANF, (FILE * s, const char *fmt, ...), s,
+VARIADIC(6, fscanf, VFSCANF, (FILE * s, const char *fmt, ...), s, -1, 0)
+VARIADIC(7, scanf, VFSCANF, (const char *fmt, ...), NULL, -1, 0)
+VARIADIC(8, isoc99_fscanf, ISOC99_VFSCANF, (FILE * s, const char *fmt, ...), s,
          -1, 0)
-VARIADIC(isoc99_scanf, ISOC99_VFSCANF, (const char *fmt, ...), NULL, -1, 0)
+VARIADIC(9, isoc99_scanf, ISOC99_VFSCANF, (const char *fmt, ...), NULL, -1, 0)
 
-VFORM(vfprintf, VFPRINTF, (FILE * s, const char *fmt, va_list ap), s, -1, 0)
-VFORM(vprintf, VFPRINTF, (const char *fmt, va_list ap), NULL, -1, 0)
-VFORM(vfprintf_chk, VFPRINTF_CHK,
+VFORM(10, vfprintf, VFPRINTF, (FILE * s, const char *fmt, va_list ap), s, -1, 0)
+VFORM(11, vprintf, VFPRINTF, (const char *fmt, va_list ap), NULL, -1, 0)
+VFORM(12, vfprintf_chk, VFPRINTF_CHK,
       (FILE * s, int fl, const char *fmt, va_list ap), s, -1, fl)
-VFORM(vprintf_chk, VFPRINTF_CHK, (int fl, const char *fmt, va_list ap), NULL,
+VFORM(13, vprintf_chk, VFPRINTF_CHK, (int fl, const char *fmt, va_list ap), NULL,
       -1, fl)
-VFORM(vdprintf, VDPRINTF, (int d, const char *fmt, va_list ap), NULL, d, 0)
-VFORM(vdprintf_chk, VDPRINTF_CHK, (int d, int fl, const char *fmt, va_list ap),
+VFORM(14, vdprintf, VDPRINTF, (int d, const char *fmt, va_list ap), NULL, d, 0)
+VFORM(15, vdprintf_chk, VDPRINTF_CHK, (int d, int fl, const char *fmt, va_list ap),
       NULL, d, fl)
-VFORM(vfscanf, VFSCANF, (FILE * s, const char *fmt, va_list ap), s, -1, 0)
-VFORM(vscanf, VFSCANF, (const char *fmt, va_list ap), NULL, -1, 0)
-VFORM(isoc99_vfscanf, ISOC99_VFSCANF, (FILE * s, const char *fmt, va_list ap),
+VFORM(16, vfscanf, VFSCANF, (FILE * s, const char *fmt, va_list ap), s, -1, 0)
+VFORM(17, vscanf, VFSCANF, (const char *fmt, va_list ap), NULL, -1, 0)
+VFORM(18, isoc99_vfscanf, ISOC99_VFSCANF, (FILE * s, const char *fmt, va_list ap),
       s, -1, 0)
-VFORM(isoc99_vscanf, ISOC99_VFSCANF, (const char *fmt, va_list ap), NULL, -1,
+VFORM(19, isoc99_vscanf, ISOC99_VFSCANF, (const char *fmt, va_list ap), NULL, -1,
       0)

@@ -1,5 +1,6 @@
 //! The printf family and the writes stdio makes for a stream (its flushes,
-//! the final one at `exit`), against what strace sees of the same run.
+//! the final one at `exit`), and the reads it makes (its refills), against
+//! what strace sees of the same run.
 
 use super::*;
 
@@ -17,14 +18,14 @@ fn file<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
         .unwrap_or_else(|| panic!("no {name} in {r:#}"))
 }
 
-/// `(writes, bytes)` of `write` calls on the file `name` in an
+/// `(calls, bytes)` of `call`s (`write`, `read`) on the file `name` in an
 /// `strace -y` log.
-fn strace_writes(log: &str, name: &str) -> (u64, u64) {
+fn strace_ops(log: &str, call: &str, name: &str) -> (u64, u64) {
     let mut n = 0;
     let mut bytes = 0;
     for l in log.lines() {
         let l = l.split_once(' ').map_or(l, |x| x.1).trim_start();
-        if l.starts_with("write(") && l.contains(&format!("/{name}>")) {
+        if l.starts_with(&format!("{call}(")) && l.contains(&format!("/{name}>")) {
             n += 1;
             bytes += l
                 .rsplit("= ")
@@ -36,15 +37,22 @@ fn strace_writes(log: &str, name: &str) -> (u64, u64) {
     (n, bytes)
 }
 
-/// Runs `exe` (its stdout to out.txt) in a fresh directory under strace,
-/// preloaded with I/O profiling; the directory and the strace log.
+/// Runs `exe` (its stdout to out.txt) in a fresh directory under strace
+/// (`-e trace=write`), preloaded with I/O profiling; the directory and the
+/// strace log.
 fn traced(exe: &Path) -> (tempfile::TempDir, String) {
+    traced_calls(exe, "write")
+}
+
+/// [`traced`], strace tracing the system calls `calls`.
+fn traced_calls(exe: &Path, calls: &str) -> (tempfile::TempDir, String) {
     let d = tempdir();
     let preload = built("libdrhook_preload.so");
     let out = std::fs::File::create(d.path().join("out.txt")).unwrap();
     let r = Command::new("strace")
         .current_dir(d.path())
-        .args(["-f", "-y", "-qq", "-e", "trace=write", "-e", "signal=none"])
+        .args(["-f", "-y", "-qq", "-e", &format!("trace={calls}")])
+        .args(["-e", "signal=none"])
         .args(["-o", "trace.log", "-E"])
         .arg(format!("LD_PRELOAD={}", preload.display()))
         .args([
@@ -157,7 +165,7 @@ fn stdio_flushes_and_printf_equal_what_strace_sees_plain_and_fortified() {
             );
             // System level: strace's writes on that file, one for one, the
             // final flush at exit included (full.txt, big.txt, out.txt).
-            let st = strace_writes(&log, name);
+            let st = strace_ops(&log, "write", name);
             assert_eq!(st.1, bytes, "{name}\n{log}");
             assert_eq!((n(f, "writes"), n(f, "write_bytes")), st, "{name}: {f:#}");
             assert_eq!(
@@ -250,4 +258,67 @@ fn drhook_io_flags_streams_flushed_in_small_writes() {
             .take_while(|l| !l.contains("by routine"))
             .any(|l| l.contains("SMALL FLUSHES"))
     );
+}
+
+#[test]
+fn stdio_refills_equal_the_reads_strace_sees_plain_and_fortified() {
+    if !have_gcc() || !have_tool("strace") || !have_tool("nm") {
+        return;
+    }
+    let src = attach_prog("stdio_refill.c");
+    let b = tempdir();
+    let plain = c_exe(b.path(), "plain", &[&src], &["-std=gnu11"], Link::Shared);
+    let fortified = c_exe(
+        b.path(),
+        "fortified",
+        &[&src],
+        &["-std=gnu11", "-O2", "-D_FORTIFY_SOURCE=2"],
+        Link::Shared,
+    );
+    let nm = Command::new("nm")
+        .arg("-D")
+        .arg(&fortified)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&nm.stdout).contains("__fgets_chk"));
+    // What the program prints, not profiled.
+    let expect = {
+        let d = tempdir();
+        let r = Command::new(&plain).current_dir(d.path()).output().unwrap();
+        assert!(r.status.success());
+        r.stdout
+    };
+    for exe in [&plain, &fortified] {
+        let (d, log) = traced_calls(exe, "read");
+        assert_eq!(std::fs::read(d.path().join("out.txt")).unwrap(), expect);
+        let rep = report(d.path());
+        let n = |f: &serde_json::Value, k: &str| f[k].as_u64().unwrap_or_else(|| panic!("{k}"));
+        for (name, buffer) in [
+            ("small.txt", Some(64)),
+            ("big.txt", Some(1 << 20)),
+            ("default.txt", None),
+        ] {
+            let f = file(&rep, name);
+            let size = std::fs::metadata(d.path().join(name)).unwrap().len();
+            // Stdio level: every byte of the file, once.
+            assert_eq!(n(f, "stdio_read_bytes"), size, "{name}: {f:#}");
+            // System level: strace's reads on that file, one for one, the
+            // one that found the end (0 bytes) included.
+            let st = strace_ops(&log, "read", name);
+            assert_eq!(st.1, size, "{name}\n{log}");
+            assert_eq!((n(f, "reads"), n(f, "read_bytes")), st, "{name}: {f:#}");
+            assert_eq!(
+                (n(f, "stdio_refills"), n(f, "stdio_refill_bytes")),
+                st,
+                "{name}"
+            );
+            let blk = n(f, "file_alignment");
+            assert_eq!(n(f, "stdio_buffer"), buffer.unwrap_or(blk), "{name}: {f:#}");
+        }
+        // A read per 64 bytes and the last one; the whole file and the
+        // last one for the 1 MiB buffer.
+        let size = std::fs::metadata(d.path().join("small.txt")).unwrap().len();
+        assert_eq!(n(file(&rep, "small.txt"), "reads"), size.div_ceil(64) + 1);
+        assert_eq!(n(file(&rep, "big.txt"), "reads"), 2);
+    }
 }

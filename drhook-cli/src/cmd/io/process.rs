@@ -168,6 +168,17 @@ fn render_raw(r: &Report, block: Option<u64>) -> String {
                 }
             );
         }
+        if f.stdio_refills > 0 {
+            let _ = writeln!(
+                o,
+                "{:>8}stdio       {} read in {} calls, refilled in {} reads of {} mean",
+                "",
+                human(f.stdio_read_bytes),
+                f.stdio_reads,
+                f.stdio_refills,
+                human(f.stdio_refill_bytes / f.stdio_refills),
+            );
+        }
         if let Some((mean, blk)) = f.small_flushes(block) {
             let _ = writeln!(
                 o,

@@ -65,6 +65,8 @@ fn reduce_counters(parts: &[&File]) -> File {
         r.stdio_other += f.stdio_other;
         r.stdio_flushes += f.stdio_flushes;
         r.stdio_flush_bytes += f.stdio_flush_bytes;
+        r.stdio_refills += f.stdio_refills;
+        r.stdio_refill_bytes += f.stdio_refill_bytes;
         r.mpiio_opens += f.mpiio_opens;
         r.mpiio_reads += f.mpiio_reads;
         r.mpiio_writes += f.mpiio_writes;

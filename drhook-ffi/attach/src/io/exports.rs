@@ -286,125 +286,145 @@ macro_rules! __interpose_io {
                 unsafe { io::putc::<S>(&s::IO_PUTC, ch, f) }
             }
             // The printf and scanf families (C: `c/stdio.c`).
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "fprintf",
                 fprintf,
-                $crate::io::printf::c::drhook_attach_c_fprintf
+                $crate::io::printf::c::drhook_attach_c_fprintf,
+                0
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "printf",
                 printf,
-                $crate::io::printf::c::drhook_attach_c_printf
+                $crate::io::printf::c::drhook_attach_c_printf,
+                1
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__fprintf_chk",
                 fprintf_chk,
-                $crate::io::printf::c::drhook_attach_c_fprintf_chk
+                $crate::io::printf::c::drhook_attach_c_fprintf_chk,
+                2
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__printf_chk",
                 printf_chk,
-                $crate::io::printf::c::drhook_attach_c_printf_chk
+                $crate::io::printf::c::drhook_attach_c_printf_chk,
+                3
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "dprintf",
                 dprintf,
-                $crate::io::printf::c::drhook_attach_c_dprintf
+                $crate::io::printf::c::drhook_attach_c_dprintf,
+                4
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__dprintf_chk",
                 dprintf_chk,
-                $crate::io::printf::c::drhook_attach_c_dprintf_chk
+                $crate::io::printf::c::drhook_attach_c_dprintf_chk,
+                5
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "fscanf",
                 fscanf,
-                $crate::io::printf::c::drhook_attach_c_fscanf
+                $crate::io::printf::c::drhook_attach_c_fscanf,
+                6
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "scanf",
                 scanf,
-                $crate::io::printf::c::drhook_attach_c_scanf
+                $crate::io::printf::c::drhook_attach_c_scanf,
+                7
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__isoc99_fscanf",
                 isoc99_fscanf,
-                $crate::io::printf::c::drhook_attach_c_isoc99_fscanf
+                $crate::io::printf::c::drhook_attach_c_isoc99_fscanf,
+                8
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__isoc99_scanf",
                 isoc99_scanf,
-                $crate::io::printf::c::drhook_attach_c_isoc99_scanf
+                $crate::io::printf::c::drhook_attach_c_isoc99_scanf,
+                9
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "vfprintf",
                 vfprintf,
-                $crate::io::printf::c::drhook_attach_c_vfprintf
+                $crate::io::printf::c::drhook_attach_c_vfprintf,
+                10
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "vprintf",
                 vprintf,
-                $crate::io::printf::c::drhook_attach_c_vprintf
+                $crate::io::printf::c::drhook_attach_c_vprintf,
+                11
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__vfprintf_chk",
                 vfprintf_chk,
-                $crate::io::printf::c::drhook_attach_c_vfprintf_chk
+                $crate::io::printf::c::drhook_attach_c_vfprintf_chk,
+                12
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__vprintf_chk",
                 vprintf_chk,
-                $crate::io::printf::c::drhook_attach_c_vprintf_chk
+                $crate::io::printf::c::drhook_attach_c_vprintf_chk,
+                13
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "vdprintf",
                 vdprintf,
-                $crate::io::printf::c::drhook_attach_c_vdprintf
+                $crate::io::printf::c::drhook_attach_c_vdprintf,
+                14
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__vdprintf_chk",
                 vdprintf_chk,
-                $crate::io::printf::c::drhook_attach_c_vdprintf_chk
+                $crate::io::printf::c::drhook_attach_c_vdprintf_chk,
+                15
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "vfscanf",
                 vfscanf,
-                $crate::io::printf::c::drhook_attach_c_vfscanf
+                $crate::io::printf::c::drhook_attach_c_vfscanf,
+                16
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "vscanf",
                 vscanf,
-                $crate::io::printf::c::drhook_attach_c_vscanf
+                $crate::io::printf::c::drhook_attach_c_vscanf,
+                17
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__isoc99_vfscanf",
                 isoc99_vfscanf,
-                $crate::io::printf::c::drhook_attach_c_isoc99_vfscanf
+                $crate::io::printf::c::drhook_attach_c_isoc99_vfscanf,
+                18
             );
-            $crate::__variadic_trampoline!(
+            $crate::__io_variadic!(
                 $p,
                 "__isoc99_vscanf",
                 isoc99_vscanf,
-                $crate::io::printf::c::drhook_attach_c_isoc99_vscanf
+                $crate::io::printf::c::drhook_attach_c_isoc99_vscanf,
+                19
             );
             #[unsafe(export_name = concat!($p, "fgets"))]
             pub unsafe extern "C" fn fgets(
@@ -420,7 +440,34 @@ macro_rules! __interpose_io {
             }
             #[unsafe(export_name = concat!($p, "fgetc"))]
             pub unsafe extern "C" fn fgetc(f: *mut libc::FILE) -> c_int {
-                unsafe { io::fgetc::<S>(f) }
+                unsafe { io::fgetc_as::<S>(&s::FGETC, f) }
+            }
+            #[unsafe(export_name = concat!($p, "getc"))]
+            pub unsafe extern "C" fn getc(f: *mut libc::FILE) -> c_int {
+                unsafe { io::fgetc_as::<S>(&s::GETC, f) }
+            }
+            #[unsafe(export_name = concat!($p, "_IO_getc"))]
+            pub unsafe extern "C" fn io_getc(f: *mut libc::FILE) -> c_int {
+                unsafe { io::fgetc_as::<S>(&s::IO_GETC, f) }
+            }
+            // `getline` and `getdelim` as -O2 inlines them (bits/stdio.h).
+            #[unsafe(export_name = concat!($p, "getdelim"))]
+            pub unsafe extern "C" fn getdelim(
+                l: *mut *mut c_char,
+                n: *mut usize,
+                d: c_int,
+                f: *mut libc::FILE,
+            ) -> isize {
+                unsafe { io::getdelim::<S>(&s::GETDELIM, l, n, d, f) }
+            }
+            #[unsafe(export_name = concat!($p, "__getdelim"))]
+            pub unsafe extern "C" fn getdelim_(
+                l: *mut *mut c_char,
+                n: *mut usize,
+                d: c_int,
+                f: *mut libc::FILE,
+            ) -> isize {
+                unsafe { io::getdelim::<S>(&s::GETDELIM_, l, n, d, f) }
             }
             #[unsafe(export_name = concat!($p, "getline"))]
             pub unsafe extern "C" fn getline(
@@ -579,4 +626,48 @@ macro_rules! __interpose_io {
         }
     };
     ($p:literal, wrap) => {};
+}
+
+/// One of the printf family's exported functions (`k`: its index in
+/// `c/stdio.c`'s `drhook_attach_c_fast`): with I/O not profiled, one load,
+/// a branch and a jump to the real function, its arguments untouched (the
+/// real function's address is in the table once the first call found I/O
+/// off); otherwise, and until then, a jump to the C shim `$c`, which takes
+/// the `va_list` and comes to `drhook_attach_io_vprintf`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __io_variadic {
+    ($p:literal, $name:literal, $f:ident, $c:path, $k:literal) => {
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+        #[unsafe(naked)]
+        #[unsafe(export_name = concat!($p, $name))]
+        pub unsafe extern "C" fn $f() {
+            // r11 (x86-64) and x16 (AArch64) are scratch registers that
+            // pass no argument (al, the vector count of a variadic call, is
+            // kept).
+            #[cfg(target_arch = "x86_64")]
+            std::arch::naked_asm!(
+                "mov r11, qword ptr [rip + {fast} + {off}]",
+                "test r11, r11",
+                "jz {c}",
+                "jmp r11",
+                fast = sym $crate::io::printf::c::drhook_attach_c_fast,
+                off = const $k * 8,
+                c = sym $c,
+            );
+            #[cfg(target_arch = "aarch64")]
+            std::arch::naked_asm!(
+                "adrp x16, {fast}",
+                "add x16, x16, :lo12:{fast}",
+                "ldr x16, [x16, #{off}]",
+                "cbnz x16, 1f",
+                "b {c}",
+                "1:",
+                "br x16",
+                fast = sym $crate::io::printf::c::drhook_attach_c_fast,
+                off = const $k * 8,
+                c = sym $c,
+            );
+        }
+    };
 }

@@ -105,6 +105,12 @@ fn recording() -> bool {
     }
 }
 
+/// Whether I/O is decided not profiled in this process (not merely not
+/// yet decided).
+fn decided_off() -> bool {
+    MODE.load(Ordering::Relaxed) == OFF
+}
+
 /// Whether I/O is profiled in this process.
 pub fn enabled() -> bool {
     match MODE.load(Ordering::Relaxed) {

@@ -14,7 +14,8 @@ use super::record::{
 };
 use super::recording;
 use super::slots::{self as s, *};
-use super::stdio::stdio_data;
+use super::stdio::data_call;
+use super::stream::Given;
 use super::table::{MAX_FD, add, c, pos_of};
 use crate::sys::{errno, set_errno};
 
@@ -206,13 +207,18 @@ pub unsafe fn fread_chk<S: Source>(
     fp: *mut libc::FILE,
 ) -> usize {
     let f = real!(S, s::FREAD_CHK, FreadChkFn);
-    pass_or_time!(f(b, len, sz, n, fp), |r, a, t| stdio_data(
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(b, len, sz, n, fp) };
+    }
+    // SAFETY: the C contract.
+    data_call(
         fp,
         false,
-        (r * sz) as u64,
-        a,
-        t
-    ))
+        Given::Piece,
+        || unsafe { f(b, len, sz, n, fp) },
+        |r| (r * sz) as u64,
+    )
 }
 
 /// `__fgets_chk`.
@@ -231,23 +237,12 @@ pub unsafe fn fgets_chk<S: Source>(
         return unsafe { f(b, len, n, fp) };
     }
     // SAFETY: the C contract.
-    timed(
+    data_call(
+        fp,
+        false,
+        Given::Pieces,
         || unsafe { f(b, len, n, fp) },
-        // SAFETY: on success `r` is a C string.
-        |r, a, t| {
-            stdio_data(
-                fp,
-                false,
-                if r.is_null() {
-                    0
-                } else {
-                    // SAFETY: a C string (the C contract).
-                    unsafe { libc::strlen(r) as u64 }
-                },
-                a,
-                t,
-            )
-        },
+        super::stdio::got,
     )
 }
 

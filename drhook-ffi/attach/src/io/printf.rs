@@ -9,6 +9,7 @@
 //! stream's buffer. `sprintf`/`snprintf` (no I/O) are not wrapped.
 
 use std::ffi::{c_char, c_int};
+use std::sync::atomic::Ordering;
 
 use super::recording;
 use super::slots::{self as s, *};
@@ -40,6 +41,49 @@ pub mod c {
         pub fn drhook_attach_c_vscanf();
         pub fn drhook_attach_c_isoc99_vfscanf();
         pub fn drhook_attach_c_isoc99_vscanf();
+        /// The real function of each exported one (`__io_variadic!`),
+        /// null until a call finds I/O not profiled.
+        pub static drhook_attach_c_fast: [std::sync::atomic::AtomicPtr<std::ffi::c_void>; 20];
+    }
+}
+
+/// The exported functions in the order of `c/stdio.c`'s indices.
+static EXPORTED: [Slot; 20] = [
+    Slot::new(c"fprintf"),
+    Slot::new(c"printf"),
+    Slot::new(c"__fprintf_chk"),
+    Slot::new(c"__printf_chk"),
+    Slot::new(c"dprintf"),
+    Slot::new(c"__dprintf_chk"),
+    Slot::new(c"fscanf"),
+    Slot::new(c"scanf"),
+    Slot::new(c"__isoc99_fscanf"),
+    Slot::new(c"__isoc99_scanf"),
+    Slot::new(c"vfprintf"),
+    Slot::new(c"vprintf"),
+    Slot::new(c"__vfprintf_chk"),
+    Slot::new(c"__vprintf_chk"),
+    Slot::new(c"vdprintf"),
+    Slot::new(c"__vdprintf_chk"),
+    Slot::new(c"vfscanf"),
+    Slot::new(c"vscanf"),
+    Slot::new(c"__isoc99_vfscanf"),
+    Slot::new(c"__isoc99_vscanf"),
+];
+
+/// I/O is not profiled in this process: the exported function `which`
+/// jumps straight to its real one from now on.
+#[cold]
+#[inline(never)]
+fn go_direct(which: c_int) {
+    if !super::decided_off() {
+        return;
+    }
+    if let Some(slot) = EXPORTED.get(which as usize)
+        && let Some(p) = Preload::get(slot)
+    {
+        // SAFETY: `c/stdio.c`'s table of 20 pointers, written atomically.
+        unsafe { c::drhook_attach_c_fast[which as usize].store(p, Ordering::Relaxed) };
     }
 }
 
@@ -63,7 +107,8 @@ const VDPRINTF_CHK: c_int = 3;
 const VFSCANF: c_int = 4;
 const ISOC99_VFSCANF: c_int = 5;
 
-/// The `printf` and `scanf` families, from `c/stdio.c`: `kind` which real
+/// The `printf` and `scanf` families, from `c/stdio.c`: `which` the
+/// exported function (its index in `EXPORTED`), `kind` which real
 /// function (above), on the stream `fp` (null: `stdout`) or the
 /// descriptor `fd`, `flag` the fortify level of a `__*_chk` one.
 ///
@@ -72,6 +117,7 @@ const ISOC99_VFSCANF: c_int = 5;
 /// `va_list`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn drhook_attach_io_vprintf(
+    which: c_int,
     kind: c_int,
     fp: *mut libc::FILE,
     fd: c_int,
@@ -85,10 +131,14 @@ pub unsafe extern "C" fn drhook_attach_io_vprintf(
         fp
     };
     type P = Preload;
+    let rec = recording();
+    if !rec {
+        go_direct(which);
+    }
     match kind {
         VFPRINTF => {
             let f = real!(P, s::VFPRINTF, VfprintfFn);
-            if !recording() {
+            if !rec {
                 // SAFETY: the C contract.
                 return unsafe { f(fp, fmt, ap) };
             }
@@ -97,7 +147,7 @@ pub unsafe extern "C" fn drhook_attach_io_vprintf(
         }
         VFPRINTF_CHK => {
             let f = real!(P, s::VFPRINTF_CHK, VfprintfChkFn);
-            if !recording() {
+            if !rec {
                 // SAFETY: the C contract.
                 return unsafe { f(fp, flag, fmt, ap) };
             }
@@ -116,7 +166,7 @@ pub unsafe extern "C" fn drhook_attach_io_vprintf(
                     unsafe { f(fd, flag, fmt, ap) }
                 }
             };
-            if !recording() {
+            if !rec {
                 return call();
             }
             super::record::timed(call, |r, a, t| {
@@ -132,7 +182,7 @@ pub unsafe extern "C" fn drhook_attach_io_vprintf(
                 &s::ISOC99_VFSCANF
             };
             let f = real!(P, *slot, VfprintfFn);
-            if !recording() {
+            if !rec {
                 // SAFETY: the C contract.
                 return unsafe { f(fp, fmt, ap) };
             }
@@ -141,7 +191,7 @@ pub unsafe extern "C" fn drhook_attach_io_vprintf(
             data_call(
                 fp,
                 false,
-                Given::Piece,
+                Given::Pieces,
                 || unsafe { f(fp, fmt, ap) },
                 |_| consumed(fp, at),
             )

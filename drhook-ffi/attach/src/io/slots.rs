@@ -71,6 +71,7 @@ slots! {
     FOPEN = c"fopen"; FOPEN64 = c"fopen64"; FDOPEN = c"fdopen"; FREOPEN = c"freopen";
     FCLOSE = c"fclose"; FREAD = c"fread"; FWRITE = c"fwrite"; FPUTS = c"fputs";
     FGETS = c"fgets"; FPUTC = c"fputc"; FGETC = c"fgetc"; GETLINE = c"getline";
+    GETC = c"getc"; IO_GETC = c"_IO_getc"; GETDELIM = c"getdelim"; GETDELIM_ = c"__getdelim";
     FFLUSH = c"fflush"; FSEEK = c"fseek"; FTELL = c"ftell"; REWIND = c"rewind";
     SETVBUF = c"setvbuf"; SETBUF = c"setbuf";
     AIO_READ = c"aio_read"; AIO_WRITE = c"aio_write"; AIO_RETURN = c"aio_return";
@@ -116,6 +117,8 @@ pub(super) type FgetsFn = unsafe extern "C" fn(*mut c_char, c_int, *mut libc::FI
 pub(super) type FputcFn = unsafe extern "C" fn(c_int, *mut libc::FILE) -> c_int;
 pub(super) type GetlineFn =
     unsafe extern "C" fn(*mut *mut c_char, *mut usize, *mut libc::FILE) -> isize;
+pub(super) type GetdelimFn =
+    unsafe extern "C" fn(*mut *mut c_char, *mut usize, c_int, *mut libc::FILE) -> isize;
 pub(super) type FseekFn = unsafe extern "C" fn(*mut libc::FILE, libc::c_long, c_int) -> c_int;
 pub(super) type FtellFn = unsafe extern "C" fn(*mut libc::FILE) -> libc::c_long;
 pub(super) type RewindFn = unsafe extern "C" fn(*mut libc::FILE);

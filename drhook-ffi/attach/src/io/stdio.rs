@@ -1,6 +1,6 @@
 //! The stdio wrappers' bodies: `fopen`, `fdopen`, `freopen`, `fclose`,
 //! `fread`/`fwrite` (`__fread_chk`), `fputs`, `fgets` (`__fgets_chk`),
-//! `fputc`, `fgetc`, `getline`, `fflush`, `fseek`, `ftell`, `rewind`,
+//! `fputc`, `fgetc`/`getc`, `getline`/`getdelim`, `fflush`, `fseek`, `ftell`, `rewind`,
 //! `setvbuf`, `setbuf`. A stream's bytes are counted as the program passed
 //! them (stdio level), and the writes the C library made to flush them
 //! (system level), inferred from the stream's buffer (`stream.rs`).
@@ -14,19 +14,15 @@ use super::paths::{file_index, file_of};
 use super::record::{closing, opened, other_event, pass_or_time, timed};
 use super::recording;
 use super::slots::{self as s, *};
-use super::stream::{Given, flush_all, flushed, pending};
+use super::stream::{Given, flush_all, flushed, pending, read_mark, refilled};
 use super::table::{FILES, MAX_FD, ROUTINES, add, c, stamp};
 use super::{guard, trace};
 use crate::engine::hooks;
 use crate::sys::{errno, set_errno};
 
-#[inline]
+#[inline(always)]
 pub(super) fn fileno(fp: *mut libc::FILE) -> c_int {
-    if fp.is_null() {
-        return -1;
-    }
-    // SAFETY: a stream of the C library (fileno does not lock).
-    unsafe { libc::fileno(fp) }
+    super::stream::fd_of(fp)
 }
 
 /// `fopen`, `fopen64`.
@@ -149,7 +145,7 @@ unsafe extern "C" {
 
 /// A stdio call on `fp` that moves bytes (`bytes(r)` of them for its
 /// result `r`; written when `write`), recording on: counted at the stdio
-/// level, and the flushes it made (the stream locked around it, as the
+/// level, and the flushes and refills it made (the stream locked around it, as the
 /// call itself locks it, so that another thread's call on the stream
 /// cannot fall between the two looks at its buffer).
 #[inline(always)]
@@ -166,10 +162,14 @@ pub(super) fn data_call<R: Copy>(
     // SAFETY: a stream of the C library (the call's own contract).
     unsafe { flockfile(fp) };
     let before = pending(fp);
+    let mark = if write { None } else { Some(read_mark(fp)) };
     let r = timed(f, |r, a, t| {
         let n = bytes(r);
         stdio_data(fp, write, n, a, t);
         flushed(fp, before, if write { n } else { 0 }, how, a, t);
+        if let Some(m) = mark {
+            refilled(fp, m, n, how, a, t);
+        }
     });
     // SAFETY: locked above, by this thread.
     unsafe { funlockfile(fp) };
@@ -314,24 +314,18 @@ pub unsafe fn fgets<S: Source>(b: *mut c_char, n: c_int, fp: *mut libc::FILE) ->
         // SAFETY: the C contract.
         return unsafe { f(b, n, fp) };
     }
-    // SAFETY: the C contract; on success `b` holds a C string.
-    timed(
-        || unsafe { f(b, n, fp) },
-        |r, a, t| {
-            stdio_data(
-                fp,
-                false,
-                if r.is_null() {
-                    0
-                } else {
-                    // SAFETY: a C string (the C contract).
-                    unsafe { libc::strlen(r) as u64 }
-                },
-                a,
-                t,
-            )
-        },
-    )
+    // SAFETY: the C contract.
+    data_call(fp, false, Given::Pieces, || unsafe { f(b, n, fp) }, got)
+}
+
+/// The bytes `fgets` read into the string `r` it returns.
+pub(super) fn got(r: *mut c_char) -> u64 {
+    if r.is_null() {
+        0
+    } else {
+        // SAFETY: `fgets`'s result, a C string.
+        unsafe { libc::strlen(r) as u64 }
+    }
 }
 
 /// `fputc`.
@@ -369,14 +363,28 @@ pub unsafe fn fputc_as<S: Source>(which: &'static Slot, ch: c_int, fp: *mut libc
 /// # Safety
 /// The C contract.
 pub unsafe fn fgetc<S: Source>(fp: *mut libc::FILE) -> c_int {
-    let f = real!(S, s::FGETC, FileFn);
-    pass_or_time!(f(fp), |r, a, t| stdio_data(
+    // SAFETY: the C contract.
+    unsafe { fgetc_as::<S>(&s::FGETC, fp) }
+}
+
+/// `fgetc`, `getc`, `_IO_getc`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn fgetc_as<S: Source>(which: &'static Slot, fp: *mut libc::FILE) -> c_int {
+    let f = real!(S, *which, FileFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(fp) };
+    }
+    // SAFETY: the C contract.
+    data_call(
         fp,
         false,
-        (r >= 0) as u64,
-        a,
-        t
-    ))
+        Given::Pieces,
+        || unsafe { f(fp) },
+        |r| (r >= 0) as u64,
+    )
 }
 
 /// `getline`.
@@ -385,13 +393,44 @@ pub unsafe fn fgetc<S: Source>(fp: *mut libc::FILE) -> c_int {
 /// The C contract.
 pub unsafe fn getline<S: Source>(l: *mut *mut c_char, n: *mut usize, fp: *mut libc::FILE) -> isize {
     let f = real!(S, s::GETLINE, GetlineFn);
-    pass_or_time!(f(l, n, fp), |r, a, t| stdio_data(
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(l, n, fp) };
+    }
+    // SAFETY: the C contract.
+    data_call(
         fp,
         false,
-        r.max(0) as u64,
-        a,
-        t
-    ))
+        Given::Pieces,
+        || unsafe { f(l, n, fp) },
+        |r| r.max(0) as u64,
+    )
+}
+
+/// `getdelim`, `__getdelim`.
+///
+/// # Safety
+/// The C contract.
+pub unsafe fn getdelim<S: Source>(
+    which: &'static Slot,
+    l: *mut *mut c_char,
+    n: *mut usize,
+    d: c_int,
+    fp: *mut libc::FILE,
+) -> isize {
+    let f = real!(S, *which, GetdelimFn);
+    if !recording() {
+        // SAFETY: the C contract.
+        return unsafe { f(l, n, d, fp) };
+    }
+    // SAFETY: the C contract.
+    data_call(
+        fp,
+        false,
+        Given::Pieces,
+        || unsafe { f(l, n, d, fp) },
+        |r| r.max(0) as u64,
+    )
 }
 
 /// `fflush` (NULL: every stream).

@@ -39,8 +39,12 @@ struct IoFile {
     fileno: c_int,
 }
 
-/// `_IO_UNBUFFERED`, `_IO_LINE_BUF`, `_IO_CURRENTLY_PUTTING` (libio.h).
+/// `_IO_UNBUFFERED`, `_IO_EOF_SEEN`, `_IO_ERR_SEEN`, `_IO_IN_BACKUP`,
+/// `_IO_LINE_BUF`, `_IO_CURRENTLY_PUTTING` (libio.h).
 const UNBUFFERED: c_int = 0x2;
+const EOF_SEEN: c_int = 0x10;
+const ERR_SEEN: c_int = 0x20;
+const IN_BACKUP: c_int = 0x100;
 const LINE_BUF: c_int = 0x200;
 const CURRENTLY_PUTTING: c_int = 0x800;
 
@@ -48,6 +52,17 @@ const CURRENTLY_PUTTING: c_int = 0x800;
 unsafe extern "C" {
     /// glibc's list of open streams (`_IO_list_all`, public since 2.2.5).
     static _IO_list_all: *mut IoFile;
+}
+
+/// `fp`'s descriptor (`_fileno`: -1 for a null stream or one on no
+/// descriptor), as `fileno` gives it, without the call.
+#[inline(always)]
+pub(super) fn fd_of(fp: *mut libc::FILE) -> c_int {
+    if fp.is_null() {
+        return -1;
+    }
+    // SAFETY: as in `pending`.
+    unsafe { (*fp.cast::<IoFile>()).fileno }
 }
 
 /// Bytes waiting in `fp`'s buffer to be written (0 for a null stream or
@@ -125,32 +140,31 @@ fn flush_cold(fp: *mut libc::FILE, bytes: u64, how: Given, t0: u64, t1: u64) {
     } else {
         bytes.div_ceil(per)
     };
-    // SAFETY: as in `pending`.
-    let fd = unsafe { (*fp.cast::<IoFile>()).fileno };
+    let fd = fd_of(fp);
     if fd >= 0 {
         // (A stream on no descriptor — `fopencookie`, `open_memstream` —
         // writes through the program's own functions, or memory.)
-        record(fd, bytes, ops, Some((size, mode)), t0, t1);
+        record(fd, Dir::Write, bytes, ops, Some((size, mode)), t0, t1);
     }
 }
 
 /// A stream on `fd` closed, its buffer `(size, mode)` from [`buffer`],
 /// wrote the `bytes` it held (`fclose`).
 pub(super) fn flushed_gone(fd: c_int, bytes: u64, buf: (u64, c_int), t0: u64, t1: u64) {
-    record(fd, bytes, 1, Some(buf), t0, t1);
+    record(fd, Dir::Write, bytes, 1, Some(buf), t0, t1);
 }
 
 /// `vdprintf` wrote `bytes` to `fd` through a stream of its own, a write
 /// per block of the file (its buffer's size).
 pub(super) fn wrote_through(fd: c_int, bytes: u64, t0: u64, t1: u64) {
     if bytes > 0 {
-        record(fd, bytes, bytes.div_ceil(4096), None, t0, t1);
+        record(fd, Dir::Write, bytes, bytes.div_ceil(4096), None, t0, t1);
     }
 }
 
-/// `ops` system writes of `bytes` in all on `fd` (its stream's buffer
-/// `(size, mode)` when known), within `t0..t1`.
-fn record(fd: c_int, bytes: u64, ops: u64, buf: Option<(u64, c_int)>, t0: u64, t1: u64) {
+/// `ops` system writes (reads: refills) of `bytes` in all on `fd` (its
+/// stream's buffer `(size, mode)` when known), within `t0..t1`.
+fn record(fd: c_int, dir: Dir, bytes: u64, ops: u64, buf: Option<(u64, c_int)>, t0: u64, t1: u64) {
     let dt = t1.wrapping_sub(t0) / ops;
     let each = bytes / ops;
     let mut at = t0;
@@ -160,12 +174,17 @@ fn record(fd: c_int, bytes: u64, ops: u64, buf: Option<(u64, c_int)>, t0: u64, t
         } else {
             each
         };
-        let i = data_counts(fd, Dir::Write, n as isize, None, 0, at, at + dt);
+        let i = data_counts(fd, dir, n as isize, None, 0, at, at + dt);
         at += dt;
         if k + 1 == ops {
             let f = &FILES[i as usize];
-            add(f, c::STDIO_FLUSHES, ops);
-            add(f, c::STDIO_FLUSH_BYTES, bytes);
+            if dir == Dir::Write {
+                add(f, c::STDIO_FLUSHES, ops);
+                add(f, c::STDIO_FLUSH_BYTES, bytes);
+            } else {
+                add(f, c::STDIO_REFILLS, ops);
+                add(f, c::STDIO_REFILL_BYTES, bytes);
+            }
             if let Some((size, mode)) = buf {
                 // The stream's buffer as it is (glibc ignores the size
                 // given to `setvbuf` with no buffer of the program's own).
@@ -203,7 +222,7 @@ pub(super) fn flush_all(t0: u64, t1: u64) {
             // SAFETY: a stream on glibc's list.
             let fd = unsafe { (*f).fileno };
             if p > 0 && fd >= 0 {
-                record(fd, p, 1, Some(buffer(fp)), t0, t1);
+                record(fd, Dir::Write, p, 1, Some(buffer(fp)), t0, t1);
             }
             // SAFETY: as above.
             f = unsafe { (*f).chain };
@@ -242,6 +261,85 @@ pub(super) fn consumed(fp: *mut libc::FILE, at: (usize, usize, usize)) -> u64 {
         (p1 - p0) as u64
     } else {
         (e0.saturating_sub(p0) + p1.saturating_sub(b1)) as u64
+    }
+}
+
+/// Where a stream's reading stands before a call: the bytes ready in its
+/// buffer (`_IO_read_end - _IO_read_ptr`) and its flags.
+#[derive(Clone, Copy)]
+pub(super) struct ReadMark {
+    ready: usize,
+    flags: c_int,
+}
+
+/// `fp`'s [`ReadMark`] now.
+#[inline(always)]
+pub(super) fn read_mark(fp: *mut libc::FILE) -> ReadMark {
+    let f = fp.cast::<IoFile>();
+    // SAFETY: as in `pending` (the caller's stream is not null).
+    let (flags, ptr, end) = unsafe { ((*f).flags, (*f).read_ptr, (*f).read_end) };
+    ReadMark {
+        ready: (end as usize).saturating_sub(ptr as usize),
+        flags,
+    }
+}
+
+/// The stdio call on `fp` between `t0` and `t1`, which found its reading
+/// at `before` and consumed `taken` bytes from the stream, refilled the
+/// buffer with what it holds more than before, less what it took: the
+/// system reads stdio made (`_IO_file_underflow`'s, from inside the C
+/// library). One read per buffer's worth (`Pieces`: through the buffer;
+/// `Piece`, `fread`: a read past the buffer for a large piece and one
+/// refill), and the read that found the end of the file (or failed) when
+/// the call set the stream's end-of-file (or error) flag.
+#[inline]
+pub(super) fn refilled(
+    fp: *mut libc::FILE,
+    before: ReadMark,
+    taken: u64,
+    how: Given,
+    t0: u64,
+    t1: u64,
+) {
+    let after = read_mark(fp);
+    let mode = CURRENTLY_PUTTING | IN_BACKUP;
+    if (before.flags | after.flags) & mode != 0 {
+        // Writing, or reading back what `ungetc` pushed: not a refill.
+        return;
+    }
+    let bytes = (taken + after.ready as u64).saturating_sub(before.ready as u64);
+    let ended = after.flags & !before.flags & (EOF_SEEN | ERR_SEEN) != 0;
+    if bytes > 0 || ended {
+        refill_cold(fp, bytes, ended, how, t0, t1);
+    }
+}
+
+#[inline(never)]
+fn refill_cold(fp: *mut libc::FILE, bytes: u64, ended: bool, how: Given, t0: u64, t1: u64) {
+    let fd = fd_of(fp);
+    if fd < 0 {
+        return;
+    }
+    let (size, mode) = buffer(fp);
+    let ops = if bytes == 0 {
+        0
+    } else if size == 0 || bytes <= size {
+        1
+    } else if how == Given::Piece {
+        2
+    } else {
+        bytes.div_ceil(size)
+    };
+    let tm = if ended {
+        t0 + t1.wrapping_sub(t0) / (ops + 1) * ops
+    } else {
+        t1
+    };
+    if ops > 0 {
+        record(fd, Dir::Read, bytes, ops, Some((size, mode)), t0, tm);
+    }
+    if ended {
+        record(fd, Dir::Read, 0, 1, Some((size, mode)), tm, t1);
     }
 }
 

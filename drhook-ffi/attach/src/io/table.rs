@@ -87,21 +87,26 @@ pub mod c {
     /// where `setvbuf`'s are what the program asked for.
     pub const STDIO_BUF1: usize = 70;
     pub const STDIO_MODE1: usize = 71;
+    /// The system reads stdio made to refill the file's streams (inferred
+    /// from the buffer: `io::stream`), also counted in `READS`, and their
+    /// bytes.
+    pub const STDIO_REFILLS: usize = 72;
+    pub const STDIO_REFILL_BYTES: usize = 73;
     /// The MPI-IO level (`MPI_File_*` of C, `io::mpiio`): opens, reads
     /// and writes with their bytes (count × type size), other calls on
     /// the file's handles; the POSIX calls the MPI library makes for them
     /// are counted at the POSIX level as any others.
-    pub const MPIIO_OPENS: usize = 72;
-    pub const MPIIO_READS: usize = 73;
-    pub const MPIIO_WRITES: usize = 74;
-    pub const MPIIO_READ_BYTES: usize = 75;
-    pub const MPIIO_WRITE_BYTES: usize = 76;
-    pub const MPIIO_OTHER: usize = 77;
-    pub const N: usize = 78;
+    pub const MPIIO_OPENS: usize = 74;
+    pub const MPIIO_READS: usize = 75;
+    pub const MPIIO_WRITES: usize = 76;
+    pub const MPIIO_READ_BYTES: usize = 77;
+    pub const MPIIO_WRITE_BYTES: usize = 78;
+    pub const MPIIO_OTHER: usize = 79;
+    pub const N: usize = 80;
     /// Names in the report of the counters after the histograms that are
     /// reported as they are, from [`MAX_BYTE_READ1`] (the internal ones,
     /// the times, apart).
-    pub const LATER_NAMES: [(usize, &str); 18] = [
+    pub const LATER_NAMES: [(usize, &str); 20] = [
         (MAX_BYTE_READ1, "max_byte_read"),
         (MAX_BYTE_WRITTEN1, "max_byte_written"),
         (RW_SWITCHES, "rw_switches"),
@@ -114,6 +119,8 @@ pub mod c {
         (MAX_READ_T_SIZE, "max_read_time_size"),
         (STDIO_FLUSHES, "stdio_flushes"),
         (STDIO_FLUSH_BYTES, "stdio_flush_bytes"),
+        (STDIO_REFILLS, "stdio_refills"),
+        (STDIO_REFILL_BYTES, "stdio_refill_bytes"),
         (MPIIO_OPENS, "mpiio_opens"),
         (MPIIO_READS, "mpiio_reads"),
         (MPIIO_WRITES, "mpiio_writes"),
