@@ -171,7 +171,7 @@ pub unsafe extern "C" fn drhook_attach_io_vprintf(
             }
             super::record::timed(call, |r, a, t| {
                 let n = r.max(0) as u64;
-                stdio_data_fd(fd, true, n, a, t);
+                stdio_data_fd(fd, false, true, n, a, t);
                 wrote_through(fd, n, a, t);
             })
         }

@@ -8,7 +8,7 @@
 use std::ffi::{CStr, c_int};
 use std::sync::atomic::Ordering;
 
-use super::clock::{NS_PER_TICK, ticks};
+use super::clock::{interval_ns, ticks};
 use super::paths::{absolute, classify, file_index, file_of, intern_opened, path_of};
 use super::table::{
     FD_FILE, FD_POS, FD_POS_AT, FILES, MAX_FD, MEM_ALIGNMENT, OTHER_FILES, PATH_META, ROUTINES,
@@ -16,7 +16,6 @@ use super::table::{
 };
 use super::{guard, trace};
 use crate::engine::hooks;
-use crate::sys::{errno, set_errno};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Dir {
@@ -32,8 +31,7 @@ pub(super) fn data(fd: c_int, dir: Dir, n: isize, off: Option<u64>, mem: usize, 
     let i = data_counts(fd, dir, n, off, mem, t0, t1);
     let bytes = n.max(0) as u64;
     let kind = if dir == Dir::Read { 0 } else { 1 };
-    let dt = t1.wrapping_sub(t0);
-    let routine = (hooks().io_event)(kind, bytes, (dt as f64 * NS_PER_TICK.get()) as u64);
+    let routine = (hooks().io_event)(kind, bytes, interval_ns(t0, t1));
     if bytes != 0 {
         ROUTINES[i as usize].add(routine, bytes);
     }
@@ -193,11 +191,7 @@ pub(super) fn meta(fd: c_int, k: Option<usize>, t0: u64, t1: u64) {
 
 #[inline]
 pub(super) fn other_event(t0: u64, t1: u64) {
-    let _ = (hooks().io_event)(
-        2,
-        0,
-        (t1.wrapping_sub(t0) as f64 * NS_PER_TICK.get()) as u64,
-    );
+    let _ = (hooks().io_event)(2, 0, interval_ns(t0, t1));
 }
 
 /// `fd` now refers to the file `path` (an open that succeeded).
@@ -319,9 +313,13 @@ pub(super) fn timed<R: Copy>(f: impl FnOnce() -> R, after: impl FnOnce(R, u64, u
     let t0 = ticks();
     let r = f();
     let t1 = ticks();
-    let e = errno();
+    // SAFETY: the thread's errno location, the same throughout the call.
+    let ep = unsafe { libc::__errno_location() };
+    // SAFETY: as above.
+    let e = unsafe { *ep };
     after(r, t0, t1);
-    set_errno(e);
+    // SAFETY: as above.
+    unsafe { *ep = e };
     r
 }
 

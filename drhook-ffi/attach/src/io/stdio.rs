@@ -9,13 +9,13 @@
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::Ordering;
 
-use super::clock::NS_PER_TICK;
+use super::clock::interval_ns;
 use super::paths::{file_index, file_of};
 use super::record::{closing, opened, other_event, pass_or_time, timed};
 use super::recording;
 use super::slots::{self as s, *};
-use super::stream::{Given, flush_all, flushed, pending, read_mark, refilled};
-use super::table::{FILES, MAX_FD, ROUTINES, add, c, stamp};
+use super::stream::{Given, flush_all, flushed, pending, read_mark, refilled, shared};
+use super::table::{FILES, MAX_FD, ROUTINES, add, bump, c, stamp};
 use super::{guard, trace};
 use crate::engine::hooks;
 use crate::sys::{errno, set_errno};
@@ -159,8 +159,13 @@ pub(super) fn data_call<R: Copy>(
     if fp.is_null() {
         return timed(f, |r, a, t| stdio_data(fp, write, bytes(r), a, t));
     }
-    // SAFETY: a stream of the C library (the call's own contract).
-    unsafe { flockfile(fp) };
+    // (Locked only when another thread may use it: a process that never
+    // started one has no other call that could fall between the looks.)
+    let lock = shared(fp);
+    if lock {
+        // SAFETY: a stream of the C library (the call's own contract).
+        unsafe { flockfile(fp) };
+    }
     let before = pending(fp);
     let mark = if write { None } else { Some(read_mark(fp)) };
     let r = timed(f, |r, a, t| {
@@ -171,8 +176,10 @@ pub(super) fn data_call<R: Copy>(
             refilled(fp, m, n, how, a, t);
         }
     });
-    // SAFETY: locked above, by this thread.
-    unsafe { funlockfile(fp) };
+    if lock {
+        // SAFETY: locked above, by this thread.
+        unsafe { funlockfile(fp) };
+    }
     r
 }
 
@@ -183,49 +190,51 @@ fn other_call<R: Copy>(fp: *mut libc::FILE, f: impl FnOnce() -> R) -> R {
     if fp.is_null() {
         return timed(f, |_, a, t| stdio_other(fp, a, t));
     }
-    // SAFETY: as in `data_call`.
-    unsafe { flockfile(fp) };
+    let lock = shared(fp);
+    if lock {
+        // SAFETY: as in `data_call`.
+        unsafe { flockfile(fp) };
+    }
     let before = pending(fp);
     let r = timed(f, |_, a, t| {
         stdio_other(fp, a, t);
         flushed(fp, before, 0, Given::Piece, a, t);
     });
-    // SAFETY: locked above, by this thread.
-    unsafe { funlockfile(fp) };
+    if lock {
+        // SAFETY: locked above, by this thread.
+        unsafe { funlockfile(fp) };
+    }
     r
 }
 
 #[inline]
 pub(super) fn stdio_data(fp: *mut libc::FILE, write: bool, bytes: u64, t0: u64, t1: u64) {
-    stdio_data_fd(fileno(fp), write, bytes, t0, t1)
+    stdio_data_fd(fileno(fp), !shared(fp), write, bytes, t0, t1)
 }
 
-/// A stdio-level call on `fd` (`dprintf`: a stream of its own).
+/// A stdio-level call on `fd` (`dprintf`: a stream of its own); `alone`:
+/// the process has a single thread (its counters added without a locked
+/// instruction: [`bump`]).
 #[inline]
-pub(super) fn stdio_data_fd(fd: c_int, write: bool, bytes: u64, t0: u64, t1: u64) {
+pub(super) fn stdio_data_fd(fd: c_int, alone: bool, write: bool, bytes: u64, t0: u64, t1: u64) {
     let i = file_index(fd);
     if trace::traced(i) {
         let op = if write { b'W' } else { b'R' };
         let _ = guard(|| trace::op(op, fd, bytes as isize, None, t0, t1));
     }
     let f = &FILES[i as usize];
-    if write {
-        add(f, c::STDIO_WRITES, 1);
-        add(f, c::STDIO_WRITE_BYTES, bytes);
-        add(f, c::WRITE_T, t1.wrapping_sub(t0));
+    let (calls, b, t) = if write {
+        (c::STDIO_WRITES, c::STDIO_WRITE_BYTES, c::WRITE_T)
     } else {
-        add(f, c::STDIO_READS, 1);
-        add(f, c::STDIO_READ_BYTES, bytes);
-        add(f, c::READ_T, t1.wrapping_sub(t0));
-    }
+        (c::STDIO_READS, c::STDIO_READ_BYTES, c::READ_T)
+    };
+    bump(&f.0[calls], 1, alone);
+    bump(&f.0[b], bytes, alone);
+    bump(&f.0[t], t1.wrapping_sub(t0), alone);
     stamp(f, t1);
-    let routine = (hooks().io_event)(
-        write as u32,
-        bytes,
-        (t1.wrapping_sub(t0) as f64 * NS_PER_TICK.get()) as u64,
-    );
+    let routine = (hooks().io_event)(write as u32, bytes, interval_ns(t0, t1));
     if bytes != 0 {
-        ROUTINES[i as usize].add(routine, bytes);
+        ROUTINES[i as usize].add_as(routine, bytes, alone);
     }
 }
 

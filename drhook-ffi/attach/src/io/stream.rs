@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 use super::record::{Dir, data_counts};
 use super::table::{FILES, add, c};
 
-/// glibc's `struct _IO_FILE`, up to `_fileno` (the same on every 64-bit
+/// glibc's `struct _IO_FILE`, up to `_flags2` (the same on every 64-bit
 /// glibc target: an `int` then pointers).
 #[repr(C)]
 struct IoFile {
@@ -37,7 +37,12 @@ struct IoFile {
     markers: *mut u8,
     chain: *mut IoFile,
     fileno: c_int,
+    flags2: c_int,
 }
+
+/// `_IO_FLAGS2_NEED_LOCK` (libio.h): set on every stream by the first
+/// `pthread_create` (`_IO_enable_locks`), and on every stream opened after.
+const NEED_LOCK: c_int = 0x80;
 
 /// `_IO_UNBUFFERED`, `_IO_EOF_SEEN`, `_IO_ERR_SEEN`, `_IO_IN_BACKUP`,
 /// `_IO_LINE_BUF`, `_IO_CURRENTLY_PUTTING` (libio.h).
@@ -63,6 +68,17 @@ pub(super) fn fd_of(fp: *mut libc::FILE) -> c_int {
     }
     // SAFETY: as in `pending`.
     unsafe { (*fp.cast::<IoFile>()).fileno }
+}
+
+/// Whether another thread may use `fp` (the process has started one):
+/// glibc's own test before it locks a stream. A null stream: false.
+#[inline(always)]
+pub(super) fn shared(fp: *mut libc::FILE) -> bool {
+    if fp.is_null() {
+        return false;
+    }
+    // SAFETY: as in `pending`.
+    unsafe { (*fp.cast::<IoFile>()).flags2 & NEED_LOCK != 0 }
 }
 
 /// Bytes waiting in `fp`'s buffer to be written (0 for a null stream or
@@ -359,6 +375,9 @@ mod tests {
             libc::fputs(c"hello\n".as_ptr(), fp);
             assert_eq!(pending(fp), 6);
             assert_eq!((*fp.cast::<IoFile>()).fileno, libc::fileno(fp));
+            // Once a thread has been started, every stream needs its lock.
+            std::thread::spawn(|| ()).join().unwrap();
+            assert!(shared(fp));
             let (size, mode) = buffer(fp);
             assert!(size >= 512, "{size}");
             assert_eq!(mode, libc::_IOFBF);

@@ -270,6 +270,12 @@ impl RoutineBytes {
     /// `bytes` moved by routine `id` (0: no routine).
     #[inline]
     pub(super) fn add(&self, id: usize, bytes: u64) {
+        self.add_as(id, bytes, false)
+    }
+
+    /// [`add`](Self::add), `alone` as [`bump`]'s.
+    #[inline]
+    pub(super) fn add_as(&self, id: usize, bytes: u64, alone: bool) {
         if id != 0 {
             for k in 0..ROUTINE_SLOTS {
                 let s = self.ids[k].load(Ordering::Acquire);
@@ -285,12 +291,12 @@ impl RoutineBytes {
                             Err(now) => now == id,
                         });
                 if mine {
-                    self.bytes[k].fetch_add(bytes, Ordering::Relaxed);
+                    bump(&self.bytes[k], bytes, alone);
                     return;
                 }
             }
         }
-        self.others.fetch_add(bytes, Ordering::Relaxed);
+        bump(&self.others, bytes, alone);
     }
 
     pub(super) fn clear(&self) {
@@ -342,6 +348,20 @@ pub(super) fn add(f: &FileStats, k: usize, v: u64) {
     f.0[k].fetch_add(v, Ordering::Relaxed);
 }
 
+/// Adds `v` to `w`: when the process has a single thread (`alone`: stdio's
+/// own test, `stream::shared`), a plain load and store rather than a
+/// locked instruction, which costs more than the rest of the addition (a
+/// signal handler recording I/O on a stream between the two could lose
+/// its addition).
+#[inline(always)]
+pub(super) fn bump(w: &AtomicU64, v: u64, alone: bool) {
+    if alone {
+        w.store(w.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+    } else {
+        w.fetch_add(v, Ordering::Relaxed);
+    }
+}
+
 #[inline]
 pub(super) fn raise(f: &FileStats, k: usize, v: u64) {
     if v > f.0[k].load(Ordering::Relaxed) {
@@ -381,7 +401,12 @@ pub(super) fn stamp(f: &FileStats, t1: u64) {
     if f.0[c::FIRST_T].load(Ordering::Relaxed) == 0 {
         let _ = f.0[c::FIRST_T].compare_exchange(0, t1, Ordering::Relaxed, Ordering::Relaxed);
     }
-    raise(f, c::LAST_T, t1);
+    // A plain store, not `raise`'s `fetch_max` (a locked instruction on
+    // every call): two threads stamping the file at once may leave the
+    // earlier of their two stamps, a few nanoseconds off.
+    if t1 > f.0[c::LAST_T].load(Ordering::Relaxed) {
+        f.0[c::LAST_T].store(t1, Ordering::Relaxed);
+    }
 }
 
 #[cfg(test)]
