@@ -108,7 +108,7 @@ fn render_raw(r: &Report, block: Option<u64>) -> String {
             "{:>6} {:>8} {:>12} {:>8} {:>12} {:>10.6} {:>10.6} {:>10.6} {:>9} {:>9}  {:<12} {}{}",
             f.opens,
             f.reads,
-            human(f.read_bytes + f.stdio_read_bytes),
+            human(f.read_bytes + f.stdio_unrefilled()),
             f.writes,
             human(f.write_bytes + f.stdio_unflushed()),
             f.read_time,
