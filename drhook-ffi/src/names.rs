@@ -871,9 +871,12 @@ mod tests {
         // More call sites than the static table takes (half of 2^15), so
         // that the overflow table grows several times.
         const N: usize = 17_500;
-        // Pseudo-random letters, so that windows have different texts.
-        static MANY: [u8; N + 8] = {
-            let mut a = [0u8; N + 8];
+        // Names 8 bytes apart, as a compiler lays out short literals (the
+        // slot comes from the address's bits 2..), with pseudo-random
+        // letters, so that windows have different texts.
+        const STRIDE: usize = 8;
+        static MANY: [u8; N * STRIDE + 8] = {
+            let mut a = [0u8; N * STRIDE + 8];
             let mut x: u32 = 12345;
             let mut i = 0;
             while i < a.len() {
@@ -886,16 +889,16 @@ mod tests {
         let mut sites = Vec::with_capacity(N);
         for i in 0..N {
             // Distinct (address, length) keys over one read-only buffer.
-            let p = MANY[i..].as_ptr();
+            let p = MANY[i * STRIDE..].as_ptr();
             // SAFETY: within the static buffer.
             sites.push(unsafe { resolve(p, 5, std::ptr::null(), 0) });
         }
         let mut in_first = 0;
         for (i, site) in sites.iter().enumerate() {
-            let p = MANY[i..].as_ptr();
+            let p = MANY[i * STRIDE..].as_ptr();
             let found = lookup(p, 5, std::ptr::null(), 0).expect("cached");
             assert!(std::ptr::eq(found, *site));
-            assert_eq!(site.name().as_bytes(), &MANY[i..i + 5]);
+            assert_eq!(site.name().as_bytes(), &MANY[i * STRIDE..i * STRIDE + 5]);
             let f = first(p, 5);
             if !f.is_null() {
                 assert!(std::ptr::eq(f, *site));
