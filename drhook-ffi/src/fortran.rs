@@ -479,7 +479,9 @@ pub unsafe extern "C" fn drhook_f_exit8_fs(
 /// (`LHOOK` is set from it), 0 otherwise.
 #[unsafe(no_mangle)]
 pub extern "C" fn drhook_f_init() -> c_int {
-    guard("drhook_f_init", 0, || c_int::from(crate::init::ensure()))
+    guard("drhook_f_init", 0, || {
+        c_int::from(crate::init::ensure_fortran())
+    })
 }
 
 /// `DR_HOOK_END`: writes the profile now (when one was asked for with

@@ -141,6 +141,27 @@ unsafe fn site(
         return Some(s);
     }
     // SAFETY: caller contract.
+    unsafe { fortran_site_cold(name, name_len, file, file_len) }
+}
+
+/// [`site_cold`] from a Fortran `DR_HOOK`: the process's first Dr.Hook
+/// call, when it is this one, also makes the reference's MPI assertion
+/// ([`crate::init::ensure_fortran`]).
+///
+/// # Safety
+/// As [`enter64`].
+#[cold]
+#[inline(never)]
+unsafe fn fortran_site_cold(
+    name: *const u8,
+    name_len: usize,
+    file: *const u8,
+    file_len: usize,
+) -> Option<&'static Site> {
+    if !crate::init::ensure_fortran() {
+        return None;
+    }
+    // SAFETY: caller contract.
     unsafe { site_cold(name, name_len, file, file_len) }
 }
 

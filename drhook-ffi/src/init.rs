@@ -20,13 +20,28 @@ pub fn ensure() -> bool {
     match STATE.load(Ordering::Acquire) {
         ON => true,
         OFF => false,
-        _ => init_cold(),
+        _ => init_cold(false),
+    }
+}
+
+/// [`ensure`] for the Fortran front doors (`DR_HOOK`, `DR_HOOK_INIT`):
+/// the first call of the process, when it is a Fortran one, also makes
+/// the reference's MPI assertion, which lives in its Fortran
+/// `DR_HOOK_INIT` (C macros and compiler hooks, which the reference's
+/// assertion never sees, do not make it: an instrumented `main` is always
+/// entered before `MPI_Init`).
+#[inline]
+pub fn ensure_fortran() -> bool {
+    match STATE.load(Ordering::Acquire) {
+        ON => true,
+        OFF => false,
+        _ => init_cold(true),
     }
 }
 
 #[cold]
 #[inline(never)]
-fn init_cold() -> bool {
+fn init_cold(fortran: bool) -> bool {
     // Before the engine numbers any thread.
     crate::omp::install_thread_hint();
     // The reference's default for Fortran and C codes (the engine's,
@@ -34,7 +49,9 @@ fn init_cold() -> bool {
     drhook::signals::trap_fpe_by_default(true);
     let on = drhook::is_enabled();
     // As the reference's DR_HOOK_INIT, whether Dr.Hook is on or not.
-    crate::mpi_assert::check();
+    if fortran {
+        crate::mpi_assert::check();
+    }
     set_lhook(on);
     STATE.store(if on { ON } else { OFF }, Ordering::Release);
     on

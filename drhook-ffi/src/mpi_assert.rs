@@ -1,10 +1,12 @@
 //! `DR_HOOK_ASSERT_MPI_INITIALIZED`: the reference's `DR_HOOK_INIT`
 //! aborts at the first Dr.Hook call of an MPI-launched process when MPI is
 //! not initialised yet (it used to call `MPL_INIT` itself, and no longer
-//! does). Checked here at the first call of a C or Fortran front door
-//! ([`crate::init`]); the `main` region the preload library opens before
-//! `MPI_Init` under `drhook run` does not come through a front door, so it
-//! is exempt.
+//! does). Checked here, as there, at the process's first Dr.Hook call when
+//! it is a Fortran one (`DR_HOOK`, `DR_HOOK_INIT`: [`crate::init::ensure_fortran`]);
+//! C macros and compiler hooks do not make it (the reference's C entry
+//! points never did, and an instrumented `main` is always entered before
+//! `MPI_Init`), nor does the `main` region the preload library opens before
+//! `MPI_Init` under `drhook run`.
 
 use std::ffi::{c_int, c_void};
 

@@ -1,26 +1,28 @@
 //! `DR_HOOK_ASSERT_MPI_INITIALIZED`: the reference's assertion at the
-//! program's first C Dr.Hook call under `mpirun -n 2`, with and without
-//! `drhook run` (whose own `main` region, opened before `MPI_Init`, is
-//! exempt).
+//! program's first Fortran `DR_HOOK` call under `mpirun -n 2`, with and
+//! without `drhook run` (whose own `main` region, opened before
+//! `MPI_Init`, is exempt); C programs and compiler hooks do not make it
+//! (`dump.rs`'s MPI program, instrumented with `-finstrument-functions`,
+//! enters `main` before `MPI_Init`).
 
 use super::mpi::have_mpi;
 use super::*;
 
 fn build_mpi_assert(dir: &Path) {
-    let src = attach_prog("mpi_assert.c");
+    yomhook(dir, false);
+    let src = attach_prog("mpi_assert.F90");
     let args = [
         "-O1".to_string(),
-        format!("-I{}", include_dir().display()),
         "-o".into(),
         "mpi_assert".into(),
         src.display().to_string(),
+        "yomhook.o".into(),
         format!("-L{}", shared_lib().parent().unwrap().display()),
         format!("-Wl,-rpath,{}", target_dir().display()),
         "-ldrhook".into(),
-        "-lpthread".into(),
     ];
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    tool(dir, "mpicc", &a);
+    tool(dir, "mpif90", &a);
 }
 
 fn mpirun2(when: &str) -> Vec<&str> {
@@ -60,7 +62,7 @@ fn done_ranks(r: &Run) -> usize {
 
 #[test]
 fn first_call_before_mpi_init_aborts_under_drhook_run() {
-    if !have_mpi("mpicc") {
+    if !have_mpi("mpif90") {
         return;
     }
     let d = tempdir();
@@ -95,7 +97,7 @@ fn first_call_before_mpi_init_aborts_under_drhook_run() {
 
 #[test]
 fn first_call_before_mpi_init_aborts_with_libdrhook() {
-    if !have_mpi("mpicc") {
+    if !have_mpi("mpif90") {
         return;
     }
     let d = tempdir();
