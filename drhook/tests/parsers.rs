@@ -42,6 +42,10 @@ fn variables() -> Vec<&'static str> {
         env::DRHOOK_BACKTRACE,
         env::DRHOOK_CLOCK,
         env::DR_HOOK_TRACE_EVENTS,
+        env::DR_HOOK_TRACE_MIN_US,
+        env::DR_HOOK_TRACE_MATCH,
+        env::DR_HOOK_TRACE_DEPTH,
+        env::DR_HOOK_TRACE_RING,
         env::DR_HOOK_SUMMARY,
         env::DR_HOOK_SUMMARY_LINES,
     ];

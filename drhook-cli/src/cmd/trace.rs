@@ -2,7 +2,7 @@
 //! (`DR_HOOK_OPT=trace`, `drhook.trace.N.json`) as one Chrome/Perfetto
 //! trace, each task a process.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use super::{EXIT_OK, Global, warn};
@@ -34,6 +34,35 @@ pub struct MergeArgs {
     /// Write to this file instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Keep each activation as a begin (`B`) and an end (`E`) event
+    /// instead of one complete (`X`) event with its duration (the default:
+    /// about half the size).
+    #[arg(long)]
+    pub begin_end: bool,
+}
+
+/// Inputs from this size on (both passes together) get a progress bar on
+/// a terminal.
+const PROGRESS_FROM_BYTES: u64 = 16 << 20;
+
+/// A progress bar over `bytes` read, on stderr when it is a terminal and
+/// the work is long.
+fn progress(bytes: u64) -> Option<indicatif::ProgressBar> {
+    if bytes < PROGRESS_FROM_BYTES || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(bytes),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "drhook trace merge: [{bar:30}] {binary_bytes}/{binary_total_bytes} ({eta} left)",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    Some(bar)
 }
 
 /// Runs the command.
@@ -79,18 +108,29 @@ fn expand(args: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 fn merge(a: &MergeArgs) -> Result<u8> {
     let files = expand(&a.files)?;
+    // Read twice: the heads, then the events.
+    let bytes: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .sum::<u64>()
+        * 2;
+    let bar = progress(bytes);
+    let opts = trace::Options {
+        complete: !a.begin_end,
+        progress: bar.as_ref(),
+    };
     let summary = match a.output.as_deref() {
         Some(p) if p != std::path::Path::new("-") => {
             let f = drhook_secure::file::NewFile::create_output(p).map_err(|e| Error::io(p, &e))?;
             let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-            let s = trace::merge(&files, &mut w)?;
+            let s = trace::merge(&files, &mut w, &opts)?;
             let f = w.into_inner().map_err(|e| Error::io(p, e.error()))?;
             f.commit(false).map_err(|e| Error::io(p, &e))?;
             s
         }
         _ => {
             let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-            let s = trace::merge(&files, &mut w)?;
+            let s = trace::merge(&files, &mut w, &opts)?;
             match w.flush() {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                     return Err(Error::msg(format!("writing to stdout: {e}")));
@@ -100,6 +140,9 @@ fn merge(a: &MergeArgs) -> Result<u8> {
             s
         }
     };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
     let missing: Vec<String> = summary
         .inputs
         .iter()

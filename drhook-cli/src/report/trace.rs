@@ -10,9 +10,15 @@
 //! the task's start relative to the earliest start. Files without
 //! `otherData` (traces from other tools, or the array form of the format)
 //! keep their times and get the number of their position as `pid`.
+//!
+//! With [`Options::complete`] (the CLI's default) each `B`/`E` pair of a
+//! track becomes one complete event (`"ph":"X"` with `dur`), written at
+//! its end: about half the size; only the activations open on a track are
+//! held (one stack per thread). A progress bar, when given, advances with
+//! the bytes read.
 
 use std::fmt;
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -67,9 +73,37 @@ impl TraceHead {
     }
 }
 
-fn open(path: &Path) -> Result<BufReader<std::fs::File>> {
+/// How to merge.
+#[derive(Default)]
+pub struct Options<'a> {
+    /// `B`/`E` pairs as complete (`X`) events.
+    pub complete: bool,
+    /// Advanced by the bytes read (both passes).
+    pub progress: Option<&'a indicatif::ProgressBar>,
+}
+
+/// A reader that advances a progress bar.
+struct Counted<'a> {
+    inner: std::fs::File,
+    bar: Option<&'a indicatif::ProgressBar>,
+}
+
+impl Read for Counted<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(b) = self.bar {
+            b.inc(n as u64);
+        }
+        Ok(n)
+    }
+}
+
+fn open<'a>(
+    path: &Path,
+    bar: Option<&'a indicatif::ProgressBar>,
+) -> Result<BufReader<Counted<'a>>> {
     let f = std::fs::File::open(path).map_err(|e| Error::io(path, &e))?;
-    Ok(BufReader::with_capacity(1 << 16, f))
+    Ok(BufReader::with_capacity(1 << 16, Counted { inner: f, bar }))
 }
 
 fn json_error(path: &Path, e: &serde_json::Error) -> Error {
@@ -82,6 +116,10 @@ fn json_error(path: &Path, e: &serde_json::Error) -> Error {
 
 /// First pass: `otherData` and the number of events, without keeping them.
 pub fn read_head(path: &Path) -> Result<TraceHead> {
+    read_head_with(path, None)
+}
+
+fn read_head_with(path: &Path, bar: Option<&indicatif::ProgressBar>) -> Result<TraceHead> {
     struct HeadVisitor;
     impl<'de> Visitor<'de> for HeadVisitor {
         type Value = (Option<OtherData>, Option<u64>);
@@ -131,7 +169,7 @@ pub fn read_head(path: &Path) -> Result<TraceHead> {
             Ok(n)
         }
     }
-    let mut de = serde_json::Deserializer::from_reader(open(path)?);
+    let mut de = serde_json::Deserializer::from_reader(open(path, bar)?);
     let (other, events) = de::Deserializer::deserialize_any(&mut de, HeadVisitor)
         .and_then(|v| de.end().map(|()| v))
         .map_err(|e| json_error(path, &e))?;
@@ -184,6 +222,9 @@ pub fn placements(heads: &[TraceHead]) -> Result<Vec<Placement>> {
     Ok(out)
 }
 
+/// One trace event, as read.
+type Event = Map<String, Value>;
+
 /// Second pass: copies the events of `path` to `out`, placed; `first`
 /// says whether no event was written yet (for the commas).
 fn copy_events(
@@ -191,14 +232,60 @@ fn copy_events(
     place: Placement,
     out: &mut dyn Write,
     first: &mut bool,
+    opts: &Options<'_>,
 ) -> Result<u64> {
     struct Copy<'a> {
         out: &'a mut dyn Write,
         place: Placement,
         first: &'a mut bool,
         io: &'a mut Option<std::io::Error>,
+        /// Per track (`tid`), the begins not ended yet (complete events).
+        open: Option<Vec<(Value, Vec<Event>)>>,
     }
     impl Copy<'_> {
+        fn write(&mut self, ev: &Map<String, Value>) -> std::io::Result<()> {
+            let sep: &[u8] = if *self.first { b"\n" } else { b",\n" };
+            *self.first = false;
+            self.out.write_all(sep)?;
+            serde_json::to_writer(&mut *self.out, ev).map_err(std::io::Error::other)
+        }
+
+        /// The event to write now, if any: a begin waits for its end,
+        /// which writes the pair as one complete event.
+        fn complete(&mut self, ev: Map<String, Value>) -> Option<Map<String, Value>> {
+            let Some(open) = self.open.as_mut() else {
+                return Some(ev);
+            };
+            let ph = ev.get("ph").and_then(Value::as_str);
+            if ph != Some("B") && ph != Some("E") {
+                return Some(ev);
+            }
+            let tid = ev.get("tid").cloned().unwrap_or(Value::Null);
+            let k = match open.iter().position(|(t, _)| *t == tid) {
+                Some(k) => k,
+                None => {
+                    open.push((tid, Vec::new()));
+                    open.len() - 1
+                }
+            };
+            let stack = &mut open[k].1;
+            if ph == Some("B") {
+                stack.push(ev);
+                return None;
+            }
+            let Some(mut b) = stack.pop() else {
+                return Some(ev);
+            };
+            let t0 = b.get("ts").and_then(Value::as_f64).unwrap_or(0.0);
+            let t1 = ev.get("ts").and_then(Value::as_f64).unwrap_or(t0);
+            let dur = (((t1 - t0) * 1000.0).round() / 1000.0).max(0.0);
+            b.insert("ph".into(), "X".into());
+            if let Some(d) = serde_json::Number::from_f64(dur) {
+                b.insert("dur".into(), Value::Number(d));
+            }
+            Some(b)
+        }
+
         fn events<'de, A: SeqAccess<'de>>(
             &mut self,
             mut seq: A,
@@ -206,16 +293,24 @@ fn copy_events(
             let mut n = 0;
             while let Some(mut ev) = seq.next_element::<Map<String, Value>>()? {
                 place_event(&mut ev, self.place);
-                let sep: &[u8] = if *self.first { b"\n" } else { b",\n" };
-                *self.first = false;
-                let r = self.out.write_all(sep).and_then(|()| {
-                    serde_json::to_writer(&mut *self.out, &ev).map_err(std::io::Error::other)
-                });
-                if let Err(e) = r {
+                let Some(ev) = self.complete(ev) else {
+                    continue;
+                };
+                if let Err(e) = self.write(&ev) {
                     *self.io = Some(e);
                     return Err(de::Error::custom("output failed"));
                 }
                 n += 1;
+            }
+            // Begins never ended stay begins.
+            for (_, stack) in self.open.take().unwrap_or_default() {
+                for b in stack {
+                    if let Err(e) = self.write(&b) {
+                        *self.io = Some(e);
+                        return Err(de::Error::custom("output failed"));
+                    }
+                    n += 1;
+                }
             }
             Ok(n)
         }
@@ -260,12 +355,13 @@ fn copy_events(
         }
     }
     let mut io = None;
-    let mut de = serde_json::Deserializer::from_reader(open(path)?);
+    let mut de = serde_json::Deserializer::from_reader(open(path, opts.progress)?);
     let copy = Copy {
         out,
         place,
         first,
         io: &mut io,
+        open: opts.complete.then(Vec::new),
     };
     let r = de::Deserializer::deserialize_any(&mut de, copy).and_then(|n| de.end().map(|()| n));
     if let Some(e) = io {
@@ -299,14 +395,18 @@ pub struct MergeSummary {
 }
 
 /// Merges the traces `files` into one, written to `out`.
-pub fn merge(files: &[PathBuf], out: &mut dyn Write) -> Result<MergeSummary> {
-    let heads: Vec<TraceHead> = files.iter().map(|f| read_head(f)).collect::<Result<_>>()?;
+pub fn merge(files: &[PathBuf], out: &mut dyn Write, opts: &Options<'_>) -> Result<MergeSummary> {
+    let heads: Vec<TraceHead> = files
+        .iter()
+        .map(|f| read_head_with(f, opts.progress))
+        .collect::<Result<_>>()?;
     let places = placements(&heads)?;
     let other = serde_json::json!({
         "format": "drhook-trace",
         "version": "1",
         "generator": format!("drhook {} (trace merge)", env!("CARGO_PKG_VERSION")),
         "merged_tasks": heads.len().to_string(),
+        "events": if opts.complete { "complete" } else { "begin-end" },
     });
     let io = |e: std::io::Error| Error::msg(format!("writing the merged trace: {e}"));
     write!(
@@ -317,7 +417,7 @@ pub fn merge(files: &[PathBuf], out: &mut dyn Write) -> Result<MergeSummary> {
     let mut first = true;
     let mut events = 0;
     for (h, p) in heads.iter().zip(&places) {
-        events += copy_events(&h.path, *p, out, &mut first)?;
+        events += copy_events(&h.path, *p, out, &mut first, opts)?;
     }
     out.write_all(b"\n]}\n").map_err(io)?;
     Ok(MergeSummary {
@@ -358,7 +458,7 @@ mod tests {
             r#"[{"ph":"X","name":"C","pid":77,"tid":5,"ts":3,"dur":1}]"#,
         );
         let mut out = Vec::new();
-        let s = merge(&[a, b, c], &mut out).unwrap();
+        let s = merge(&[a, b, c], &mut out, &Options::default()).unwrap();
         assert_eq!(s.events, 6);
         let places: Vec<Placement> = s.inputs.iter().map(|(_, p)| *p).collect();
         assert_eq!(
@@ -392,6 +492,55 @@ mod tests {
     }
 
     #[test]
+    fn pairs_become_complete_events() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(
+            dir.path(),
+            "a.json",
+            r#"{"otherData":{"proc":"1","start_unix_ns":"5"},"traceEvents":[
+            {"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"t"}},
+            {"ph":"B","name":"OUT","pid":1,"tid":1,"ts":1.5},
+            {"ph":"B","name":"IN","pid":1,"tid":2,"ts":1.75},
+            {"ph":"B","name":"IN","pid":1,"tid":1,"ts":2},
+            {"ph":"E","pid":1,"tid":1,"ts":2.125},
+            {"ph":"i","s":"t","name":"note","pid":1,"tid":1,"ts":2.5},
+            {"ph":"E","pid":1,"tid":1,"ts":3},
+            {"ph":"E","pid":1,"tid":2,"ts":4}]}"#,
+        );
+        let mut out = Vec::new();
+        let opts = Options {
+            complete: true,
+            progress: None,
+        };
+        let s = merge(&[a], &mut out, &opts).unwrap();
+        let doc: Value = serde_json::from_slice(&out).unwrap();
+        let ev = doc["traceEvents"].as_array().unwrap();
+        assert_eq!(s.events, 5);
+        let shape: Vec<(&str, &str, f64, f64)> = ev
+            .iter()
+            .map(|e| {
+                (
+                    e["ph"].as_str().unwrap(),
+                    e["name"].as_str().unwrap_or(""),
+                    e["ts"].as_f64().unwrap_or(-1.0),
+                    e["dur"].as_f64().unwrap_or(-1.0),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                ("M", "thread_name", -1.0, -1.0),
+                ("X", "IN", 2.0, 0.125),
+                ("i", "note", 2.5, -1.0),
+                ("X", "OUT", 1.5, 1.5),
+                ("X", "IN", 1.75, 2.25),
+            ]
+        );
+        assert_eq!(doc["otherData"]["events"], "complete");
+    }
+
+    #[test]
     fn bad_inputs_are_named() {
         let dir = tempfile::tempdir().unwrap();
         let p = write(
@@ -399,11 +548,16 @@ mod tests {
             "p.json",
             "{\"traceEvents\":[{\"ph\":\"B\"},\n  nope]}",
         );
-        let e = merge(std::slice::from_ref(&p), &mut Vec::new()).unwrap_err();
+        let e = merge(
+            std::slice::from_ref(&p),
+            &mut Vec::new(),
+            &Options::default(),
+        )
+        .unwrap_err();
         assert_eq!(e.path.as_deref(), Some(p.as_path()));
         assert_eq!(e.line, Some(2), "{e}");
         let q = write(dir.path(), "q.json", "{\"format\":\"drhook-profile\"}");
-        let e = merge(&[q], &mut Vec::new()).unwrap_err();
+        let e = merge(&[q], &mut Vec::new(), &Options::default()).unwrap_err();
         assert!(e.to_string().contains("no \"traceEvents\""), "{e}");
         let one = write(
             dir.path(),
@@ -415,7 +569,7 @@ mod tests {
             "2.json",
             r#"{"otherData":{"proc":"4"},"traceEvents":[]}"#,
         );
-        let e = merge(&[one, two.clone()], &mut Vec::new()).unwrap_err();
+        let e = merge(&[one, two.clone()], &mut Vec::new(), &Options::default()).unwrap_err();
         assert_eq!(e.path.as_deref(), Some(two.as_path()));
         assert!(e.to_string().contains("proc#4 again"), "{e}");
     }

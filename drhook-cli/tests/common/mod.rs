@@ -428,7 +428,9 @@ pub struct Slice {
 /// Checks a Chrome/Perfetto trace as the engine writes it and returns its
 /// activations per (pid, tid): every B/E pair balanced and nested on its
 /// thread, timestamps never decreasing on a thread, a `process_name` per
-/// pid and a `thread_name` per thread with events.
+/// pid and a `thread_name` per thread with events. Complete events
+/// (`X`, as `drhook trace merge` writes by default) are nested by their
+/// times, and their slices come in the order of their ends, as pairs'.
 pub fn trace_tracks(doc: &serde_json::Value) -> std::collections::BTreeMap<(u64, u64), Vec<Slice>> {
     use std::collections::{BTreeMap, BTreeSet};
     let events = doc["traceEvents"].as_array().expect("traceEvents");
@@ -436,6 +438,9 @@ pub fn trace_tracks(doc: &serde_json::Value) -> std::collections::BTreeMap<(u64,
     let mut last: BTreeMap<(u64, u64), f64> = BTreeMap::new();
     let mut out: BTreeMap<(u64, u64), Vec<Slice>> = BTreeMap::new();
     let (mut procs, mut threads) = (BTreeSet::new(), BTreeSet::new());
+    // Per track: (name, begin, end) of the complete events.
+    type Spans = Vec<(String, f64, f64)>;
+    let mut complete: BTreeMap<(u64, u64), Spans> = BTreeMap::new();
     for e in events {
         let pid = e["pid"].as_u64().expect("pid");
         let tid = e["tid"].as_u64().expect("tid");
@@ -456,6 +461,16 @@ pub fn trace_tracks(doc: &serde_json::Value) -> std::collections::BTreeMap<(u64,
         }
         let ts = e["ts"].as_f64().expect("ts");
         let key = (pid, tid);
+        if ph == "X" {
+            let dur = e["dur"].as_f64().expect("dur");
+            assert!(dur >= 0.0, "negative duration on {key:?}");
+            complete.entry(key).or_default().push((
+                e["name"].as_str().expect("name").to_string(),
+                ts,
+                ts + dur,
+            ));
+            continue;
+        }
         let l = last.entry(key).or_insert(f64::MIN);
         assert!(ts >= *l, "time goes back on {key:?}: {ts} after {l}");
         *l = ts;
@@ -476,6 +491,36 @@ pub fn trace_tracks(doc: &serde_json::Value) -> std::collections::BTreeMap<(u64,
             "i" => {}
             other => panic!("unexpected phase {other}"),
         }
+    }
+    for (key, mut xs) in complete {
+        assert!(
+            !out.contains_key(&key) && open.get(&key).is_none_or(Vec::is_empty),
+            "{key:?}: both pairs and complete events"
+        );
+        open.insert(key, Vec::new());
+        // Outer first at equal begins; a slice is inside the last one
+        // open that it fits in (times have 3 decimals: 1 ns of slack).
+        xs.sort_by(|a, b| a.1.total_cmp(&b.1).then(b.2.total_cmp(&a.2)));
+        let mut stack: Vec<(String, f64, f64)> = Vec::new();
+        let mut slices = Vec::new();
+        for (name, begin, end) in xs {
+            while stack
+                .last()
+                .is_some_and(|t| end > t.2 + 0.0015 || begin > t.2)
+            {
+                stack.pop();
+            }
+            let mut path: Vec<String> = stack.iter().map(|t| t.0.clone()).collect();
+            path.push(name.clone());
+            slices.push(Slice { path, begin, end });
+            stack.push((name, begin, end));
+        }
+        slices.sort_by(|a, b| {
+            a.end
+                .total_cmp(&b.end)
+                .then(b.path.len().cmp(&a.path.len()))
+        });
+        out.insert(key, slices);
     }
     for (key, stack) in &open {
         assert!(stack.is_empty(), "{key:?}: never ended: {stack:?}");

@@ -57,6 +57,18 @@ pub const DR_HOOK_PAPI_COUNTERS: &str = "DR_HOOK_PAPI_COUNTERS";
 /// events recorded per thread (16 bytes each, reserved at the thread's
 /// first instrumented call); recording stops when they are used up.
 pub const DR_HOOK_TRACE_EVENTS: &str = "DR_HOOK_TRACE_EVENTS";
+/// Project extension, with `DR_HOOK_OPT=trace`: an activation shorter than this many
+/// microseconds (with nothing recorded inside it) is dropped at its exit.
+pub const DR_HOOK_TRACE_MIN_US: &str = "DR_HOOK_TRACE_MIN_US";
+/// Project extension, with `DR_HOOK_OPT=trace`: a regular expression; only routines whose name
+/// it matches are recorded (decided once per calling-tree node).
+pub const DR_HOOK_TRACE_MATCH: &str = "DR_HOOK_TRACE_MATCH";
+/// Project extension, with `DR_HOOK_OPT=trace`: only activations at most this deep in the
+/// calling tree (1: the outermost routines) are recorded.
+pub const DR_HOOK_TRACE_DEPTH: &str = "DR_HOOK_TRACE_DEPTH";
+/// Project extension, with `DR_HOOK_OPT=trace`: `1` and the buffer keeps the last
+/// `DR_HOOK_TRACE_EVENTS` events of each thread instead of the first.
+pub const DR_HOOK_TRACE_RING: &str = "DR_HOOK_TRACE_RING";
 /// Project extension: with `DR_HOOK_OPT=summary`, the file the summary
 /// goes to (default: stderr).
 pub const DR_HOOK_SUMMARY: &str = "DR_HOOK_SUMMARY";

@@ -12,6 +12,7 @@ pub mod process;
 pub mod ranges;
 pub mod report;
 pub mod task;
+pub mod trace;
 
 use self::options::{Options, Warning};
 use self::process::{Follow, TreeMarker};
@@ -220,6 +221,8 @@ pub struct Config {
     pub counter_events: Option<String>,
     /// `DR_HOOK_TRACE_EVENTS`: events recorded per thread with `trace`.
     pub trace_events: u64,
+    /// The timeline's filters and ring mode (`DR_HOOK_TRACE_*`).
+    pub trace_filter: trace::TraceFilter,
     /// The summary at exit (`DR_HOOK_SUMMARY*`).
     pub summary: report::SummaryConfig,
     /// `DR_HOOK_SAMPLE_HZ`: samples per second of thread CPU time with
@@ -594,6 +597,7 @@ impl Config {
             0..=u32::MAX as i64,
             &mut warnings,
         ) as u32;
+        let trace_filter = trace::TraceFilter::from_lookup(get, &mut warnings);
         let summary = report::SummaryConfig::from_lookup(get, &mut warnings);
         let meta = meta::Meta::from_lookup(get, &mut warnings);
         let mut lines = lines::Lines::from_lookup(get, task.myproc, &mut warnings);
@@ -621,6 +625,7 @@ impl Config {
             heapcheck,
             counter_events,
             trace_events,
+            trace_filter,
             signals,
             strict_regions,
             ranges,

@@ -138,6 +138,9 @@ pub(crate) struct Seen {
     pub wall_incl: u64,
     /// The routine's name.
     pub name: &'static str,
+    /// Depth below the root of the calling tree (1: an outermost routine),
+    /// mod 2^16.
+    pub depth: u32,
 }
 
 /// Per-thread state of a metric read at every enter and exit. Called on

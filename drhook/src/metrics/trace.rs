@@ -17,16 +17,30 @@
 //! the trace and on stderr. Whether a node's begin was recorded is the
 //! metric's one word per node (a node is active at most once at a time).
 //!
-//! Readers (`profile::trace`, on any thread, while the owner runs) read the
-//! events below the published length, which never change once published.
+//! Filters (`DR_HOOK_TRACE_*`): a name pattern and a maximum depth are
+//! decided once per calling-tree node, at its first activation, and kept
+//! in the metric's second word of the node (only when one is set: the
+//! word is not there otherwise); with a minimum duration, an activation
+//! whose begin is still the last event at its exit and that lasted less
+//! is taken back (the length goes back by one). Ring mode
+//! (`DR_HOOK_TRACE_RING`) never stops: the write position wraps and the
+//! last `capacity` events are kept.
+//!
+//! Readers (`profile::trace`, on any thread, while the owner runs) copy
+//! the events of the window below the published length; the slots are
+//! atomic words (plain stores and loads on x86-64), so a slot the owner
+//! rewrites meanwhile (a taken-back begin, a wrapped ring) reads as
+//! another event, never as undefined behaviour: the writer copes with
+//! any sequence.
 
 use std::alloc::Layout;
-use std::cell::UnsafeCell;
+use std::cell::Cell;
 use std::ptr;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
-use super::{Agg, Metric, Stamper, Word};
+use super::{Agg, Metric, Seen, Stamper, Word};
+use crate::config::trace::TraceFilter;
 use crate::sys::clock;
 
 /// What an event records.
@@ -61,6 +75,12 @@ impl Event {
     }
 }
 
+/// One slot: the timestamp, and the node with the kind in bit 32.
+struct Slot {
+    ts: AtomicU64,
+    tag: AtomicU64,
+}
+
 /// One thread's events (leaked: it lives as long as the process, like the
 /// thread's tree, and sits in a lock-free list).
 pub(crate) struct Buffer {
@@ -69,12 +89,18 @@ pub(crate) struct Buffer {
     /// The OS thread name at the first call (`pthread_getname_np`, at most
     /// 15 bytes), NUL-padded.
     name: [u8; 16],
-    events: *mut UnsafeCell<Event>,
+    slots: *const Slot,
     capacity: usize,
-    /// Events published (written by the owner, release).
+    /// The last `capacity` events are kept (else the first).
+    ring: bool,
+    /// Events written (ring: since the start, the slot is this modulo the
+    /// capacity), published by the owner with release.
     len: AtomicUsize,
+    /// The slot of the next event (owner only; `len` below the capacity,
+    /// `len % capacity` in a ring).
+    pos: Cell<usize>,
     /// Begins recorded whose end is not recorded yet (owner only).
-    open: UnsafeCell<usize>,
+    open: Cell<usize>,
     /// Activations not recorded because the buffer was full.
     dropped: AtomicU64,
     /// Timestamp of the first activation not recorded (0: none).
@@ -82,52 +108,81 @@ pub(crate) struct Buffer {
     next: AtomicPtr<Buffer>,
 }
 
-// SAFETY: events below `len` are immutable once published (release/acquire
-// on `len`); `open` and the slots above `len` are touched by the owner
+// SAFETY: the slots are atomics; `pos` and `open` are touched by the owner
 // thread only (stampers run on the owner thread).
 unsafe impl Sync for Buffer {}
 // SAFETY: as above.
 unsafe impl Send for Buffer {}
 
 impl Buffer {
-    fn new(tid: u32, capacity: usize) -> Buffer {
-        let events = Layout::array::<UnsafeCell<Event>>(capacity)
+    fn new(tid: u32, capacity: usize, ring: bool) -> Buffer {
+        let slots = Layout::array::<Slot>(capacity)
             .ok()
             .filter(|l| l.size() > 0)
-            // SAFETY: a non-zero size; an all-zero `Event` is a valid value.
-            .map(|l| unsafe { std::alloc::alloc_zeroed(l) } as *mut UnsafeCell<Event>)
-            .unwrap_or(ptr::null_mut());
+            // SAFETY: a non-zero size; all-zero atomics are valid values.
+            .map(|l| unsafe { std::alloc::alloc_zeroed(l) } as *const Slot)
+            .unwrap_or(ptr::null());
         Buffer {
             tid,
             name: thread_name(),
-            events,
+            slots,
             // A failed allocation leaves a buffer with no room: everything
             // is counted as dropped.
-            capacity: if events.is_null() { 0 } else { capacity },
+            capacity: if slots.is_null() { 0 } else { capacity },
+            ring,
             len: AtomicUsize::new(0),
-            open: UnsafeCell::new(0),
+            pos: Cell::new(0),
+            open: Cell::new(0),
             dropped: AtomicU64::new(0),
             full_at: AtomicU64::new(0),
             next: AtomicPtr::new(ptr::null_mut()),
         }
     }
 
-    /// The events published so far (a consistent prefix, readable from
-    /// any thread while the owner appends).
-    pub fn events(&self) -> &[Event] {
+    #[inline(always)]
+    fn slot(&self, i: usize) -> &Slot {
+        debug_assert!(i < self.capacity);
+        // SAFETY: `i < capacity`, the number of slots allocated (callers
+        // reduce indices modulo the capacity).
+        unsafe { &*self.slots.add(i) }
+    }
+
+    /// A copy of the events kept so far, oldest first (from any thread
+    /// while the owner appends).
+    pub fn events(&self) -> Vec<Event> {
         let n = self.len.load(Ordering::Acquire);
-        if n == 0 {
-            return &[];
+        if self.capacity == 0 {
+            return Vec::new();
         }
-        // SAFETY: the first `n` slots were written before `len` was
-        // released and are never written again; `UnsafeCell<Event>` has the
-        // layout of `Event`.
-        unsafe { std::slice::from_raw_parts(self.events as *const Event, n) }
+        let first = n.saturating_sub(self.capacity);
+        (first..n)
+            .map(|i| {
+                let s = self.slot(i % self.capacity);
+                let tag = s.tag.load(Ordering::Relaxed);
+                Event {
+                    ts: s.ts.load(Ordering::Relaxed),
+                    node: tag as u32,
+                    kind: (tag >> 32) as u32,
+                }
+            })
+            .collect()
     }
 
     /// The number of events the buffer holds at most.
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// Events written over in a ring.
+    pub fn overwritten(&self) -> u64 {
+        self.len
+            .load(Ordering::Acquire)
+            .saturating_sub(self.capacity) as u64
+    }
+
+    /// Whether it keeps the last events.
+    pub fn ring(&self) -> bool {
+        self.ring
     }
 
     /// Activations not recorded (the buffer was full), and the timestamp
@@ -149,10 +204,35 @@ impl Buffer {
     /// Appends an event (owner thread only; the caller checked the room).
     #[inline]
     fn push(&self, len: usize, node: u32, kind: u32, ts: u64) {
-        // SAFETY: `len < capacity` (checked by the caller); only the owner
-        // writes slots at or above the published length.
-        unsafe { *(*self.events.add(len)).get() = Event { ts, node, kind } };
+        let pos = self.pos.get();
+        let s = self.slot(pos);
+        s.ts.store(ts, Ordering::Relaxed);
+        s.tag
+            .store(u64::from(node) | (u64::from(kind) << 32), Ordering::Relaxed);
+        self.pos
+            .set(if pos + 1 == self.capacity { 0 } else { pos + 1 });
         self.len.store(len + 1, Ordering::Release);
+    }
+
+    /// The timestamp of the last event if it is the begin of `node`
+    /// (owner thread only).
+    #[inline]
+    fn last_begin_of(&self, len: usize, node: u32) -> Option<u64> {
+        if len == 0 {
+            return None;
+        }
+        let pos = self.pos.get();
+        let s = self.slot(if pos == 0 { self.capacity - 1 } else { pos - 1 });
+        (s.tag.load(Ordering::Relaxed) == u64::from(node)).then(|| s.ts.load(Ordering::Relaxed))
+    }
+
+    /// Takes the last event back (owner thread only).
+    #[inline]
+    fn retract(&self, len: usize) {
+        let pos = self.pos.get();
+        self.pos
+            .set(if pos == 0 { self.capacity - 1 } else { pos - 1 });
+        self.len.store(len - 1, Ordering::Release);
     }
 }
 
@@ -210,26 +290,84 @@ fn register(b: &'static Buffer) {
     }
 }
 
+/// Word: whether the node's current activation recorded its begin.
+const BEGUN: usize = 0;
+/// Word (with a name pattern or a depth): the node's filter decision.
+const CHOSEN: usize = 1;
+/// [`CHOSEN`] values (0: not decided yet).
+const KEEP: u64 = 1;
+const SKIP: u64 = 2;
+
+/// The choice of routines: per node, once.
+struct Select {
+    pattern: Option<regex_lite::Regex>,
+    depth: u32,
+}
+
+impl Select {
+    #[cold]
+    fn decide(&self, seen: &Seen) -> u64 {
+        let deep = self.depth != 0 && seen.depth > self.depth;
+        let unmatched = self
+            .pattern
+            .as_ref()
+            .is_some_and(|p| !p.is_match(seen.name));
+        if deep || unmatched { SKIP } else { KEEP }
+    }
+}
+
 /// The `trace` metric.
 pub(crate) struct Trace {
     words: Vec<Word>,
     capacity: usize,
     monotonic: bool,
+    ring: bool,
+    /// Shortest activation kept, in wall ticks (0: all).
+    min_ticks: u64,
+    /// Leaked with the metric (set up once per process).
+    select: Option<&'static Select>,
 }
 
 static TRACE: OnceLock<Trace> = OnceLock::new();
 
 /// Sets the timeline up (once, at start-up): `capacity` events per thread,
-/// timestamps from `CLOCK_MONOTONIC` when `monotonic`, else the TSC.
-pub(crate) fn init(capacity: u64, monotonic: bool) {
-    TRACE.get_or_init(|| Trace {
-        words: vec![Word {
+/// timestamps from `CLOCK_MONOTONIC` when `monotonic`, else the TSC
+/// (`ticks_per_sec` of them), with the filters of `filter`.
+pub(crate) fn init(capacity: u64, monotonic: bool, ticks_per_sec: f64, filter: &TraceFilter) {
+    TRACE.get_or_init(|| Trace::new(capacity, monotonic, ticks_per_sec, filter));
+}
+
+impl Trace {
+    fn new(capacity: u64, monotonic: bool, ticks_per_sec: f64, filter: &TraceFilter) -> Trace {
+        let pattern = filter
+            .pattern
+            .as_deref()
+            .and_then(|p| regex_lite::Regex::new(p).ok());
+        let select = (pattern.is_some() || filter.depth != 0).then(|| {
+            &*Box::leak(Box::new(Select {
+                pattern,
+                depth: filter.depth,
+            }))
+        });
+        let mut words = vec![Word {
             name: "trace@begin".into(),
             agg: Agg::Scratch,
-        }],
-        capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
-        monotonic,
-    });
+        }];
+        if select.is_some() {
+            words.push(Word {
+                name: "trace@chosen".into(),
+                agg: Agg::Scratch,
+            });
+        }
+        Trace {
+            words,
+            capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
+            monotonic,
+            ring: filter.ring,
+            min_ticks: (filter.min_us * 1e-6 * ticks_per_sec).ceil() as u64,
+            select,
+        }
+    }
 }
 
 /// The metric, once [`init`] has run.
@@ -256,11 +394,13 @@ impl Metric for Trace {
     }
 
     fn stamper(&self, tid: u32) -> Option<Box<dyn Stamper>> {
-        let b: &'static Buffer = Box::leak(Box::new(Buffer::new(tid, self.capacity)));
+        let b: &'static Buffer = Box::leak(Box::new(Buffer::new(tid, self.capacity, self.ring)));
         register(b);
         Some(Box::new(ThreadTrace {
             buf: b,
             monotonic: self.monotonic,
+            min_ticks: self.min_ticks,
+            select: self.select,
         }))
     }
 }
@@ -269,6 +409,8 @@ impl Metric for Trace {
 pub(crate) struct ThreadTrace {
     buf: &'static Buffer,
     monotonic: bool,
+    min_ticks: u64,
+    select: Option<&'static Select>,
 }
 
 impl Stamper for ThreadTrace {
@@ -276,11 +418,11 @@ impl Stamper for ThreadTrace {
     fn enter(&self, node: u32, row: &[AtomicU64]) {
         let b = self.buf;
         let len = b.len.load(Ordering::Relaxed);
-        // SAFETY: `open` is the owner's (stampers run on the owner thread).
-        let open = unsafe { &mut *b.open.get() };
-        // Room for this begin, its end and the ends still owed.
-        if b.capacity < 2 || len + *open > b.capacity - 2 {
-            row[0].store(0, Ordering::Relaxed);
+        let open = b.open.get();
+        // Room for this begin, its end and the ends still owed (a ring
+        // always has room).
+        if b.capacity < 2 || (!b.ring && len + open > b.capacity - 2) {
+            row[BEGUN].store(0, Ordering::Relaxed);
             b.dropped
                 .store(b.dropped.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
             if b.full_at.load(Ordering::Relaxed) == 0 {
@@ -290,44 +432,74 @@ impl Stamper for ThreadTrace {
             return;
         }
         b.push(len, node, 0, clock::wall(self.monotonic));
-        *open += 1;
-        row[0].store(1, Ordering::Relaxed);
+        b.open.set(open + 1);
+        row[BEGUN].store(1, Ordering::Relaxed);
+    }
+
+    /// With a name pattern or a depth, the node's decision (made at its
+    /// first activation) comes first.
+    #[inline]
+    fn enter_seen(&self, node: u32, row: &[AtomicU64], seen: &Seen) {
+        if let Some(sel) = self.select {
+            let mut chosen = row[CHOSEN].load(Ordering::Relaxed);
+            if chosen == 0 {
+                chosen = sel.decide(seen);
+                row[CHOSEN].store(chosen, Ordering::Relaxed);
+            }
+            if chosen == SKIP {
+                row[BEGUN].store(0, Ordering::Relaxed);
+                return;
+            }
+        }
+        self.enter(node, row);
     }
 
     /// The end's timestamp is the exit's wall stamp when the tree took one
     /// (a profile is on: one clock read saved), else read here.
     #[inline]
     fn exit(&self, node: u32, row: &[AtomicU64], wall: u64) {
-        if row[0].load(Ordering::Relaxed) == 0 {
+        if row[BEGUN].load(Ordering::Relaxed) == 0 {
             return;
         }
-        row[0].store(0, Ordering::Relaxed);
+        row[BEGUN].store(0, Ordering::Relaxed);
         let b = self.buf;
-        // SAFETY: as in `enter`.
-        let open = unsafe { &mut *b.open.get() };
-        *open = open.saturating_sub(1);
+        b.open.set(b.open.get().saturating_sub(1));
         let ts = if wall != 0 {
             wall
         } else {
             clock::wall(self.monotonic)
         };
         let len = b.len.load(Ordering::Relaxed);
-        // Always true: the begin reserved this slot.
-        if len < b.capacity {
+        if self.min_ticks != 0
+            && let Some(begin) = b.last_begin_of(len, node)
+            && ts.saturating_sub(begin) < self.min_ticks
+        {
+            b.retract(len);
+            return;
+        }
+        // Always true: the begin reserved this slot (a ring wraps).
+        if b.ring || len < b.capacity {
             b.push(len, node, 1, ts);
         }
     }
 }
 
-/// A recorder of thread `tid` with the monotonic clock, outside the
+/// A recorder of thread `tid` with the monotonic clock (a ring when
+/// `ring`), outside the
 /// metric and its list (tests of the writer).
 #[cfg(test)]
-pub(crate) fn test_recorder(tid: u32, capacity: usize) -> (Box<dyn Stamper>, &'static Buffer) {
-    let b: &'static Buffer = Box::leak(Box::new(Buffer::new(tid, capacity)));
+pub(crate) fn test_recorder(
+    tid: u32,
+    capacity: usize,
+    ring: bool,
+) -> (Box<dyn Stamper>, &'static Buffer) {
+    let b: &'static Buffer = Box::leak(Box::new(Buffer::new(tid, capacity, ring)));
     (
         Box::new(ThreadTrace {
             buf: b,
             monotonic: true,
+            min_ticks: 0,
+            select: None,
         }),
         b,
     )
@@ -338,18 +510,130 @@ mod tests {
     use super::*;
 
     fn recorder(capacity: usize) -> (ThreadTrace, &'static Buffer) {
-        let b: &'static Buffer = Box::leak(Box::new(Buffer::new(u32::MAX - 7, capacity)));
+        recorder_with(capacity, &TraceFilter::default())
+    }
+
+    /// A recorder with filters, on the monotonic clock (ticks are ns).
+    fn recorder_with(capacity: usize, f: &TraceFilter) -> (ThreadTrace, &'static Buffer) {
+        let t: &'static Trace = Box::leak(Box::new(Trace::new(capacity as u64, true, 1e9, f)));
+        let b: &'static Buffer = Box::leak(Box::new(Buffer::new(u32::MAX - 7, capacity, f.ring)));
         (
             ThreadTrace {
                 buf: b,
                 monotonic: true,
+                min_ticks: t.min_ticks,
+                select: t.select,
             },
             b,
         )
     }
 
-    fn rows(n: usize) -> Vec<[AtomicU64; 1]> {
-        (0..n).map(|_| [AtomicU64::new(0)]).collect()
+    fn rows(n: usize) -> Vec<[AtomicU64; 2]> {
+        (0..n)
+            .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
+            .collect()
+    }
+
+    fn seen(name: &'static str, depth: u32) -> Seen {
+        Seen {
+            calls: 1,
+            wall_incl: 0,
+            name,
+            depth,
+        }
+    }
+
+    fn shape(b: &Buffer) -> Vec<(u32, Phase)> {
+        b.events().iter().map(|e| (e.node, e.phase())).collect()
+    }
+
+    #[test]
+    fn short_activations_are_taken_back_long_ones_kept() {
+        let f = TraceFilter {
+            min_us: 2000.0,
+            ..TraceFilter::default()
+        };
+        let (t, b) = recorder_with(16, &f);
+        let r = rows(4);
+        t.enter(1, &r[1]);
+        t.enter(2, &r[2]);
+        t.exit(2, &r[2], 0);
+        t.enter(3, &r[3]);
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        t.exit(3, &r[3], 0);
+        t.exit(1, &r[1], 0);
+        assert_eq!(
+            shape(b),
+            [
+                (1, Phase::Begin),
+                (3, Phase::Begin),
+                (3, Phase::End),
+                (1, Phase::End)
+            ]
+        );
+        // A short one with nothing inside, alone: gone, and its room too.
+        t.enter(2, &r[2]);
+        t.exit(2, &r[2], 0);
+        assert_eq!(b.events().len(), 4);
+        assert_eq!(b.open.get(), 0);
+    }
+
+    #[test]
+    fn name_and_depth_are_decided_once_per_node() {
+        let f = TraceFilter {
+            pattern: Some("^PHYS:".into()),
+            depth: 2,
+            ..TraceFilter::default()
+        };
+        let (t, b) = recorder_with(64, &f);
+        let r = rows(4);
+        for _ in 0..2 {
+            t.enter_seen(1, &r[1], &seen("PHYS:OUTER", 1));
+            t.enter_seen(2, &r[2], &seen("DYN:STEP", 2));
+            t.exit(2, &r[2], 0);
+            t.enter_seen(3, &r[3], &seen("PHYS:DEEP", 3));
+            t.exit(3, &r[3], 0);
+            t.exit(1, &r[1], 0);
+        }
+        assert_eq!(
+            shape(b),
+            [
+                (1, Phase::Begin),
+                (1, Phase::End),
+                (1, Phase::Begin),
+                (1, Phase::End)
+            ]
+        );
+        assert_eq!(r[2][CHOSEN].load(Ordering::Relaxed), SKIP);
+        assert_eq!(r[1][CHOSEN].load(Ordering::Relaxed), KEEP);
+    }
+
+    #[test]
+    fn a_ring_keeps_the_last_events() {
+        let f = TraceFilter {
+            ring: true,
+            ..TraceFilter::default()
+        };
+        let (t, b) = recorder_with(4, &f);
+        let r = rows(8);
+        t.enter(1, &r[1]);
+        for n in 2..6 {
+            t.enter(n, &r[n as usize]);
+            t.exit(n, &r[n as usize], 0);
+        }
+        t.exit(1, &r[1], 0);
+        assert_eq!(
+            shape(b),
+            [
+                (4, Phase::End),
+                (5, Phase::Begin),
+                (5, Phase::End),
+                (1, Phase::End)
+            ]
+        );
+        assert_eq!(b.overwritten(), 6);
+        assert_eq!(b.dropped(), (0, None));
+        assert!(b.events().windows(2).all(|w| w[0].ts <= w[1].ts));
     }
 
     #[test]

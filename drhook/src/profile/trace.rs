@@ -13,6 +13,9 @@
 //! they belong: at the write time, or with the enclosing exit. A thread
 //! whose buffer filled up has an instant event `drhook: trace buffer full`
 //! where recording stopped, with the number of activations not recorded.
+//! A ring (`DR_HOOK_TRACE_RING`) that wrapped starts with an instant event
+//! `drhook: earlier events overwritten`; the activations whose begins were
+//! overwritten begin there.
 //!
 //! `otherData` (strings, as the format asks) says what wrote the trace and
 //! when the task started (`start_unix_ns`), so `drhook trace merge` can
@@ -63,6 +66,12 @@ pub(crate) fn write_trace(e: &Engine) {
                 );
             }
             if !e.config.silent {
+                for (tid, lost, capacity) in stats.overwritten {
+                    crate::diag!(
+                        f,
+                        "the trace of thread {tid} keeps its last {capacity} events (DR_HOOK_TRACE_RING): {lost} earlier ones were overwritten"
+                    );
+                }
                 for (tid, dropped, capacity) in stats.full {
                     crate::diag!(
                         f,
@@ -87,6 +96,8 @@ pub(crate) struct Stats {
     pub events: u64,
     /// Per thread whose buffer filled: (tid, activations dropped, capacity).
     pub full: Vec<(u32, u64, usize)>,
+    /// Per thread whose ring wrapped: (tid, events overwritten, capacity).
+    pub overwritten: Vec<(u32, u64, usize)>,
 }
 
 /// The facts of the task a trace needs.
@@ -136,8 +147,12 @@ fn write_to(w: &mut dyn Write, e: &Engine) -> io::Result<Stats> {
 pub(crate) struct Track<'a> {
     pub td: &'a ThreadData,
     pub name: String,
-    pub events: &'a [trace::Event],
+    pub events: Vec<trace::Event>,
     pub capacity: usize,
+    /// Whether the buffer keeps the last events (a ring).
+    pub ring: bool,
+    /// Events written over (a ring).
+    pub overwritten: u64,
     pub dropped: u64,
     pub full_at: Option<u64>,
 }
@@ -153,8 +168,10 @@ impl<'a> Track<'a> {
             } else {
                 format!("thread {} ({os})", td.tid)
             },
-            events: buf.map_or(&[], |b| b.events()),
+            events: buf.map_or_else(Vec::new, |b| b.events()),
             capacity: buf.map_or(0, |b| b.capacity()),
+            ring: buf.is_some_and(|b| b.ring()),
+            overwritten: buf.map_or(0, |b| b.overwritten()),
             dropped,
             full_at,
         }
@@ -171,10 +188,16 @@ pub(crate) fn write_trace_json(
     let str_json = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into());
     let recorded: u64 = tracks.iter().map(|t| t.events.len() as u64).sum();
     let dropped: u64 = tracks.iter().map(|t| t.dropped).sum();
+    let overwritten: u64 = tracks.iter().map(|t| t.overwritten).sum();
+    let kept = if tracks.iter().any(|t| t.ring) {
+        "last"
+    } else {
+        "first"
+    };
     let program_base = task.program.rsplit('/').next().unwrap_or(task.program);
     write!(
         w,
-        "{{\"otherData\":{{\"format\":\"drhook-trace\",\"version\":\"1\",\"generator\":\"drhook {}\",\"program\":{},\"proc\":\"{}\",\"nprocs\":\"{}\",\"clock\":\"{}\",\"start_unix_ns\":\"{}\",\"recorded_events\":\"{recorded}\",\"dropped_activations\":\"{dropped}\"}},\"displayTimeUnit\":\"ns\",\"traceEvents\":[",
+        "{{\"otherData\":{{\"format\":\"drhook-trace\",\"version\":\"1\",\"generator\":\"drhook {}\",\"program\":{},\"proc\":\"{}\",\"nprocs\":\"{}\",\"clock\":\"{}\",\"start_unix_ns\":\"{}\",\"recorded_events\":\"{recorded}\",\"dropped_activations\":\"{dropped}\",\"kept_events\":\"{kept}\",\"overwritten_events\":\"{overwritten}\"}},\"displayTimeUnit\":\"ns\",\"traceEvents\":[",
         env!("CARGO_PKG_VERSION"),
         str_json(task.program),
         task.myproc,
@@ -231,6 +254,14 @@ pub(crate) fn write_trace_json(
                 ",\n{{\"ph\":\"E\",\"pid\":{pid},\"tid\":{tid},\"ts\":{ts:.3}}}"
             )
         };
+        let begin = |w: &mut dyn Write, node: u32, ts: f64, stats: &mut Stats| -> io::Result<()> {
+            stats.events += 1;
+            // The name escaped straight into the output: no allocation per
+            // event.
+            w.write_all(b",\n{\"ph\":\"B\",\"name\":")?;
+            serde_json::to_writer(&mut *w, name_of(node)).map_err(io::Error::other)?;
+            write!(w, ",\"pid\":{pid},\"tid\":{tid},\"ts\":{ts:.3}}}")
+        };
         let note_full = |w: &mut dyn Write, at: u64, last: &mut f64| -> io::Result<()> {
             let ts = us(at).max(*last);
             *last = ts;
@@ -241,7 +272,25 @@ pub(crate) fn write_trace_json(
             )
         };
         stack.clear();
-        for ev in t.events {
+        if t.overwritten > 0
+            && let Some(first) = t.events.first()
+        {
+            // The window starts in the middle of activations: they begin
+            // where it starts, outermost first.
+            let ts = us(first.ts);
+            last = ts;
+            write!(
+                w,
+                ",\n{{\"ph\":\"i\",\"s\":\"t\",\"name\":\"drhook: earlier events overwritten\",\"pid\":{pid},\"tid\":{tid},\"ts\":{ts:.3},\"args\":{{\"capacity\":{},\"overwritten\":{}}}}}",
+                t.capacity, t.overwritten
+            )?;
+            for node in unbegun(&t.events).into_iter().rev() {
+                stack.push(node);
+                begin(w, node, ts, &mut stats)?;
+            }
+            stats.overwritten.push((tid, t.overwritten, t.capacity));
+        }
+        for ev in &t.events {
             if let Some(at) = full_note
                 && ev.ts > at
             {
@@ -253,12 +302,7 @@ pub(crate) fn write_trace_json(
             match ev.phase() {
                 Phase::Begin => {
                     stack.push(ev.node);
-                    stats.events += 1;
-                    // The name escaped straight into the output: no
-                    // allocation per event.
-                    w.write_all(b",\n{\"ph\":\"B\",\"name\":")?;
-                    serde_json::to_writer(&mut *w, name_of(ev.node)).map_err(io::Error::other)?;
-                    write!(w, ",\"pid\":{pid},\"tid\":{tid},\"ts\":{ts:.3}}}")?;
+                    begin(w, ev.node, ts, &mut stats)?;
                 }
                 Phase::End => {
                     // Close what was left open above it (ends not
@@ -288,6 +332,26 @@ pub(crate) fn write_trace_json(
     Ok(stats)
 }
 
+/// The nodes whose end is in `events` but not their begin, innermost
+/// first.
+fn unbegun(events: &[trace::Event]) -> Vec<u32> {
+    let mut stack: Vec<u32> = Vec::new();
+    let mut out = Vec::new();
+    for ev in events {
+        match ev.phase() {
+            Phase::Begin => stack.push(ev.node),
+            Phase::End => match stack.iter().rposition(|&n| n == ev.node) {
+                Some(k) => stack.truncate(k),
+                None => {
+                    stack.clear();
+                    out.push(ev.node);
+                }
+            },
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,6 +363,24 @@ mod tests {
     static INNER: Site = Site::new("TRACE:INNER", file!(), line!());
     static FORGOT: Site = Site::new("TRACE:FORGOT", file!(), line!());
     static OPEN: Site = Site::new("TRACE:OPEN", file!(), line!());
+
+    /// A private tree of thread `tid` with a recorder of `capacity` events.
+    fn recorded_tree(tid: u32, capacity: usize, ring: bool) -> (Box<ThreadData>, &'static Buffer) {
+        let (stamper, buf) = trace::test_recorder(tid, capacity, ring);
+        let td = ThreadData::with_metrics(
+            tid,
+            0,
+            0,
+            1,
+            vec![PlacedStamper {
+                offset: 0,
+                len: 1,
+                fast: false,
+                stamper,
+            }],
+        );
+        (td, buf)
+    }
 
     /// Writes the trace of a private tree, as JSON.
     fn trace_of(td: &ThreadData, buf: &Buffer) -> (serde_json::Value, Stats) {
@@ -339,21 +421,16 @@ mod tests {
             .collect()
     }
 
+    /// The phases and names of `slices`.
+    fn shape_of(ev: &[(String, String, f64)]) -> Vec<(&str, &str)> {
+        ev.iter()
+            .map(|(p, n, _)| (p.as_str(), n.as_str()))
+            .collect()
+    }
+
     #[test]
     fn repaired_and_open_activations_get_their_ends() {
-        let (stamper, buf) = trace::test_recorder(7, 64);
-        let td = ThreadData::with_metrics(
-            7,
-            0,
-            0,
-            1,
-            vec![PlacedStamper {
-                offset: 0,
-                len: 1,
-                fast: false,
-                stamper,
-            }],
-        );
+        let (td, buf) = recorded_tree(7, 64, false);
         let mode = ON | METRICS | SLOW_STAMPS;
         // SAFETY: a private tree used by this thread only.
         unsafe {
@@ -368,10 +445,7 @@ mod tests {
         }
         let (doc, stats) = trace_of(&td, buf);
         let ev = slices(&doc);
-        let shape: Vec<(&str, &str)> = ev
-            .iter()
-            .map(|(p, n, _)| (p.as_str(), n.as_str()))
-            .collect();
+        let shape = shape_of(&ev);
         assert_eq!(
             shape,
             [
@@ -415,19 +489,7 @@ mod tests {
 
     #[test]
     fn a_full_buffer_is_noted_where_recording_stopped() {
-        let (stamper, buf) = trace::test_recorder(8, 6);
-        let td = ThreadData::with_metrics(
-            8,
-            0,
-            0,
-            1,
-            vec![PlacedStamper {
-                offset: 0,
-                len: 1,
-                fast: false,
-                stamper,
-            }],
-        );
+        let (td, buf) = recorded_tree(8, 6, false);
         let mode = ON | METRICS | SLOW_STAMPS;
         // SAFETY: a private tree used by this thread only.
         unsafe {
@@ -440,10 +502,7 @@ mod tests {
         }
         let (doc, stats) = trace_of(&td, buf);
         let ev = slices(&doc);
-        let shape: Vec<(&str, &str)> = ev
-            .iter()
-            .map(|(p, n, _)| (p.as_str(), n.as_str()))
-            .collect();
+        let shape = shape_of(&ev);
         assert_eq!(
             shape,
             [
@@ -465,5 +524,45 @@ mod tests {
             .unwrap();
         assert_eq!(note["args"]["not_recorded"], 3);
         assert_eq!(doc["otherData"]["dropped_activations"], "3");
+    }
+
+    #[test]
+    fn a_wrapped_ring_begins_the_activations_it_lost() {
+        let (td, buf) = recorded_tree(9, 6, true);
+        let mode = ON | METRICS | SLOW_STAMPS;
+        // SAFETY: a private tree used by this thread only.
+        unsafe {
+            let o = td.enter(&OUTER, OUTER.id(), mode);
+            for _ in 0..4 {
+                let i = td.enter(&INNER, INNER.id(), mode);
+                let f = td.enter(&FORGOT, FORGOT.id(), mode);
+                td.exit(f, 0, mode);
+                td.exit(i, 0, mode);
+            }
+            td.exit(o, 0, mode);
+        }
+        let (doc, stats) = trace_of(&td, buf);
+        let ev = slices(&doc);
+        let shape = shape_of(&ev);
+        // The last 6 events: an INNER's end (its begin overwritten), a
+        // whole INNER { FORGOT }, OUTER's end.
+        assert_eq!(
+            shape,
+            [
+                ("i", "drhook: earlier events overwritten"),
+                ("B", "TRACE:OUTER"),
+                ("B", "TRACE:INNER"),
+                ("E", ""),
+                ("B", "TRACE:INNER"),
+                ("B", "TRACE:FORGOT"),
+                ("E", ""),
+                ("E", ""),
+                ("E", ""),
+            ]
+        );
+        assert!(ev.windows(2).all(|w| w[0].2 <= w[1].2), "{ev:?}");
+        assert_eq!(stats.overwritten, [(9, 12, 6)]);
+        assert_eq!(doc["otherData"]["kept_events"], "last");
+        assert_eq!(doc["otherData"]["overwritten_events"], "12");
     }
 }

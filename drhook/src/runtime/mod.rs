@@ -285,7 +285,13 @@ fn build(config: Config) -> Engine {
         }
     }
     if mode != 0 && config.writes_trace() {
-        crate::metrics::trace::init(config.trace_events, wall_source == WallSource::Monotonic);
+        let p = ClockPair::now(wall_source);
+        crate::metrics::trace::init(
+            config.trace_events,
+            wall_source == WallSource::Monotonic,
+            clock::ticks_per_second(wall_source, p, p),
+            &config.trace_filter,
+        );
         metrics.extend(crate::metrics::trace::metric());
     }
     // Stamped from the start: the counters. The watch-point metric is
@@ -479,6 +485,9 @@ fn announce(e: &Engine) {
             c.trace_path(),
             c.trace_events
         );
+        if !c.trace_filter.is_default() {
+            crate::diag!(f, "timeline: {}", c.trace_filter.describe());
+        }
     }
     if e.mode & (bits::WALL | bits::CPU) != 0 {
         crate::diag!(

@@ -312,6 +312,7 @@ mod tests {
             calls,
             wall_incl,
             name: "x",
+            depth: 1,
         }
     }
 

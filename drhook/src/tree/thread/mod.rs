@@ -463,6 +463,7 @@ impl ThreadData {
                     // SAFETY: a non-null site lives forever.
                     unsafe { (*n.site).name() }
                 },
+                depth: n.tag & 0xFFFF,
             };
             for s in self.active_stampers(mode) {
                 // SAFETY: as in `stamp_exit`.
