@@ -84,7 +84,7 @@ def darshan_counters(prefix, workdir, argv, env, processes):
 
 def drhook_counters(drhook, workdir, argv, env, processes):
     e = {k: v for k, v in env.items() if not k.startswith(("DR_HOOK", "DRHOOK_"))}
-    subprocess.run([drhook, "run", "--opt", "io", "--"] + argv, cwd=workdir, env=e,
+    subprocess.run([drhook, "run", "--no-out-dir", "--opt", "io", "--"] + argv, cwd=workdir, env=e,
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     names = sorted(n for n in os.listdir(workdir) if n.startswith("drhook.io."))
     per = {}

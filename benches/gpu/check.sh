@@ -25,7 +25,7 @@ say() { echo "$@" | tee -a "$OUT/summary.txt"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 say "GPU: $(cat "$OUT/gpu.txt")"
 export DRHOOK_CUPTI_LIBRARY="$CARRY/libcupti.so.12"
-timeout 120 "$CARRY/drhook" run --opt prof,gpu "$CARRY/cuda_regions" > run.out 2> run.err
+timeout 120 "$CARRY/drhook" run --no-out-dir --opt prof,gpu "$CARRY/cuda_regions" > run.out 2> run.err
 rc=$?
 cp run.out run.err "$OUT/" 2>/dev/null
 cp drhook.prof.1* "$OUT/" 2>/dev/null

@@ -30,6 +30,7 @@ fn run_io(dir: &Path, args: &[&str]) -> String {
     let lib = preload();
     let mut all = vec![
         "run",
+        "--no-out-dir",
         "--preload",
         lib.to_str().unwrap(),
         "--opt",

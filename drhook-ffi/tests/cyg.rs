@@ -266,7 +266,7 @@ fn an_unmodified_program_under_the_preload_library() {
     let r = run_in(
         d.path(),
         &drhook_exe().display().to_string(),
-        &["run", "--", "./hot"],
+        &["run", "--no-out-dir", "--", "./hot"],
         &[("DRHOOK_CYG_THROTTLE", "0")],
     );
     ok(&r);

@@ -226,6 +226,7 @@ fn dump_of_mpi_ranks_in_a_collective_through_the_launcher() {
     let exe = drhook_exe().display().to_string();
     let args = [
         "run",
+        "--no-out-dir",
         "--",
         "mpirun",
         "--allow-run-as-root",
@@ -346,7 +347,7 @@ fn a_program_using_the_dump_signal_keeps_it_under_drhook_run() {
     let r = run_in(
         d.path(),
         &drhook_exe().display().to_string(),
-        &["run", "--", "./own"],
+        &["run", "--no-out-dir", "--", "./own"],
         &[],
     );
     ok(&r);

@@ -33,7 +33,7 @@ fn run_darshan(env: &[(&str, &str)]) -> Option<(tempfile::TempDir, serde_json::V
         &["-std=gnu11", "-O1", "-o", "darshan", &src],
     );
     let out = Command::new(drhook_exe())
-        .args(["run", "--opt", "io", "--", "./darshan"])
+        .args(["run", "--no-out-dir", "--opt", "io", "--", "./darshan"])
         .current_dir(d.path())
         .env_remove("DR_HOOK")
         .env_remove("DR_HOOK_OPT")
@@ -261,7 +261,7 @@ fn io_reports_are_named_as_the_profiles() {
     let src = src.display().to_string();
     tool(d.path(), "mpicc", &["-O1", "-o", "mpi_plain", &src]);
     let out = Command::new(drhook_exe())
-        .args(["run", "--opt", "prof,io", "--", "mpirun"])
+        .args(["run", "--no-out-dir", "--opt", "prof,io", "--", "mpirun"])
         .args(["--allow-run-as-root", "--oversubscribe", "-n", "2"])
         .arg("./mpi_plain")
         .current_dir(d.path())

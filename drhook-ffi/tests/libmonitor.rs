@@ -80,7 +80,7 @@ fn run_tool(dir: &Path, ending: &str, monitor: Option<&Path>) -> (Run, String) {
             run_in(
                 dir,
                 &exe,
-                &["run", "--", &prog_s, ending],
+                &["run", "--no-out-dir", "--", &prog_s, ending],
                 &[("LD_PRELOAD", &tool_s), ("MONITOR_TOOL_LOG", &log_s)],
             )
         }
@@ -225,6 +225,7 @@ fn drhook_run_monitor() {
         &exe,
         &[
             "run",
+            "--no-out-dir",
             "--monitor",
             &libtool.display().to_string(),
             "--",
@@ -254,7 +255,13 @@ fn monitor_options() {
     let r = run_in(
         dir.path(),
         &exe,
-        &["run", "--", &program.display().to_string(), "return"],
+        &[
+            "run",
+            "--no-out-dir",
+            "--",
+            &program.display().to_string(),
+            "return",
+        ],
         &[
             ("LD_PRELOAD", &tool_s),
             (
@@ -352,7 +359,7 @@ fn support_functions() {
     let r = run_in(
         dir.path(),
         &exe,
-        &["run", "--", &prog_s],
+        &["run", "--no-out-dir", "--", &prog_s],
         &[("LD_PRELOAD", &tool_s)],
     );
     assert_eq!(r.output.status.code(), Some(0), "{}", r.stderr());
@@ -478,7 +485,7 @@ fn fini_thread_for_every_running_thread() {
                 None => run_in(
                     dir.path(),
                     &exe,
-                    &["run", "--", &prog_s, mode],
+                    &["run", "--no-out-dir", "--", &prog_s, mode],
                     &[("LD_PRELOAD", &tool_s), ("MONITOR_TOOL_LOG", &log_s)],
                 ),
                 Some(m) => {

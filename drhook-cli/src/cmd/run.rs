@@ -62,14 +62,20 @@ pub struct Args {
     /// a prefix ending in / is a directory.
     #[arg(long, value_name = "PREFIX")]
     pub prefix: Option<OsString>,
-    /// One directory for every file of this run: DIR, or (no value)
-    /// drhook.COMMAND.YYYYMMDD-HHMMSS in the working directory; every
-    /// process writes COMMAND.PID.FILE there wherever it runs, with a JSON
-    /// companion (json is added to the options), and `drhook procs DIR`
-    /// shows the process tree and the time per command.
+    /// One directory for every file of this run, the default:
+    /// drhook.COMMAND.YYYYMMDD-HHMMSS in the working directory, or DIR;
+    /// every process writes COMMAND.PID.FILE there wherever it runs, with a
+    /// JSON companion (json is added to the options), and `drhook procs
+    /// DIR` shows the process tree and the time per command. Not made when
+    /// a prefix or a profile name is given (--prefix, --profile, or
+    /// DRHOOK_PROFILE_PREFIX / DR_HOOK_PROFILE in the environment or --env).
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true,
           conflicts_with = "prefix")]
     pub out_dir: Option<Option<PathBuf>>,
+    /// No directory for the run: each process writes the plain names
+    /// (drhook.prof.1, ...) in its own working directory.
+    #[arg(long, conflicts_with = "out_dir")]
+    pub no_out_dir: bool,
     /// DRHOOK_PROFILE_ON_FAILURE=0: no profile for a process that exits with
     /// a non-zero status, aborts or dies of a signal.
     #[arg(long)]
@@ -335,8 +341,21 @@ pub fn run(a: &Args, _g: &Global) -> Result<u8> {
     }
     let (program, args) = a.command.split_first().expect("clap: required");
     let mut vars = vars;
-    if let Some(d) = &a.out_dir {
-        let dir = outdir::create(d.as_deref(), program)?;
+    let user_named = |k: &str| {
+        vars.iter().any(|(n, _)| n == k) || std::env::var_os(k).is_some_and(|v| !v.is_empty())
+    };
+    let out_dir = match &a.out_dir {
+        Some(d) => Some(d.clone()),
+        None if a.no_out_dir
+            || user_named("DRHOOK_PROFILE_PREFIX")
+            || user_named("DR_HOOK_PROFILE") =>
+        {
+            None
+        }
+        None => Some(None),
+    };
+    if let Some(d) = &out_dir {
+        let dir = outdir::create(d.as_deref(), program, !a.dry_run)?;
         let opt = vars
             .iter()
             .rev()

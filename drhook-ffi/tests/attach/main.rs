@@ -31,6 +31,11 @@ fn drhook_run(
     env: &[(&str, &str)],
 ) -> Run {
     let mut a: Vec<&str> = vec!["run"];
+    // Today's plain names in the working directory, unless the test asks
+    // for the run's directory.
+    if !opts.iter().any(|o| o.starts_with("--out-dir")) {
+        a.push("--no-out-dir");
+    }
     a.extend(opts);
     a.push("--");
     a.push(program);

@@ -59,7 +59,14 @@ fn drhook_run_exit_status_and_errors() {
     let r = run_in(
         d.path(),
         &drhook_exe().display().to_string(),
-        &["run", "--preload", "/no/lib.so", "--", "true"],
+        &[
+            "run",
+            "--no-out-dir",
+            "--preload",
+            "/no/lib.so",
+            "--",
+            "true",
+        ],
         &[],
     );
     assert_eq!(r.output.status.code(), Some(2));
@@ -68,7 +75,7 @@ fn drhook_run_exit_status_and_errors() {
     let r = run_in(
         d.path(),
         &drhook_exe().display().to_string(),
-        &["run", "--dry-run", "--", "true"],
+        &["run", "--no-out-dir", "--dry-run", "--", "true"],
         &[("LD_PRELOAD", "libfoo.so")],
     );
     ok(&r);
@@ -141,4 +148,87 @@ fn out_dir_holds_every_process_and_procs_shows_the_tree() {
         .map(|c| c["command"].as_str().unwrap())
         .collect();
     assert!(by.contains(&"make") && by.contains(&"sh"), "{by:?}");
+}
+
+/// The files of the run's directory `dir` (names).
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Issue 28 (file sprawl): with no option, `drhook run` puts the run's
+/// files in one directory named after the command and the time, says so
+/// on stderr, and nothing else lands in the working directory;
+/// `--no-out-dir`, `--prefix` and a `DR_HOOK_PROFILE` of the user's keep
+/// the plain names where they said.
+#[test]
+fn one_directory_per_run_by_default_unless_a_name_is_given() {
+    let exe = drhook_exe().display().to_string();
+    let d = tempdir();
+    let r = run_in(d.path(), &exe, &["run", "--", "true"], &[]);
+    ok(&r);
+    let made = names_in(d.path());
+    assert_eq!(made.len(), 1, "{made:?}");
+    let stamp = made[0].strip_prefix("drhook.true.").unwrap_or("");
+    assert!(
+        stamp.len() == 15 && stamp.as_bytes()[8] == b'-',
+        "drhook.true.YYYYMMDD-HHMMSS: {made:?}"
+    );
+    let run_dir = d.path().join(&made[0]);
+    assert!(
+        r.stderr()
+            .contains(&format!("drhook run: files in {}", run_dir.display())),
+        "{}",
+        r.stderr()
+    );
+    let files = names_in(&run_dir);
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(
+        files[0].starts_with("true.") && files[0].ends_with(".drhook.prof.1"),
+        "{files:?}"
+    );
+    assert_eq!(files[1], format!("{}.json", files[0]));
+    // A second run in the same second gets a directory of its own.
+    ok(&run_in(d.path(), &exe, &["run", "--", "true"], &[]));
+    assert_eq!(names_in(d.path()).len(), 2, "{:?}", names_in(d.path()));
+
+    // The plain names, where the user said.
+    let d = tempdir();
+    let r = run_in(d.path(), &exe, &["run", "--no-out-dir", "--", "true"], &[]);
+    ok(&r);
+    assert!(!r.stderr().contains("files in"), "{}", r.stderr());
+    assert_eq!(names_in(d.path()), ["drhook.prof.1"]);
+    let r = run_in(
+        d.path(),
+        &exe,
+        &["run", "--", "true"],
+        &[("DR_HOOK_PROFILE", "mine.prof")],
+    );
+    ok(&r);
+    assert_eq!(names_in(d.path()), ["drhook.prof.1", "mine.prof.1"]);
+    let r = run_in(
+        d.path(),
+        &exe,
+        &["run", "--prefix", "p/", "--", "true"],
+        &[],
+    );
+    ok(&r);
+    assert_eq!(
+        names_in(d.path()),
+        ["drhook.prof.1", "mine.prof.1", "p"],
+        "no run directory beside the prefix's"
+    );
+    assert_eq!(names_in(&d.path().join("p")).len(), 1);
+    // --out-dir and --no-out-dir together: a usage error.
+    let r = run_in(
+        d.path(),
+        &exe,
+        &["run", "--out-dir", "--no-out-dir", "--", "true"],
+        &[],
+    );
+    assert_eq!(r.output.status.code(), Some(2), "{}", r.stderr());
 }

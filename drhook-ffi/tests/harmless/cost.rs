@@ -27,6 +27,7 @@ fn syncs(env: &[(&str, &str)]) -> Option<usize> {
             &log_s,
             &drhook,
             "run",
+            "--no-out-dir",
             "--opt",
             "prof,memprof,io",
             "--",

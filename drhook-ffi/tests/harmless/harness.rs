@@ -117,7 +117,9 @@ pub fn command_with(run_args: Option<&[&str]>, argv: &[&str]) -> Command {
         None => Command::new(argv[0]),
         Some(args) => {
             let mut c = Command::new(common::drhook_exe());
-            c.arg("run").args(args).args(["--", argv[0]]);
+            c.args(["run", "--no-out-dir"])
+                .args(args)
+                .args(["--", argv[0]]);
             c
         }
     };

@@ -150,7 +150,7 @@ fn values_that_are_not_utf8_are_passed_byte_for_byte() {
         (None, vec!["./environ"]),
         (
             Some("DR_HOOK_OPT"),
-            vec![drhook.as_str(), "run", "--", "./environ"],
+            vec![drhook.as_str(), "run", "--no-out-dir", "--", "./environ"],
         ),
     ] {
         let mut argv = argv;

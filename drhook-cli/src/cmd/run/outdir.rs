@@ -1,4 +1,6 @@
-//! `drhook run --out-dir`: one output directory per invocation, named
+//! `drhook run`'s output directory (the default; `--out-dir=DIR` names
+//! it, `--no-out-dir`, `--prefix` or a profile name do without): one per
+//! invocation, named
 //! after the command and the time (`drhook.<command>.<YYYYMMDD-HHMMSS>`),
 //! anchored at the launch directory, so that every process of the run
 //! (whatever its working directory: `make -C dir`) writes there as
@@ -56,14 +58,17 @@ fn command_name(program: &OsStr) -> String {
 }
 
 /// Creates the run's directory (`dir`, or the default name in the working
-/// directory; made absolute) and returns it. The default name gets `.2`,
-/// `.3`, ... when a run of the same command started in the same second.
-pub fn create(dir: Option<&Path>, program: &OsStr) -> Result<PathBuf> {
+/// directory; made absolute) and returns it; only names it unless `make`
+/// (`--dry-run`). The default name gets `.2`, `.3`, ... when a run of the
+/// same command started in the same second.
+pub fn create(dir: Option<&Path>, program: &OsStr, make: bool) -> Result<PathBuf> {
     let cwd =
         std::env::current_dir().map_err(|e| Error::msg(format!("the working directory: {e}")))?;
     if let Some(d) = dir {
         let d = cwd.join(d);
-        drhook_secure::dir::create_dir_all(&d).map_err(|e| Error::io(&d, &e))?;
+        if make {
+            drhook_secure::dir::create_dir_all(&d).map_err(|e| Error::io(&d, &e))?;
+        }
         return Ok(d);
     }
     let base = format!("drhook.{}.{}", command_name(program), stamp());
@@ -73,6 +78,12 @@ pub fn create(dir: Option<&Path>, program: &OsStr) -> Result<PathBuf> {
         } else {
             cwd.join(format!("{base}.{n}"))
         };
+        if !make {
+            if d.symlink_metadata().is_err() {
+                return Ok(d);
+            }
+            continue;
+        }
         match std::fs::create_dir(&d) {
             Ok(()) => return Ok(d),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
