@@ -669,6 +669,33 @@ fn main() {
                 &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,trace")][..],
                 "(documented)",
             ),
+            (
+                "DR_HOOK_OPT=trace, DR_HOOK_TRACE_MIN_US=1e-6 (all kept)",
+                &[
+                    ("DR_HOOK", "1"),
+                    ("DR_HOOK_OPT", "trace"),
+                    ("DR_HOOK_TRACE_MIN_US", "1e-6"),
+                ][..],
+                "trace + a compare",
+            ),
+            (
+                "DR_HOOK_OPT=trace, DR_HOOK_TRACE_MATCH=. (all kept)",
+                &[
+                    ("DR_HOOK", "1"),
+                    ("DR_HOOK_OPT", "trace"),
+                    ("DR_HOOK_TRACE_MATCH", "."),
+                ][..],
+                "trace + a compare",
+            ),
+            (
+                "DR_HOOK_OPT=trace, DR_HOOK_TRACE_RING=1",
+                &[
+                    ("DR_HOOK", "1"),
+                    ("DR_HOOK_OPT", "trace"),
+                    ("DR_HOOK_TRACE_RING", "1"),
+                ][..],
+                "<= trace",
+            ),
         ] {
             let mode = if name.contains("trace") {
                 "trace"

@@ -48,7 +48,7 @@ enum Command {
     /// balance over tasks and threads, the calling tree, a flame graph, the
     /// memory and I/O tables; read offline in a browser.
     Report(cmd::report::Args),
-    /// The processes of a `drhook run --out-dir` directory: the process
+    /// The processes of a `drhook run` directory (made by default): the process
     /// tree (pid, parent, command, files) and the time per command.
     Procs(cmd::procs::Args),
     /// Timelines (DR_HOOK_OPT=trace): `drhook trace merge` puts the tasks

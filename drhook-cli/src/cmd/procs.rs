@@ -1,4 +1,5 @@
-//! `drhook procs`: the processes of a `drhook run --out-dir` directory.
+//! `drhook procs`: the processes of a `drhook run` directory (one per run,
+//! made by default).
 //!
 //! Every process of such a run writes `<command>.<pid>.<file>` there, and
 //! its JSON companion's `metadata` says its pid, parent pid and command
@@ -21,7 +22,7 @@ use crate::report::table::{Align, render};
 /// Arguments of `drhook procs`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The directory of a `drhook run --out-dir` run.
+    /// The directory of a `drhook run` run (drhook.COMMAND.YYYYMMDD-HHMMSS).
     pub dir: PathBuf,
     /// JSON (`processes` with `children` nested, `by_command`).
     #[arg(long)]
@@ -118,7 +119,7 @@ fn read(a: &Args, g: &Global) -> Result<Vec<Proc>> {
     if procs.is_empty() {
         return Err(Error::file(
             &a.dir,
-            "no JSON companions with process metadata here (a directory of drhook run --out-dir)",
+            "no JSON companions with process metadata here (a directory of a drhook run, made by default)",
         ));
     }
     Ok(procs)
