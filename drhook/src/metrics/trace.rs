@@ -96,9 +96,6 @@ pub(crate) struct Buffer {
     /// Events written (ring: since the start, the slot is this modulo the
     /// capacity), published by the owner with release.
     len: AtomicUsize,
-    /// The slot of the next event (owner only; `len` below the capacity,
-    /// `len % capacity` in a ring).
-    pos: Cell<usize>,
     /// Begins recorded whose end is not recorded yet (owner only).
     open: Cell<usize>,
     /// Activations not recorded because the buffer was full.
@@ -108,7 +105,7 @@ pub(crate) struct Buffer {
     next: AtomicPtr<Buffer>,
 }
 
-// SAFETY: the slots are atomics; `pos` and `open` are touched by the owner
+// SAFETY: the slots are atomics; `open` is touched by the owner
 // thread only (stampers run on the owner thread).
 unsafe impl Sync for Buffer {}
 // SAFETY: as above.
@@ -131,7 +128,6 @@ impl Buffer {
             capacity: if slots.is_null() { 0 } else { capacity },
             ring,
             len: AtomicUsize::new(0),
-            pos: Cell::new(0),
             open: Cell::new(0),
             dropped: AtomicU64::new(0),
             full_at: AtomicU64::new(0),
@@ -201,16 +197,20 @@ impl Buffer {
         std::str::from_utf8(&self.name[..end]).unwrap_or("")
     }
 
+    /// The slot of event number `i` (a ring wraps; else `i` is below the
+    /// capacity).
+    #[inline(always)]
+    fn slot_of(&self, i: usize) -> &Slot {
+        self.slot(if self.ring { i % self.capacity } else { i })
+    }
+
     /// Appends an event (owner thread only; the caller checked the room).
     #[inline]
     fn push(&self, len: usize, node: u32, kind: u32, ts: u64) {
-        let pos = self.pos.get();
-        let s = self.slot(pos);
+        let s = self.slot_of(len);
         s.ts.store(ts, Ordering::Relaxed);
         s.tag
             .store(u64::from(node) | (u64::from(kind) << 32), Ordering::Relaxed);
-        self.pos
-            .set(if pos + 1 == self.capacity { 0 } else { pos + 1 });
         self.len.store(len + 1, Ordering::Release);
     }
 
@@ -221,17 +221,13 @@ impl Buffer {
         if len == 0 {
             return None;
         }
-        let pos = self.pos.get();
-        let s = self.slot(if pos == 0 { self.capacity - 1 } else { pos - 1 });
+        let s = self.slot_of(len - 1);
         (s.tag.load(Ordering::Relaxed) == u64::from(node)).then(|| s.ts.load(Ordering::Relaxed))
     }
 
     /// Takes the last event back (owner thread only).
     #[inline]
     fn retract(&self, len: usize) {
-        let pos = self.pos.get();
-        self.pos
-            .set(if pos == 0 { self.capacity - 1 } else { pos - 1 });
         self.len.store(len - 1, Ordering::Release);
     }
 }
