@@ -130,77 +130,157 @@ pub unsafe extern "C" fn drhook_attach_io_vprintf(
     } else {
         fp
     };
-    type P = Preload;
     let rec = recording();
     if !rec {
         go_direct(which);
     }
-    match kind {
-        VFPRINTF => {
-            let f = real!(P, s::VFPRINTF, VfprintfFn);
-            if !rec {
-                // SAFETY: the C contract.
-                return unsafe { f(fp, fmt, ap) };
+    if !rec {
+        // SAFETY: the C contract.
+        return unsafe { plain(kind, fp, fd, flag, fmt, ap) };
+    }
+    // One function per kind, none inlined here: a thread's stack may be as
+    // small as the C library allows, and an unoptimised build would give
+    // this frame the locals of every kind at once.
+    // SAFETY: the C contract.
+    unsafe {
+        match kind {
+            VFPRINTF => rec_vfprintf(fp, fmt, ap),
+            VFPRINTF_CHK => rec_vfprintf_chk(fp, flag, fmt, ap),
+            VDPRINTF | VDPRINTF_CHK => rec_vdprintf(kind, fd, flag, fmt, ap),
+            VFSCANF | ISOC99_VFSCANF => rec_vfscanf(kind, fp, fmt, ap),
+            _ => {
+                crate::sys::set_errno(libc::EINVAL);
+                -1
             }
+        }
+    }
+}
+
+/// The real `v*` function of `kind`, recording off.
+///
+/// # Safety
+/// As [`drhook_attach_io_vprintf`].
+#[inline(never)]
+unsafe fn plain(
+    kind: c_int,
+    fp: *mut libc::FILE,
+    fd: c_int,
+    flag: c_int,
+    fmt: *const c_char,
+    ap: VaList,
+) -> c_int {
+    type P = Preload;
+    match kind {
+        VFPRINTF | VFSCANF | ISOC99_VFSCANF => {
+            let f = match kind {
+                VFPRINTF => real!(P, s::VFPRINTF, VfprintfFn),
+                VFSCANF => real!(P, s::VFSCANF, VfprintfFn),
+                _ => real!(P, s::ISOC99_VFSCANF, VfprintfFn),
+            };
             // SAFETY: the C contract.
-            printed(fp, || unsafe { f(fp, fmt, ap) })
+            unsafe { f(fp, fmt, ap) }
         }
         VFPRINTF_CHK => {
             let f = real!(P, s::VFPRINTF_CHK, VfprintfChkFn);
-            if !rec {
-                // SAFETY: the C contract.
-                return unsafe { f(fp, flag, fmt, ap) };
-            }
             // SAFETY: the C contract.
-            printed(fp, || unsafe { f(fp, flag, fmt, ap) })
+            unsafe { f(fp, flag, fmt, ap) }
         }
-        VDPRINTF | VDPRINTF_CHK => {
-            let call = || {
-                if kind == VDPRINTF {
-                    let f = real!(P, s::VDPRINTF, VdprintfFn);
-                    // SAFETY: the C contract.
-                    unsafe { f(fd, fmt, ap) }
-                } else {
-                    let f = real!(P, s::VDPRINTF_CHK, VdprintfChkFn);
-                    // SAFETY: the C contract.
-                    unsafe { f(fd, flag, fmt, ap) }
-                }
-            };
-            if !rec {
-                return call();
-            }
-            super::record::timed(call, |r, a, t| {
-                let n = r.max(0) as u64;
-                stdio_data_fd(fd, false, true, n, a, t);
-                wrote_through(fd, n, a, t);
-            })
-        }
-        VFSCANF | ISOC99_VFSCANF => {
-            let slot = if kind == VFSCANF {
-                &s::VFSCANF
-            } else {
-                &s::ISOC99_VFSCANF
-            };
-            let f = real!(P, *slot, VfprintfFn);
-            if !rec {
-                // SAFETY: the C contract.
-                return unsafe { f(fp, fmt, ap) };
-            }
-            let at = read_at(fp);
+        VDPRINTF => {
+            let f = real!(P, s::VDPRINTF, VdprintfFn);
             // SAFETY: the C contract.
-            data_call(
-                fp,
-                false,
-                Given::Pieces,
-                || unsafe { f(fp, fmt, ap) },
-                |_| consumed(fp, at),
-            )
+            unsafe { f(fd, fmt, ap) }
+        }
+        VDPRINTF_CHK => {
+            let f = real!(P, s::VDPRINTF_CHK, VdprintfChkFn);
+            // SAFETY: the C contract.
+            unsafe { f(fd, flag, fmt, ap) }
         }
         _ => {
             crate::sys::set_errno(libc::EINVAL);
             -1
         }
     }
+}
+
+/// `vfprintf`, recording on.
+///
+/// # Safety
+/// The C contract.
+#[inline(never)]
+unsafe fn rec_vfprintf(fp: *mut libc::FILE, fmt: *const c_char, ap: VaList) -> c_int {
+    let f = real!(Preload, s::VFPRINTF, VfprintfFn);
+    // SAFETY: the C contract.
+    printed(fp, || unsafe { f(fp, fmt, ap) })
+}
+
+/// `__vfprintf_chk`, recording on.
+///
+/// # Safety
+/// The C contract.
+#[inline(never)]
+unsafe fn rec_vfprintf_chk(
+    fp: *mut libc::FILE,
+    flag: c_int,
+    fmt: *const c_char,
+    ap: VaList,
+) -> c_int {
+    let f = real!(Preload, s::VFPRINTF_CHK, VfprintfChkFn);
+    // SAFETY: the C contract.
+    printed(fp, || unsafe { f(fp, flag, fmt, ap) })
+}
+
+/// `vdprintf`, `__vdprintf_chk`, recording on.
+///
+/// # Safety
+/// The C contract.
+#[inline(never)]
+unsafe fn rec_vdprintf(
+    kind: c_int,
+    fd: c_int,
+    flag: c_int,
+    fmt: *const c_char,
+    ap: VaList,
+) -> c_int {
+    type P = Preload;
+    let call = || {
+        if kind == VDPRINTF {
+            let f = real!(P, s::VDPRINTF, VdprintfFn);
+            // SAFETY: the C contract.
+            unsafe { f(fd, fmt, ap) }
+        } else {
+            let f = real!(P, s::VDPRINTF_CHK, VdprintfChkFn);
+            // SAFETY: the C contract.
+            unsafe { f(fd, flag, fmt, ap) }
+        }
+    };
+    super::record::timed(call, |r, a, t| {
+        let n = r.max(0) as u64;
+        stdio_data_fd(fd, false, true, n, a, t);
+        wrote_through(fd, n, a, t);
+    })
+}
+
+/// `vfscanf`, `__isoc99_vfscanf`, recording on.
+///
+/// # Safety
+/// The C contract.
+#[inline(never)]
+unsafe fn rec_vfscanf(kind: c_int, fp: *mut libc::FILE, fmt: *const c_char, ap: VaList) -> c_int {
+    let slot = if kind == VFSCANF {
+        &s::VFSCANF
+    } else {
+        &s::ISOC99_VFSCANF
+    };
+    let f = real!(Preload, *slot, VfprintfFn);
+    let at = read_at(fp);
+    // SAFETY: the C contract.
+    data_call(
+        fp,
+        false,
+        Given::Pieces,
+        || unsafe { f(fp, fmt, ap) },
+        |_| consumed(fp, at),
+    )
 }
 
 /// A `printf` on `fp`, recording on: its result the bytes written.
