@@ -39,7 +39,7 @@ fn planted_links_at_the_preload_librarys_output_names_are_never_written_through(
     for n in names {
         script.push_str(&format!("ln -s \"$VICTIM\" \"{n}\" || exit 99; "));
     }
-    script.push_str("exec \"$DRHOOK\" run --opt prof,io --io-trace posix -- \"$EXE\"");
+    script.push_str("exec \"$DRHOOK\" run --no-out-dir --opt prof,io --io-trace posix -- \"$EXE\"");
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg(&script).current_dir(d.path());
     for (k, _) in std::env::vars() {
