@@ -155,7 +155,7 @@ pub(super) const COUNT: u8 = 4;
 
 static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 
-/// Untracked ([`OFF`], decided): the real `malloc`, `calloc`, `free` and
+/// Untracked (`OFF`, decided): the real `malloc`, `calloc`, `free` and
 /// `realloc`, which the exported wrappers (`__interpose_alloc!`, where
 /// they are statics of the library itself, read without the GOT) jump to
 /// after one load and one test; null: decide, track, count, or the early
