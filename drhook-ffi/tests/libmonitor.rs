@@ -395,17 +395,7 @@ fn installed_as_libmonitor() {
     ] {
         assert!(prefix.join(f).exists(), "{f} not installed");
     }
-    let pc = std::process::Command::new("pkg-config")
-        .args(["--cflags", "--libs", "monitor"])
-        .env("PKG_CONFIG_PATH", prefix.join("lib").join("pkgconfig"))
-        .output()
-        .unwrap();
-    assert!(
-        pc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&pc.stderr)
-    );
-    let flags = String::from_utf8(pc.stdout).unwrap();
+    let flags = installed_pkg_config(&prefix, "monitor");
     assert!(flags.contains("-lmonitor"), "{flags}");
     let src = prog("libmonitor");
     let mut args: Vec<String> = ["-Wall", "-shared", "-fPIC", "-o", "libtool.so"]

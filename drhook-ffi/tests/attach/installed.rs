@@ -26,17 +26,7 @@ fn installed_wrap_library_through_pkg_config_and_cmake() {
     ] {
         assert!(prefix.join(f).exists(), "{f} not installed");
     }
-    let pc = Command::new("pkg-config")
-        .args(["--cflags", "--libs", "drhook-wrap"])
-        .env("PKG_CONFIG_PATH", prefix.join("lib").join("pkgconfig"))
-        .output()
-        .unwrap();
-    assert!(
-        pc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&pc.stderr)
-    );
-    let flags = String::from_utf8(pc.stdout).unwrap();
+    let flags = installed_pkg_config(&prefix, "drhook-wrap");
     assert!(flags.contains("drhook-wrap.list"), "{flags}");
     let mut args = vec![
         "-static".to_string(),

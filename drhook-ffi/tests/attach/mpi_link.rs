@@ -130,18 +130,7 @@ fn installed_libdrhook_mpi_through_pkg_config_and_cmake() {
     ] {
         assert!(prefix.join(f).exists(), "{f} not installed");
     }
-    let pc = Command::new("pkg-config")
-        .args(["--cflags", "--libs", "drhook-mpi"])
-        .env("PKG_CONFIG_PATH", prefix.join("lib").join("pkgconfig"))
-        .output()
-        .unwrap();
-    assert!(
-        pc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&pc.stderr)
-    );
-    let flags: Vec<String> = String::from_utf8(pc.stdout)
-        .unwrap()
+    let flags: Vec<String> = installed_pkg_config(&prefix, "drhook-mpi")
         .split_whitespace()
         .map(String::from)
         .collect();

@@ -337,6 +337,23 @@ pub fn drhook_exe() -> PathBuf {
     built("drhook")
 }
 
+/// `pkg-config --cflags --libs PACKAGE` of a prefix `make_install` made:
+/// its flags (the command must succeed).
+#[allow(dead_code)]
+pub fn installed_pkg_config(prefix: &Path, package: &str) -> String {
+    let pc = std::process::Command::new("pkg-config")
+        .args(["--cflags", "--libs", package])
+        .env("PKG_CONFIG_PATH", prefix.join("lib").join("pkgconfig"))
+        .output()
+        .unwrap();
+    assert!(
+        pc.status.success(),
+        "pkg-config {package}: {}",
+        String::from_utf8_lossy(&pc.stderr)
+    );
+    String::from_utf8(pc.stdout).unwrap()
+}
+
 /// `make -C drhook-ffi install PREFIX=<dir>/prefix` with this test build's
 /// libraries from the target directory (no nested cargo build); the
 /// prefix.
