@@ -16,7 +16,8 @@
 //!
 //! `DRHOOK_BENCH_BASELINE=<dir>/libdrhook_preload.so` adds its rows with
 //! another build of the preload library (an earlier commit's), measured in
-//! the same run.
+//! the same run. `DRHOOK_BENCH_MPIP=<dir>/libmpiP.so` adds mpiP's rows
+//! (LLNL's mpiP built outside the repository, preloaded; ns only).
 
 mod common;
 use common::have;
@@ -199,14 +200,30 @@ fn main() {
             cfgs.push((format!("baseline preload, DR_HOOK_OPT={opt}"), e));
         }
     }
+    // mpiP (LLNL's MPI profiler, built outside the repository: its
+    // `libmpiP.so`), preloaded as its documentation says: its default
+    // (each call site found by a one-level backtrace) and `-k0` (no call
+    // sites). Under callgrind its rank never finishes here: ns only.
+    let n_grind = cfgs.len();
+    if let Some(mpip) = std::env::var_os("DRHOOK_BENCH_MPIP") {
+        let mpip = mpip.to_string_lossy().into_owned();
+        cfgs.push((
+            "mpiP (call sites: 1 level)".to_string(),
+            vec![("LD_PRELOAD", mpip.clone())],
+        ));
+        cfgs.push((
+            "mpiP, MPIP=-k0 (no call sites)".to_string(),
+            vec![("LD_PRELOAD", mpip), ("MPIP", "-k0".to_string())],
+        ));
+    }
     let grind = have("valgrind");
     println!(
         "| configuration | ns/call | over plain | instructions/call in the preload library (rank 0, callgrind) |"
     );
     println!("|---|---:|---:|---:|");
     let times: Vec<Option<f64>> = cfgs.iter().map(|(_, e)| ns(work.path(), e)).collect();
-    for ((name, e), t) in cfgs.iter().zip(&times) {
-        let i = if grind {
+    for (k, ((name, e), t)) in cfgs.iter().zip(&times).enumerate() {
+        let i = if grind && k < n_grind {
             instructions(work.path(), e)
         } else {
             None
