@@ -4,6 +4,8 @@
 //! `MPI_File_write_at`/`MPI_File_read_at`: the I/O report of every rank
 //! lists the file with the exact MPI-IO opens, reads, writes and bytes,
 //! and the POSIX calls the MPI library made for them at the POSIX level.
+//! The same program in Fortran, `use mpi` (`progs/attach/mpi_io.f90`)
+//! and `use mpi_f08` (`mpi_io_f08.f90`): the same counts.
 
 use super::mpi_calls::have_mpi;
 use super::*;
@@ -16,8 +18,27 @@ fn mpi_io_calls_are_the_mpi_io_level_of_the_io_report() {
     let d = tempdir();
     let src = attach_prog("mpi_io.c").display().to_string();
     tool(d.path(), "mpicc", &["-O1", "-o", "mpi_io", &src]);
+    run_and_check(d.path());
+}
+
+#[test]
+fn fortran_mpi_io_calls_are_the_mpi_io_level_of_the_io_report() {
+    if !have_mpi("mpif90") {
+        return;
+    }
+    for prog in ["mpi_io.f90", "mpi_io_f08.f90"] {
+        let d = tempdir();
+        let src = attach_prog(prog).display().to_string();
+        tool(d.path(), "mpif90", &["-O1", "-o", "mpi_io", &src]);
+        run_and_check(d.path());
+    }
+}
+
+/// Runs `./mpi_io` in `d` on 4 ranks with `io,mpi` and checks every
+/// rank's MPI-IO level of `mpiio.dat`.
+fn run_and_check(d: &std::path::Path) {
     let r = drhook_run(
-        d.path(),
+        d,
         &["--opt", "io,mpi"],
         "mpirun",
         &[
@@ -31,8 +52,8 @@ fn mpi_io_calls_are_the_mpi_io_level_of_the_io_report() {
     );
     ok(&r);
     let mut ranks = 0;
-    for f in drhook_tests::files_starting_with(d.path(), "drhook.io.") {
-        let text = std::fs::read_to_string(d.path().join(&f)).unwrap();
+    for f in drhook_tests::files_starting_with(d, "drhook.io.") {
+        let text = std::fs::read_to_string(d.join(&f)).unwrap();
         let rep: serde_json::Value = serde_json::from_str(&text).unwrap();
         let Some(file) = rep["files"]
             .as_array()
@@ -66,18 +87,13 @@ fn mpi_io_calls_are_the_mpi_io_level_of_the_io_report() {
         assert!(n("write_bytes") >= 1200, "{f}: {file:#}");
         assert!(n("read_bytes") >= 800, "{f}: {file:#}");
     }
-    assert_eq!(ranks, 4, "{:?}", profiles(d.path()));
+    assert_eq!(ranks, 4, "{:?}", profiles(d));
     // `drhook io` shows the level under the file of one rank's report.
-    let one = drhook_tests::files_starting_with(d.path(), "drhook.io.")
+    let one = drhook_tests::files_starting_with(d, "drhook.io.")
         .into_iter()
-        .find(|f| std::fs::read_to_string(d.path().join(f)).is_ok_and(|t| t.contains("/mpiio.dat")))
+        .find(|f| std::fs::read_to_string(d.join(f)).is_ok_and(|t| t.contains("/mpiio.dat")))
         .unwrap();
-    let shown = run_in(
-        d.path(),
-        &drhook_exe().display().to_string(),
-        &["io", &one],
-        &[],
-    );
+    let shown = run_in(d, &drhook_exe().display().to_string(), &["io", &one], &[]);
     ok(&shown);
     assert!(
         shown.stdout().contains(

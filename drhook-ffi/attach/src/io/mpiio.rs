@@ -1,5 +1,5 @@
 //! The MPI-IO level of the I/O report (`DR_HOOK_OPT=io,mpi`): the
-//! `MPI_File_*` calls of C, which the MPI calls tool hands over through
+//! `MPI_File_*` calls of C and Fortran, which the MPI calls tool hands over through
 //! [`crate::events::MpiIoSink`], counted per file as stdio's calls are
 //! above POSIX's: the file of a handle is the one its `MPI_File_open`
 //! named (the file the MPI library opened under that name, or, when

@@ -115,6 +115,7 @@ macro_rules! __mpi_wrappers {
     ) => {
         $( $crate::__mpi_function!($p, $mode, $c, ($($a)*), $spec, {$f}); )*
         $( $crate::__mpi_function!($p, $mode, $c2, ($($a2)*), $spec2, {}); )*
+        $crate::__mpi_file_open_f!($p, $mode);
     };
 }
 
@@ -133,6 +134,7 @@ macro_rules! __mpi_names {
             $( stringify!($c), concat!(stringify!($f), "_"), concat!(stringify!($f), "__"),
                stringify!($f), concat!(stringify!($f), "_f08_"), )*
             $( stringify!($c2), )*
+            "mpi_file_open_", "mpi_file_open__", "mpi_file_open", "mpi_file_open_f08_",
             "MPI_Abort", "mpi_abort_", "mpi_abort__", "mpi_abort", "mpi_abort_f08_",
         ];
     };

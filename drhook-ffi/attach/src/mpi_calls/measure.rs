@@ -185,6 +185,7 @@ static COMM_SIZE: Lookup = Lookup::new(c"PMPI_Comm_size");
 static COMM_RANK: Lookup = Lookup::new(c"PMPI_Comm_rank");
 static TYPE_F2C: Lookup = Lookup::new(c"PMPI_Type_f2c");
 static COMM_F2C: Lookup = Lookup::new(c"PMPI_Comm_f2c");
+static FILE_F2C: Lookup = Lookup::new(c"PMPI_File_f2c");
 
 /// `int f(handle, int *)` of `l` on `h`; None when MPI has no such
 /// function or it failed.
@@ -213,6 +214,11 @@ fn f2c(l: &Lookup, fint: c_int) -> usize {
     let f = unsafe { std::mem::transmute::<*mut c_void, F2c>(f) };
     // SAFETY: any MPI_Fint is accepted.
     unsafe { f(fint) }
+}
+
+/// The C handle of a Fortran binding's file handle (`PMPI_File_f2c`).
+pub(super) fn file_f2c(fint: c_int) -> usize {
+    f2c(&FILE_F2C, fint)
 }
 
 /// The arguments of one call in one binding.

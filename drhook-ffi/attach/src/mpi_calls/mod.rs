@@ -27,7 +27,7 @@
 //!
 //! MPI-IO (`MPI_File_*`): the calls are rows with their bytes (written as
 //! "sent", read as "received"); with the I/O report on (`io`), the C
-//! binding's calls are also its MPI-IO level, per file
+//! and Fortran bindings' calls are also its MPI-IO level, per file
 //! (`events::MpiIoSink`, which the I/O tool installs: opens, reads and
 //! writes with their bytes, other calls), above what the MPI library's
 //! own POSIX calls do to the file (seen by the I/O tool as any others,
@@ -38,10 +38,12 @@
 //! * [`measure`] — a call's bytes and communicator size from its
 //!   arguments.
 //! * `cache` — datatype sizes, communicator sizes and ranks per handle.
-//! * `exports` — the exported wrappers (`__interpose_mpi_calls!`).
+//! * `exports` — the exported wrappers (`__interpose_mpi_calls!`);
+//!   `fortran_open` — Fortran's `MPI_File_open` (a `CHARACTER` argument).
 
 mod cache;
 mod exports;
+mod fortran_open;
 pub mod measure;
 pub mod table;
 
@@ -53,6 +55,7 @@ use crate::sys::env::dr_hook_opt_has;
 use crate::sys::tls;
 
 pub use crate::lifecycle::mpi::before_abort;
+pub use fortran_open::fortran_file_opened;
 pub use measure::{Binding, Dir, Scale, Spec, Term};
 
 /// Guard bit of an MPI call in progress on this thread (a call made
@@ -207,16 +210,48 @@ impl Outcome for () {
     }
 }
 
-/// Hands an `MPI_File_*` call of C to the I/O report (when it is on).
+/// The C handle of the file of an `MPI_File_*` call (its argument 0),
+/// read before the call (`MPI_File_close` sets it to `MPI_FILE_NULL`): in
+/// C the handle itself (`MPI_File_close`: the one its pointer points
+/// to), in Fortran the `INTEGER` it points to, converted.
+///
+/// # Safety
+/// `args` are the call's arguments in `binding`.
 #[cold]
 #[inline(never)]
-fn to_io_report(f: &Func, args: &[usize], closing: usize, ok: bool, m: &measure::Measured) {
+unsafe fn file_handle(f: &Func, binding: Binding, args: &[usize]) -> usize {
+    let Some(&a) = args.first() else {
+        return 0;
+    };
+    match binding {
+        Binding::C if f.file != FileOp::Close => a,
+        _ if a == 0 => 0,
+        // SAFETY: MPI_File_close's contract: a valid `MPI_File *`.
+        Binding::C => unsafe { *(a as *const usize) },
+        // SAFETY: the Fortran binding's contract: a valid INTEGER.
+        Binding::Fortran => measure::file_f2c(unsafe { *(a as *const c_int) }),
+    }
+}
+
+/// Hands an `MPI_File_*` call to the I/O report (when it is on): the
+/// file's C `handle` (see [`file_handle`]). A Fortran `MPI_File_open` is
+/// handed over by its own wrapper ([`fortran_file_opened`]).
+#[cold]
+#[inline(never)]
+fn to_io_report(
+    f: &Func,
+    binding: Binding,
+    args: &[usize],
+    handle: usize,
+    ok: bool,
+    m: &measure::Measured,
+) {
     let Some(s) = crate::events::mpi_io_sink() else {
         return;
     };
-    let handle = args.first().copied().unwrap_or(0);
     match f.file {
         FileOp::None => {}
+        FileOp::Open if binding == Binding::Fortran => {}
         FileOp::Open => {
             let name = args.get(1).copied().unwrap_or(0);
             let fh = args.get(4).copied().unwrap_or(0);
@@ -232,7 +267,7 @@ fn to_io_report(f: &Func, args: &[usize], closing: usize, ok: bool, m: &measure:
                 (s.opened)(h, path);
             }
         }
-        FileOp::Close => (s.closed)(closing),
+        FileOp::Close => (s.closed)(handle),
         FileOp::Read => (s.data)(handle, false, m.recv),
         FileOp::Write => (s.data)(handle, true, m.sent),
         FileOp::Other => (s.other)(handle),
@@ -265,19 +300,18 @@ pub unsafe fn call<R: Outcome>(
     }
     // SAFETY: caller contract.
     let m = unsafe { measure::measure(&f.spec, binding, args) };
-    let c_file = f.file != FileOp::None && binding == Binding::C;
-    // `MPI_File_close` sets the caller's handle to `MPI_FILE_NULL`: read
-    // it before.
-    let closing = match (c_file && f.file == FileOp::Close, args.first()) {
-        // SAFETY: MPI_File_close's contract: a valid `MPI_File *`.
-        (true, Some(&p)) if p != 0 => unsafe { *(p as *const usize) },
-        _ => 0,
+    let file = f.file != FileOp::None;
+    let handle = if file {
+        // SAFETY: caller contract.
+        unsafe { file_handle(f, binding, args) }
+    } else {
+        0
     };
     let h = (hooks().mpi_enter)(f.site.as_ptr(), f.name.as_ptr(), f.name.len());
     let r = real();
     (hooks().mpi_exit)(h, m.sent, m.recv, m.data as c_int, m.comm_size);
-    if c_file {
-        to_io_report(f, args, closing, r.succeeded(), &m);
+    if file {
+        to_io_report(f, binding, args, handle, r.succeeded(), &m);
     }
     tls::set(tls::GUARD, g);
     r
