@@ -1,12 +1,13 @@
-//! Statistics across tasks of the memory (`-mem`) and I/O (`-io`)
-//! profiles: per routine, each column of the profile (bytes, counts, I/O
+//! Statistics across tasks of the memory (`-mem`), I/O (`-io`) and MPI
+//! (`-mpi`) profiles: per routine, each column of the profile (bytes, counts, I/O
 //! seconds) across the tasks, shared by `drhook merge` (reading the
 //! per-rank files) and the in-job reduction (`DR_HOOK_OPT=reduce`), as
 //! [`crate::Merger`] is for the time profiles.
 //!
 //! Per task, a routine's value of a column adds up its rows (threads and,
 //! with `callpath`, call paths), except the memory profile's `Heap` and
-//! `Max.Stack`, levels rather than amounts, where it is the largest row's.
+//! `Max.Stack`, levels rather than amounts, and the MPI profile's
+//! `Comm-size`, a mean, where it is the largest row's.
 //! Across the N tasks: sum (the job's), max and its task, mean, min and
 //! standard deviation, a task without the routine counting 0 there. Sums
 //! are exact (integers: bytes, counts, microseconds), so the order in
@@ -28,6 +29,8 @@ pub enum ColKind {
     Memory,
     /// `drhook.prof.N-io` (`DR_HOOK_OPT=io`).
     Io,
+    /// `drhook.prof.N-mpi` (`DR_HOOK_OPT=mpi`): an MPI function's row.
+    Mpi,
 }
 
 /// One column: its heading, how a task's rows combine, its unit's scale
@@ -73,11 +76,30 @@ const IO: [Column; 8] = [
     col("Other", false, 1.0, 0),
 ];
 
+/// The MPI profile's columns: time to the microsecond as printed, the
+/// mean communicator size to a tenth, the histogram's bins.
+const MPI: [Column; 13] = [
+    col("Time(s)", false, 1e6, 6),
+    col("Calls", false, 1.0, 0),
+    col("Sent", false, 1.0, 0),
+    col("Recv", false, 1.0, 0),
+    col("Comm-size", true, 10.0, 1),
+    col("0", false, 1.0, 0),
+    col("1-64", false, 1.0, 0),
+    col("65-1K", false, 1.0, 0),
+    col("1K-16K", false, 1.0, 0),
+    col("16K-256K", false, 1.0, 0),
+    col("256K-4M", false, 1.0, 0),
+    col("4M-64M", false, 1.0, 0),
+    col("64M+", false, 1.0, 0),
+];
+
 impl ColKind {
     fn columns(self) -> &'static [Column] {
         match self {
             ColKind::Memory => &MEMORY,
             ColKind::Io => &IO,
+            ColKind::Mpi => &MPI,
         }
     }
 
@@ -91,6 +113,7 @@ impl ColKind {
         match self {
             ColKind::Memory => "memory",
             ColKind::Io => "I/O",
+            ColKind::Mpi => "MPI",
         }
     }
 
@@ -98,14 +121,15 @@ impl ColKind {
         match self {
             ColKind::Memory => 1,
             ColKind::Io => 2,
+            ColKind::Mpi => 3,
         }
     }
 
-    /// The column the rows are sorted by (largest max first): `Self-alloc`
-    /// or `I/O(s)`.
+    /// The column the rows are sorted by (largest max first): `Self-alloc`,
+    /// `I/O(s)` or `Time(s)`.
     fn sort_by(self) -> usize {
         match self {
-            ColKind::Memory => 0,
+            ColKind::Memory | ColKind::Mpi => 0,
             ColKind::Io => 1,
         }
     }
@@ -211,7 +235,9 @@ impl ColMerger {
     /// Adds one row of the current task: `values` in the profile's column
     /// order (memory: self-alloc, children, leaked, heap, max.stack,
     /// paging, calls, allocs, frees; I/O: self, I/O and compute seconds,
-    /// bytes read and written, reads, writes, other calls), as printed.
+    /// bytes read and written, reads, writes, other calls; MPI: time,
+    /// calls, bytes sent and received, mean communicator size, the eight
+    /// bins of the histogram), as printed.
     pub fn add(&mut self, routine: &str, values: &[f64]) {
         let id = self.id(routine);
         let cols = self.kind.columns();
@@ -351,6 +377,7 @@ impl ColMerger {
         let kind = match i.take(1)?[0] {
             1 => ColKind::Memory,
             2 => ColKind::Io,
+            3 => ColKind::Mpi,
             _ => return None,
         };
         let mut m = ColMerger::new(kind);
@@ -404,10 +431,10 @@ pub fn col_text(t: &ColTable, limit: Option<usize>) -> String {
         t.kind.name(),
         proc_range(&t.procs),
         t.routines.len(),
-        if t.kind == ColKind::Memory {
-            " (Heap and Max.Stack: the largest row)"
-        } else {
-            ""
+        match t.kind {
+            ColKind::Memory => " (Heap and Max.Stack: the largest row)",
+            ColKind::Mpi => " (Comm-size: the largest row)",
+            ColKind::Io => "",
         }
     );
     let mut heads: Vec<String> = vec!["#".into()];

@@ -241,11 +241,11 @@ pub fn merge_files(files: &[PathBuf], options: ReadOptions, jobs: usize) -> Resu
 }
 
 /// What `drhook merge` made of its files: the time table, or the table
-/// of memory (`-mem`) or I/O (`-io`) profiles.
+/// of memory (`-mem`), I/O (`-io`) or MPI (`-mpi`) profiles.
 pub enum Output {
     /// Wall-clock or CPU-time profiles.
     Time(Table),
-    /// Memory or I/O profiles.
+    /// Memory, I/O or MPI profiles.
     Columns(drhook_merge::ColTable),
 }
 
@@ -337,9 +337,36 @@ fn merge_columns(
     Ok(m.finish())
 }
 
-/// Merges time profiles (with up to `jobs` threads), or memory or I/O
-/// profiles when the first file is one.
+/// Merges MPI profiles (`-mpi`) file after file.
+fn merge_mpi(files: &[PathBuf]) -> Result<drhook_merge::ColTable> {
+    let kind = drhook_merge::ColKind::Mpi;
+    let mut m = drhook_merge::ColMerger::new(kind);
+    for f in files {
+        if !super::mpi_read::is_mpi_profile(f) {
+            return Err(Error::file(
+                f,
+                "not an MPI profile: MPI profiles (-mpi) are merged only with each other",
+            ));
+        }
+        let p = super::mpi_read::read(f)?;
+        m.begin_task(p.proc);
+        for (name, v) in &p.rows {
+            m.add(name, v);
+        }
+        m.end_task();
+    }
+    Ok(m.finish())
+}
+
+/// Merges time profiles (with up to `jobs` threads), or memory, I/O or
+/// MPI profiles when the first file is one.
 pub fn merge_any(files: &[PathBuf], options: ReadOptions, jobs: usize) -> Result<Output> {
+    if files
+        .first()
+        .is_some_and(|f| super::mpi_read::is_mpi_profile(f))
+    {
+        return Ok(Output::Columns(merge_mpi(files)?));
+    }
     match files.first() {
         Some(f) => match column_kind(f, options)? {
             Some(k) => Ok(Output::Columns(merge_columns(files, options, k)?)),

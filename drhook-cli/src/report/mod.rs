@@ -1,6 +1,7 @@
 //! What the commands compute and print, independent of the command line.
 //!
-//! * [`merge`]: statistics of routines across tasks, streamed file by file;
+//! * [`merge`]: statistics of routines across tasks, streamed file by file
+//!   ([`mpi_read`]: the MPI profiles it merges);
 //! * [`table`]: plain-text tables; the merge table as text, CSV, JSON;
 //! * [`diff`]: two runs routine by routine, regressions for CI;
 //! * [`folded`]: folded stacks for flame graphs;
@@ -16,6 +17,7 @@ pub mod hatchet;
 pub mod html;
 pub mod io_read;
 pub mod merge;
+pub mod mpi_read;
 pub mod table;
 pub mod top;
 pub mod trace;

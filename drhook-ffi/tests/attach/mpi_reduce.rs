@@ -339,6 +339,66 @@ fn reduce_of_the_memory_and_io_profiles_equals_the_merge_of_the_rank_files() {
     );
 }
 
+/// `mpi`: the MPI profiles reduce too, into `drhook.prof-mpi.job`, equal
+/// to `drhook merge` of the per-rank `-mpi` files, with the calls and
+/// bytes the program makes (`mpi_calls.c`, tests/attach/mpi_calls.rs:
+/// every rank sends 3 x 800 bytes, rank 0 broadcasts 2 x 256 bytes to
+/// the others).
+#[test]
+fn reduce_of_the_mpi_profiles_equals_the_merge_of_the_rank_files() {
+    if !have_mpi() {
+        return;
+    }
+    let d = tempdir();
+    super::mpi_calls::build_c_with(
+        d.path(),
+        "mpi_calls",
+        &[
+            format!("-L{}", shared_lib().parent().unwrap().display()),
+            format!("-Wl,-rpath,{}", target_dir().display()),
+            "-ldrhook".into(),
+        ],
+    );
+    let r = run_ranks(d.path(), 4, "./mpi_calls", None, "prof,mpi,reduce,ranks");
+    ok(&r);
+    let (id, mpi) = job_file(d.path(), "drhook.prof-mpi.job");
+    assert!(
+        id[0].starts_with("Dr.Hook job MPI profile: 4 tasks reduced"),
+        "{id:?}"
+    );
+    assert!(
+        mpi.starts_with("4 tasks merged (MPI profiles, proc#1-4)"),
+        "{mpi}"
+    );
+    // Columns: #, then sum/max/task/mean/min/sdev of Time, Calls, Sent,
+    // Recv, Comm-size and the eight bins; Tasks; Routine.
+    let c = row(&mpi, "MPI_Send");
+    assert_eq!(
+        (c[7], c[13], c[14], c[17], c[19], c[79]),
+        ("12", "9600", "2400", "2400", "0", "4/4"),
+        "MPI_Send\n{mpi}"
+    );
+    // 65-1K bytes: the 4th bin.
+    assert_eq!(c[43], "12", "MPI_Send's bin\n{mpi}");
+    let c = row(&mpi, "MPI_Bcast");
+    assert_eq!(
+        (c[7], c[13], c[14], c[15], c[17], c[19], c[20], c[23], c[26]),
+        ("8", "512", "512", "1", "0", "1536", "512", "0", "4.0"),
+        "MPI_Bcast\n{mpi}"
+    );
+    let ranks = [
+        "drhook.prof.3-mpi",
+        "drhook.prof.1-mpi",
+        "drhook.prof.4-mpi",
+        "drhook.prof.2-mpi",
+    ];
+    assert_eq!(
+        mpi,
+        merge_of(d.path(), &ranks),
+        "the MPI job profile differs from drhook merge"
+    );
+}
+
 /// The Fortran binding (`MPI_FINALIZE`), a CPU-time profile and 3 ranks
 /// (not a power of two): the job profile is still the merge of the rank
 /// files.

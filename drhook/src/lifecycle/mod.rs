@@ -323,9 +323,10 @@ pub fn reduce_write_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, S
     crate::profile::reduce::write_job(merged, identity)
 }
 
-/// Writes `<profile>-mem.job` or `<profile>-io.job` (rank 0, after the
-/// reduction) from the combined `drhook_merge::ColMerger` bytes of the
-/// tasks' memory or I/O profiles.
+/// Writes `<profile>-mem.job`, `<profile>-io.job` or `<profile>-mpi.job`
+/// (rank 0, after the reduction) from the combined
+/// `drhook_merge::ColMerger` bytes of the tasks' memory, I/O or MPI
+/// profiles.
 pub fn reduce_write_cols_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, String> {
     crate::profile::reduce::write_cols_job(merged, identity)
 }

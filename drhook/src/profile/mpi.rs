@@ -21,15 +21,9 @@ pub(crate) fn has_rows(s: &Summary, at: usize) -> bool {
         .any(|r| r.metric(at, WORDS).0.get(CALLS).is_some_and(|&c| c > 0))
 }
 
-/// Writes the MPI profile; `at` is the MPI words' offset in the rows.
-pub(crate) fn write_mpi_text<W: std::io::Write + ?Sized>(
-    o: &mut W,
-    h: &Header,
-    s: &Summary,
-    at: usize,
-) -> std::io::Result<()> {
-    let mut rows: Vec<(&super::compute::Row, [u64; WORDS])> = s
-        .rows
+/// The rows of the MPI profile with their words, unsorted.
+fn mpi_rows<'s>(s: &'s Summary, at: usize) -> Vec<(&'s super::compute::Row, [u64; WORDS])> {
+    s.rows
         .iter()
         .filter(|r| r.cluster != 0)
         .map(|r| {
@@ -39,7 +33,48 @@ pub(crate) fn write_mpi_text<W: std::io::Write + ?Sized>(
             (r, w)
         })
         .filter(|(_, w)| w[CALLS] > 0)
-        .collect();
+        .collect()
+}
+
+/// The mean communicator size of a row's calls that named one.
+fn comm_mean(w: &[u64; WORDS]) -> f64 {
+    if w[COMM_CALLS] > 0 {
+        w[COMM_SIZES] as f64 / w[COMM_CALLS] as f64
+    } else {
+        0.0
+    }
+}
+
+/// `DR_HOOK_OPT=reduce`: the rows [`write_mpi_text`] prints, folded into a
+/// `drhook_merge::ColMerger` as `drhook merge` reads them back from the
+/// file (time and mean communicator size as printed), as bytes.
+pub(crate) fn keep_mpi(h: &Header, s: &Summary, at: usize) -> Vec<u8> {
+    let mut m = drhook_merge::ColMerger::new(drhook_merge::ColKind::Mpi);
+    m.begin_task(h.myproc);
+    let mut v = [0f64; 5 + BINS];
+    for (r, w) in mpi_rows(s, at) {
+        v[0] = drhook_merge::as_printed_6(r.self_s);
+        v[1] = r.calls as f64;
+        v[2] = w[SENT] as f64;
+        v[3] = w[RECV] as f64;
+        v[4] = format!("{:.1}", comm_mean(&w)).parse().unwrap_or(0.0);
+        for b in 0..BINS {
+            v[5 + b] = w[HIST + b] as f64;
+        }
+        m.add(s.row_name(r), &v);
+    }
+    m.end_task();
+    m.encode()
+}
+
+/// Writes the MPI profile; `at` is the MPI words' offset in the rows.
+pub(crate) fn write_mpi_text<W: std::io::Write + ?Sized>(
+    o: &mut W,
+    h: &Header,
+    s: &Summary,
+    at: usize,
+) -> std::io::Result<()> {
+    let mut rows = mpi_rows(s, at);
     let total_s: f64 = rows.iter().map(|(r, _)| r.self_s).sum();
     let sum = |k: usize| rows.iter().map(|(_, w)| w[k]).sum::<u64>();
     let mut head = String::new();
@@ -83,11 +118,7 @@ pub(crate) fn write_mpi_text<W: std::io::Write + ?Sized>(
             0.0
         };
         line.clear();
-        let comm = if w[COMM_CALLS] > 0 {
-            w[COMM_SIZES] as f64 / w[COMM_CALLS] as f64
-        } else {
-            0.0
-        };
+        let comm = comm_mean(w);
         let _ = write!(
             line,
             "{:5} {:8.2} {:12.6} {:11} {:16} {:16} {:10.1}",

@@ -6,9 +6,9 @@
 //! names), and kept as bytes for the layer's reduction tree ([`take`]);
 //! task 1 then writes the combined job profile ([`write_job`]) with the
 //! `drhook-merge` crate's table, the one `drhook merge` prints. With
-//! `memprof`/`io` the rows of the memory and I/O profiles are folded too
-//! (`drhook_merge::ColMerger`), into `<profile>-mem.job` and
-//! `<profile>-io.job` ([`write_cols_job`]).
+//! `memprof`/`io`/`mpi` the rows of the memory, I/O and MPI profiles are
+//! folded too (`drhook_merge::ColMerger`), into `<profile>-mem.job`,
+//! `<profile>-io.job` and `<profile>-mpi.job` ([`write_cols_job`]).
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -40,6 +40,10 @@ pub struct Part {
     /// The `drhook_merge::ColMerger` of the I/O profile's rows (`io`), as
     /// bytes.
     pub io: Option<Vec<u8>>,
+    /// The `drhook_merge::ColMerger` of the MPI profile's rows (`mpi`, a
+    /// task that made MPI calls: one that writes `<profile>-mpi`), as
+    /// bytes.
+    pub mpi: Option<Vec<u8>>,
 }
 
 /// The MPI layer is about to end the process inside `MPI_Finalize` and
@@ -83,10 +87,18 @@ pub(crate) fn say_if_unreduced(e: &Engine) {
     }
 }
 
+/// Where the words of the memory, I/O and MPI metrics are in the rows
+/// (those on).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tables {
+    pub(crate) mem_at: Option<usize>,
+    pub(crate) io_at: Option<usize>,
+    pub(crate) mpi_at: Option<usize>,
+}
+
 /// Folds the rows the profile shows (called where the profile is written),
-/// and those of the memory and I/O profiles when their words are at
-/// `mem_at` and `io_at`.
-pub(crate) fn keep(h: &Header, s: &Summary<'_>, mem_at: Option<usize>, io_at: Option<usize>) {
+/// and those of the memory, I/O and MPI profiles of `t`.
+pub(crate) fn keep(h: &Header, s: &Summary<'_>, t: Tables) {
     if !active() {
         return;
     }
@@ -120,8 +132,12 @@ pub(crate) fn keep(h: &Header, s: &Summary<'_>, mem_at: Option<usize>, io_at: Op
         merger: m.encode(),
         threads: s.threads.len() as u32,
         started: h.started.clone(),
-        mem: mem_at.map(|at| keep_mem(h, s, at)),
-        io: io_at.map(|at| keep_io(h, s, at)),
+        mem: t.mem_at.map(|at| keep_mem(h, s, at)),
+        io: t.io_at.map(|at| keep_io(h, s, at)),
+        mpi: t
+            .mpi_at
+            .filter(|&at| super::mpi::has_rows(s, at))
+            .map(|at| super::mpi::keep_mpi(h, s, at)),
     });
 }
 
@@ -211,8 +227,9 @@ pub(crate) fn take() -> Option<Part> {
 }
 
 /// `<profile>.job`: the profile template without its task number
-/// (`drhook.prof.%d` → `drhook.prof.job`); `<profile>-mem.job` and
-/// `<profile>-io.job` with `suffix` `-mem` or `-io`.
+/// (`drhook.prof.%d` → `drhook.prof.job`); `<profile>-mem.job`,
+/// `<profile>-io.job` and `<profile>-mpi.job` with `suffix` `-mem`, `-io`
+/// or `-mpi`.
 pub(crate) fn job_path(e: &Engine, suffix: &str) -> PathBuf {
     let t = &e.config.profile_template;
     let stem = t.replace(".%d", "").replace("%d", "");
@@ -227,15 +244,16 @@ pub(crate) fn write_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, S
     write_table(&drhook_merge::merge_text(&m.finish(), None), "", identity)
 }
 
-/// Writes the job's memory or I/O profile (`<profile>-mem.job`,
-/// `<profile>-io.job`) from the combined `drhook_merge::ColMerger` bytes:
-/// `identity`, a blank line, the table `drhook merge` prints for the
-/// per-rank `-mem` or `-io` files.
+/// Writes the job's memory, I/O or MPI profile (`<profile>-mem.job`,
+/// `<profile>-io.job`, `<profile>-mpi.job`) from the combined
+/// `drhook_merge::ColMerger` bytes: `identity`, a blank line, the table
+/// `drhook merge` prints for the per-rank `-mem`, `-io` or `-mpi` files.
 pub(crate) fn write_cols_job(merged: &[u8], identity: &[String]) -> Result<PathBuf, String> {
     let m = drhook_merge::ColMerger::decode(merged).ok_or("the reduction's data is damaged")?;
     let suffix = match m.kind() {
         drhook_merge::ColKind::Memory => "-mem",
         drhook_merge::ColKind::Io => "-io",
+        drhook_merge::ColKind::Mpi => "-mpi",
     };
     write_table(&drhook_merge::col_text(&m.finish(), None), suffix, identity)
 }
@@ -264,6 +282,7 @@ fn write_table(table: &str, suffix: &str, identity: &[String]) -> Result<PathBuf
             match suffix {
                 "-mem" => "'s memory",
                 "-io" => "'s I/O",
+                "-mpi" => "'s MPI",
                 _ => "",
             },
             path.display()

@@ -118,11 +118,11 @@ impl Mpi {
     }
 }
 
-/// What travels up the tree besides the merger: the memory and I/O
-/// profiles' mergers (`memprof`, `io`), threads, hosts.
+/// What travels up the tree besides the merger: the memory, I/O and MPI
+/// profiles' mergers (`memprof`, `io`, `mpi`), threads, hosts.
 struct Part {
     merger: drhook_merge::Merger,
-    cols: [Option<drhook_merge::ColMerger>; 2],
+    cols: [Option<drhook_merge::ColMerger>; 3],
     threads: u32,
     hosts: Vec<String>,
     more_hosts: bool,
@@ -169,7 +169,7 @@ impl Part {
         };
         let mlen = usize::try_from(u64::from_le_bytes(take(8)?.try_into().ok()?)).ok()?;
         let merger = drhook_merge::Merger::decode(take(mlen)?)?;
-        let mut cols: [Option<drhook_merge::ColMerger>; 2] = [None, None];
+        let mut cols: [Option<drhook_merge::ColMerger>; 3] = [None, None, None];
         for c in &mut cols {
             if take(1)?[0] != 0 {
                 let n = usize::try_from(u64::from_le_bytes(take(8)?.try_into().ok()?)).ok()?;
@@ -282,6 +282,7 @@ pub(crate) fn reduce(rank: c_int, size: c_int) {
         cols: [
             cols(own.as_ref().and_then(|p| p.mem.as_ref())),
             cols(own.as_ref().and_then(|p| p.io.as_ref())),
+            cols(own.as_ref().and_then(|p| p.mpi.as_ref())),
         ],
         threads: own.as_ref().map_or(0, |p| p.threads),
         hosts: vec![hostname()],
