@@ -242,13 +242,10 @@ fn without_the_mpi_option_mpi_calls_are_not_rows() {
     assert!(!profiles(d.path()).iter().any(|f| f.ends_with("-mpi")));
 }
 
-#[test]
-fn mpi_calls_of_a_fortran_program_are_rows_with_their_bytes() {
-    if !have_mpi("mpif90") {
-        return;
-    }
-    let d = tempdir();
-    yomhook(d.path(), false);
+/// The Fortran program (`mpi_calls.F90`) linked with `libdrhook.so`, as
+/// `dir/mpi_calls_f`.
+pub(super) fn build_f(dir: &Path) {
+    yomhook(dir, false);
     let src = attach_prog("mpi_calls.F90");
     let args = [
         "-O1".to_string(),
@@ -261,7 +258,16 @@ fn mpi_calls_of_a_fortran_program_are_rows_with_their_bytes() {
         "-ldrhook".into(),
     ];
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    tool(d.path(), "mpif90", &a);
+    tool(dir, "mpif90", &a);
+}
+
+#[test]
+fn mpi_calls_of_a_fortran_program_are_rows_with_their_bytes() {
+    if !have_mpi("mpif90") {
+        return;
+    }
+    let d = tempdir();
+    build_f(d.path());
     let r = mpirun_4(
         d.path(),
         &["--opt", "prof,mpi,callpath"],

@@ -341,9 +341,9 @@ fn reduce_of_the_memory_and_io_profiles_equals_the_merge_of_the_rank_files() {
 
 /// `mpi`: the MPI profiles reduce too, into `drhook.prof-mpi.job`, equal
 /// to `drhook merge` of the per-rank `-mpi` files, with the calls and
-/// bytes the program makes (`mpi_calls.c`, tests/attach/mpi_calls.rs:
-/// every rank sends 3 x 800 bytes, rank 0 broadcasts 2 x 256 bytes to
-/// the others).
+/// bytes the program makes (`mpi_calls.c` and `mpi_calls.F90`,
+/// tests/attach/mpi_calls.rs: every rank sends 3 x 800 bytes, rank 0
+/// broadcasts 2 x 256 bytes to the others).
 #[test]
 fn reduce_of_the_mpi_profiles_equals_the_merge_of_the_rank_files() {
     if !have_mpi() {
@@ -359,9 +359,22 @@ fn reduce_of_the_mpi_profiles_equals_the_merge_of_the_rank_files() {
             "-ldrhook".into(),
         ],
     );
-    let r = run_ranks(d.path(), 4, "./mpi_calls", None, "prof,mpi,reduce,ranks");
+    check_mpi_job(d.path(), "./mpi_calls");
+    // The Fortran program (skipped with a message without mpif90).
+    if have_tool("mpif90") {
+        let d = tempdir();
+        super::mpi_calls::build_f(d.path());
+        check_mpi_job(d.path(), "./mpi_calls_f");
+    }
+}
+
+/// Runs `exe` (`mpi_calls.c` or `.F90`) on 4 ranks with `mpi,reduce` and
+/// checks `drhook.prof-mpi.job` against the program and the merge.
+fn check_mpi_job(dir: &Path, exe: &str) {
+    let d = dir;
+    let r = run_ranks(d, 4, exe, None, "prof,mpi,reduce,ranks");
     ok(&r);
-    let (id, mpi) = job_file(d.path(), "drhook.prof-mpi.job");
+    let (id, mpi) = job_file(d, "drhook.prof-mpi.job");
     assert!(
         id[0].starts_with("Dr.Hook job MPI profile: 4 tasks reduced"),
         "{id:?}"
@@ -394,7 +407,7 @@ fn reduce_of_the_mpi_profiles_equals_the_merge_of_the_rank_files() {
     ];
     assert_eq!(
         mpi,
-        merge_of(d.path(), &ranks),
+        merge_of(d, &ranks),
         "the MPI job profile differs from drhook merge"
     );
 }
