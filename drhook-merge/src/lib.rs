@@ -38,6 +38,7 @@
 //! path rows; rows of earlier tasks are never kept.
 
 mod columns;
+pub mod io;
 mod text;
 mod wire;
 

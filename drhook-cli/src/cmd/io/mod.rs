@@ -6,16 +6,15 @@
 //!
 //! * [`read`]: the reports (serde), directories of them;
 //! * [`process`]: the table of one process;
-//! * [`summary`]: the job summary (Darshan's shared-record reduction, in
-//!   `reduce.rs`; the process tree in `tree.rs`);
+//! * [`summary`]: the job summary (the `drhook-merge` crate's
+//!   `io` module: Darshan's shared-record reduction through a combinable
+//!   partial summary, shared with `DR_HOOK_OPT=io,reduce`);
 //! * [`summary_text`]: the job summary as text.
 
 pub mod process;
 pub use crate::report::io_read as read;
-mod reduce;
 pub mod summary;
 pub mod summary_text;
-mod tree;
 
 use std::path::PathBuf;
 
@@ -28,7 +27,8 @@ use crate::error::{Error, Result};
 /// Arguments of `drhook io`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// `drhook.io.*` files (one per process) or directories of them.
+    /// `drhook.io.*` files (one per process) or directories of them, or
+    /// one job summary (`drhook.io.job` of `DR_HOOK_OPT=io,reduce`).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// JSON instead of text: the job summary's document, or with
@@ -56,9 +56,35 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
+/// The job summary `path` holds, when it is one (`drhook.io.job`, written
+/// by `DR_HOOK_OPT=io,reduce`: a `drhook-io-job` document, the one
+/// `drhook io --json --top 0` prints for the ranks' reports).
+fn job_document(path: &std::path::Path) -> Result<Option<summary::Summary>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+    if !text.contains("\"drhook-io-job\"") {
+        return Ok(None);
+    }
+    summary::Summary::parse(&text)
+        .map(Some)
+        .map_err(|e| Error::file(path, e))
+}
+
 /// Runs the command.
 pub fn run(a: &Args) -> Result<u8> {
     let paths = read::expand(&a.files)?;
+    let job_doc = match paths.as_slice() {
+        [one] => job_document(one)?,
+        _ => None,
+    };
+    if let Some(s) = job_doc {
+        let out = if a.json {
+            s.to_json()
+        } else {
+            summary_text::render(&s, a.top)
+        };
+        super::emit(a.output.as_deref(), out.as_bytes())?;
+        return Ok(EXIT_OK);
+    }
     let reports: Vec<Report> = paths.iter().map(|f| load(f)).collect::<Result<_>>()?;
     let job = a.summary || (!a.per_process && reports.len() > 1);
     let out = if job {

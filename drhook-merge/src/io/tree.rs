@@ -5,23 +5,31 @@
 
 use std::collections::HashMap;
 
-use super::read::Report;
+/// What the tree needs of a process's report.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node {
+    pub(crate) pid: u32,
+    pub(crate) ppid: u32,
+    pub(crate) task: u32,
+    /// The image of a process before an `exec`.
+    pub(crate) exec: bool,
+}
 
 /// The task of each report's process: its own, except for the image of
 /// a process before an `exec` (a launcher's child before it becomes a
 /// rank), which takes the task of the process's last image when one
 /// report with that pid did not end in `exec`.
-pub(super) fn process_tasks(reports: &[Report]) -> Vec<u32> {
+pub(crate) fn process_tasks(reports: &[Node]) -> Vec<u32> {
     let mut last: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, r) in reports.iter().enumerate() {
-        if r.ending != "exec" {
+        if !r.exec {
             last.entry(r.pid).or_default().push(i);
         }
     }
     reports
         .iter()
         .map(|r| match last.get(&r.pid).map(Vec::as_slice) {
-            Some([k]) if r.ending == "exec" => reports[*k].task,
+            Some([k]) if r.exec => reports[*k].task,
             _ => r.task,
         })
         .collect()
@@ -30,7 +38,7 @@ pub(super) fn process_tasks(reports: &[Report]) -> Vec<u32> {
 /// The report of each report's parent process: one whose pid is its
 /// `ppid` — of the same task if there is one, the last image of that
 /// process (not one that ended in `exec`) if there are several.
-pub(super) fn parents(reports: &[Report], tasks: &[u32]) -> Vec<Option<usize>> {
+pub(crate) fn parents(reports: &[Node], tasks: &[u32]) -> Vec<Option<usize>> {
     let mut by_pid: HashMap<u32, Vec<usize>> = HashMap::new();
     for (i, r) in reports.iter().enumerate() {
         by_pid.entry(r.pid).or_default().push(i);
@@ -43,7 +51,7 @@ pub(super) fn parents(reports: &[Report], tasks: &[u32]) -> Vec<Option<usize>> {
                 c.iter()
                     .copied()
                     .filter(|&k| k != i)
-                    .max_by_key(|&k| (tasks[k] == tasks[i], reports[k].ending != "exec", k))
+                    .max_by_key(|&k| (tasks[k] == tasks[i], !reports[k].exec, k))
             })
         })
         .collect()
@@ -52,14 +60,14 @@ pub(super) fn parents(reports: &[Report], tasks: &[u32]) -> Vec<Option<usize>> {
 /// The reports in tree order (depth first, a parent before its children;
 /// siblings by task, pid, the images before an `exec` first) with their
 /// depth.
-pub(super) fn tree_order(
-    reports: &[Report],
+pub(crate) fn tree_order(
+    reports: &[Node],
     tasks: &[u32],
     parent: &[Option<usize>],
 ) -> Vec<(usize, u32)> {
     let key = |&i: &usize| {
         let r = &reports[i];
-        (tasks[i], r.pid, r.ending != "exec", i)
+        (tasks[i], r.pid, !r.exec, i)
     };
     let mut kids: Vec<Vec<usize>> = vec![Vec::new(); reports.len()];
     let mut roots = Vec::new();
