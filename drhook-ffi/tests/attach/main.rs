@@ -134,6 +134,7 @@ mod mpi_calls;
 mod mpi_io;
 mod mpi_link;
 mod mpi_reduce;
+mod mpi_reduce_io;
 mod options;
 mod programs;
 mod sampling;

@@ -310,6 +310,18 @@ pub fn reduce_begin() -> bool {
     crate::profile::reduce::begin()
 }
 
+/// Whether this end is reduced (`reduce` asked, the MPI layer ending the
+/// process inside `MPI_Finalize`: after [`reduce_begin`] said yes).
+pub fn reduce_active() -> bool {
+    crate::profile::reduce::active()
+}
+
+/// Whether a reduced end also writes the per-rank files (`ranks`; always
+/// when the end is not reduced).
+pub fn reduce_per_rank_files() -> bool {
+    crate::setup::engine_if_ready().is_none_or(crate::profile::reduce::per_rank_files)
+}
+
 pub use crate::profile::reduce::Part as ReducePart;
 
 /// After the end's write: this task's part of the job profile.

@@ -76,7 +76,12 @@ pub fn run(a: &Args) -> Result<u8> {
         [one] => job_document(one)?,
         _ => None,
     };
-    if let Some(s) = job_doc {
+    if let Some(mut s) = job_doc {
+        // The document names every file in its top lists (`--top 0`).
+        if a.top > 0 {
+            s.top_by_bytes.truncate(a.top);
+            s.top_by_time.truncate(a.top);
+        }
         let out = if a.json {
             s.to_json()
         } else {

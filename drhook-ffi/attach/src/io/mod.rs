@@ -62,6 +62,7 @@ mod naming;
 mod paths;
 mod pattern;
 mod record;
+mod reduce;
 mod stream;
 mod table;
 mod trace;

@@ -356,21 +356,33 @@ fn write_report(how: Ending) {
     // The image before an `exec` is a child's part of the process: the
     // program it becomes writes the plain name.
     let path = output_path_as("drhook.io", how == Ending::Exec);
-    // Created exclusively under an unpredictable name and renamed into
-    // place: a link planted at either name is never written through.
-    // A prefix directory (`DRHOOK_PROFILE_PREFIX=out/`) is made here when
-    // the report comes before the profile, as the engine makes it.
-    let dir = drhook_secure::file::dir_of(&path);
-    let written = if dir.as_os_str().is_empty() || dir.exists() {
+    // `DR_HOOK_OPT=io,reduce`: the ranks' reports make one job summary.
+    if how == Ending::MpiFinalize
+        && super::reduce::asked()
+        && !super::reduce::run(&o, &path, write_file)
+    {
+        return;
+    }
+    if let Err(e) = write_file(&path, o.as_bytes()) {
+        let msg = format!("drhook io: cannot write '{}': {e}\n", path.display());
+        // SAFETY: a plain write of our message to stderr.
+        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
+    }
+}
+
+/// Writes `bytes` at `path`: created exclusively under an unpredictable
+/// name and renamed into place (a link planted at either name is never
+/// written through). A prefix directory (`DRHOOK_PROFILE_PREFIX=out/`) is
+/// made here when the report comes before the profile, as the engine
+/// makes it.
+fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
+    let dir = drhook_secure::file::dir_of(path);
+    if dir.as_os_str().is_empty() || dir.exists() {
         Ok(())
     } else {
         drhook_secure::dir::create_dir_all(dir)
     }
     .and_then(|()| drhook_secure::dir::check_not_planted(dir))
-    .and_then(|()| drhook_secure::file::write(&path, o.as_bytes(), false));
-    if let Err(e) = written {
-        let msg = format!("drhook io: cannot write '{}': {e}\n", path.display());
-        // SAFETY: a plain write of our message to stderr.
-        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
-    }
+    .and_then(|()| drhook_secure::file::write(path, bytes, false))
+    .map_err(|e| e.to_string())
 }

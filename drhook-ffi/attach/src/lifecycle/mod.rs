@@ -40,6 +40,7 @@ pub mod fences;
 pub mod fork;
 pub mod mpi;
 mod mpi_reduce;
+pub(crate) mod mpi_reduce_io;
 pub(crate) mod process;
 pub mod signals;
 pub mod start;

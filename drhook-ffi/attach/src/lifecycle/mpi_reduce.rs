@@ -34,7 +34,7 @@ type Send = unsafe extern "C" fn(*const c_void, c_int, usize, c_int, c_int, usiz
 type Recv =
     unsafe extern "C" fn(*mut c_void, c_int, usize, c_int, c_int, usize, *mut c_void) -> c_int;
 
-struct Mpi {
+pub(super) struct Mpi {
     send: Send,
     recv: Recv,
     byte: usize,
@@ -42,7 +42,7 @@ struct Mpi {
 }
 
 impl Mpi {
-    fn find() -> Option<Mpi> {
+    pub(super) fn find() -> Option<Mpi> {
         let send = symbol(c"PMPI_Send");
         let recv = symbol(c"PMPI_Recv");
         if send.is_null() || recv.is_null() {
@@ -70,7 +70,7 @@ impl Mpi {
         })
     }
 
-    fn send(&self, to: c_int, bytes: &[u8]) -> bool {
+    pub(super) fn send(&self, to: c_int, bytes: &[u8]) -> bool {
         let len = (bytes.len() as u64).to_le_bytes();
         let Ok(n) = c_int::try_from(bytes.len()) else {
             return false;
@@ -107,7 +107,7 @@ impl Mpi {
     }
 
     /// A length, then that many bytes, from rank `from`.
-    fn recv(&self, from: c_int) -> Option<Vec<u8>> {
+    pub(super) fn recv(&self, from: c_int) -> Option<Vec<u8>> {
         let mut len = [0u8; 8];
         if !self.recv_into(from, &mut len) {
             return None;
