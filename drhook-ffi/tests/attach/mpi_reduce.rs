@@ -292,12 +292,15 @@ fn reduce_of_the_memory_and_io_profiles_equals_the_merge_of_the_rank_files() {
         merge_of(d.path(), &ranks),
         "the memory job profile differs from drhook merge"
     );
+    // The memory and I/O profiles', and the I/O report's (`io`:
+    // `drhook.io.job`, tests/attach/mpi_reduce_io.rs).
     assert_eq!(
         r.stderr().matches("Writing the job's").count(),
-        2,
+        3,
         "{}",
         r.stderr()
     );
+    assert!(d.path().join("drhook.io.job").exists());
     // Without `ranks`: only the job files.
     let all = |dir: &Path| -> Vec<String> {
         std::fs::read_dir(dir)
