@@ -446,7 +446,7 @@ pub fn summarize(reports: &[Report], names: &[String], top: usize) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::model::{File, Report};
+    use crate::io::model::{File, Report, RoutineBytes};
 
     fn file(path: &str, bytes: u64, time: f64) -> File {
         File {
@@ -577,5 +577,44 @@ mod tests {
         );
         let w = s.commands.iter().find(|c| c.command == "w").unwrap();
         assert_eq!((w.processes, w.totals.write_bytes), (2, 101));
+    }
+
+    #[test]
+    fn a_tree_of_partials_makes_the_fold_s_summary() {
+        let mut reps = Vec::new();
+        for k in 0..5u32 {
+            let mut sh = file(
+                "/d/shared",
+                100 * u64::from(k + 1),
+                0.125 * f64::from(k + 1),
+            );
+            sh.common_access_sizes = vec![(u64::from(k % 2 + 1) * 100, 1)];
+            sh.routines = vec![RoutineBytes {
+                routine: format!("R{}", k % 2),
+                bytes: 10,
+            }];
+            reps.push(report(
+                100 + k,
+                k + 1,
+                vec![sh, file(&format!("/d/own{k}"), 7, 0.5)],
+            ));
+        }
+        let names: Vec<String> = (1..=5).map(|t| format!("drhook.io.{t}")).collect();
+        let fold = summarize(&reps, &names, 0);
+        // Ranks 0-4 as the reduction combines them: (0 1) (2 3), then 4.
+        let part = |i: usize| Partial::of_report(&names[i], &reps[i]);
+        let (mut a, mut b) = (part(0), part(2));
+        a.combine(part(1));
+        b.combine(part(3));
+        a.combine(b);
+        a.combine(part(4));
+        let a = Partial::decode(&a.encode()).unwrap();
+        let tree = a.finish(0, None);
+        assert_eq!(tree.to_json(), fold.to_json());
+        let sh = &tree.files[0];
+        assert_eq!((sh.processes, sh.tasks, sh.bytes), (5, 5, 1500));
+        assert_eq!(sh.counters.common_access_sizes, [(100, 3), (200, 2)]);
+        assert_eq!(sh.variance_bytes, Some(20000.0));
+        assert_eq!(tree.routines[0].processes, 3);
     }
 }
