@@ -159,6 +159,16 @@ pub(crate) fn reduce_counters(parts: &[&File]) -> File {
     r
 }
 
+/// The population variance of `xs` (two passes).
+fn variance(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n
+}
+
 /// (n, mean, M2) of a value over processes (Welford; Chan et al. to
 /// combine two).
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
@@ -249,6 +259,12 @@ pub(crate) struct FileAcc {
     slowest: ProcessIo,
     time: Moments,
     bytes: Moments,
+    /// Each process's (time, bytes) while every one is here (`drhook io`
+    /// folding its reports: the variances then by two passes over them,
+    /// as before the partials; not sent, so a reduction across ranks uses
+    /// the moments, equal to rounding).
+    #[serde(skip)]
+    values: Vec<(f64, f64)>,
 }
 
 impl FileAcc {
@@ -284,6 +300,7 @@ impl FileAcc {
             tasks: TaskSet::one(task),
             time: Moments::one(io.time),
             bytes: Moments::one(io.bytes as f64),
+            values: vec![(io.time, io.bytes as f64)],
             fastest: io.clone(),
             slowest: io,
         }
@@ -312,6 +329,7 @@ impl FileAcc {
         }
         self.time.combine(&o.time);
         self.bytes.combine(&o.bytes);
+        self.values.extend(o.values);
     }
 
     /// The job's record of the path.
@@ -323,6 +341,13 @@ impl FileAcc {
         r.common_strides = common(&[strides.as_slice()]);
         r.routines = sorted_routines(self.routines);
         let shared = self.processes > 1 && !r.is_group();
+        let (vt, vb) = if self.values.len() as u64 == self.processes {
+            let times: Vec<f64> = self.values.iter().map(|v| v.0).collect();
+            let bytes: Vec<f64> = self.values.iter().map(|v| v.1).collect();
+            (variance(&times), variance(&bytes))
+        } else {
+            (self.time.variance(), self.bytes.variance())
+        };
         JobFile {
             bytes: r.bytes(),
             time: r.time(),
@@ -332,8 +357,8 @@ impl FileAcc {
             shared,
             fastest: shared.then_some(self.fastest),
             slowest: shared.then_some(self.slowest),
-            variance_time: shared.then(|| self.time.variance()),
-            variance_bytes: shared.then(|| self.bytes.variance()),
+            variance_time: shared.then_some(vt),
+            variance_bytes: shared.then_some(vb),
         }
     }
 }
@@ -378,6 +403,7 @@ mod tests {
         b.combine(&Moments::one(8.0));
         a.combine(&b);
         assert!((a.variance() - var(&[1.0, 2.0, 5.0, 8.0])).abs() < 1e-12);
+        assert!((a.variance() - variance(&[1.0, 2.0, 5.0, 8.0])).abs() < 1e-12);
     }
 
     #[test]
