@@ -213,9 +213,10 @@ fn exit_lenient_on(token: Token) -> u64 {
 /// first activation counts a call, a later one (after an exit on any
 /// thread, recorded in `state`) resumes it, as [`resume`] does. The
 /// activation is kept on the thread's span stack, so that [`exit_span`]
-/// needs only the id. One call, nothing done after it.
+/// needs only the id. Inlined into the layer's callback: its fast path
+/// makes no call, every other case is one tail call.
 #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn enter_span(site: &'static Site, id: u64, state: &'static SpanState) {
     // A thread has a tree only when Dr.Hook is on: no tree (off, not
     // initialised, first call of the thread) is the cold path's question.
@@ -245,7 +246,7 @@ fn enter_span_cold(site: &'static Site, id: u64, state: &'static SpanState) {
 /// entered after it; never a mismatch), and records the exit's stamp in
 /// the span's state for a later resumption.
 #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn exit_span(id: u64) {
     let td = thread::current();
     if td.is_null() {

@@ -48,12 +48,13 @@
 //!
 //! `on_new_span` resolves the site through the callsite cache and claims a
 //! slot in [`span_table`] (one compare-and-swap); `on_enter` finds the slot
-//! by id and makes one engine call (`engine::enter_span`: the `#[drhook]`
+//! by id and runs the engine's `enter_span`, inlined (the `#[drhook]`
 //! enter plus one check of the span's last-exit stamp, which decides
 //! between a new call and a resumption, and a push on the thread's span
-//! stack); `on_exit` is one engine call (`engine::exit_span`: compare with
-//! the top of the span stack, the lenient exit, the stamp); `on_close`
-//! clears the slot's id. No callback touches the registry's span data.
+//! stack); `on_exit` runs `engine::exit_span`, inlined (compare with the
+//! top of the span stack, the exit, the stamp); anything unusual is one
+//! tail call. `on_close` clears the slot's id. No callback touches the
+//! registry's span data.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -268,9 +269,7 @@ fn register_slow(meta: &'static Metadata<'static>, id: u64, with_target: bool) {
 /// Enters span `id` of `slot` on this thread (one engine call).
 #[inline(always)]
 fn enter_slot(id: u64, slot: &'static span_table::Slot) {
-    if let Some(site) = slot.site() {
-        engine::enter_span(site, id, slot.state());
-    }
+    engine::enter_span(slot.site(), id, slot.state());
 }
 
 impl DrHookLayer {
