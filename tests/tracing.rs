@@ -200,3 +200,29 @@ fn settings_configure_dr_hook_from_code() {
     assert_eq!(p.row("configured", 1).calls, 1);
     assert!(!r.dir.join("drhook.prof.1").exists());
 }
+
+#[test]
+fn with_dr_hook_off_the_layer_changes_nothing_and_writes_nothing() {
+    // Off from the start, the span table is never filled: lookups and
+    // removals stop at a bucket's first slot. Spans entered on other
+    // threads, exited where they were not entered and out of order still
+    // run the program as without the layer's work.
+    for scenario in ["cross_thread", "tree"] {
+        let (off, _d) = run(scenario, &[("DR_HOOK", "0")]);
+        let (on, _e) = run(scenario, PROF);
+        assert_eq!(off.stdout(), on.stdout(), "{scenario}: same program output");
+        let written: Vec<_> = std::fs::read_dir(&off.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().starts_with("drhook"))
+            .collect();
+        assert!(
+            written.is_empty(),
+            "{scenario}: off writes nothing: {written:?}"
+        );
+        assert!(
+            on.dir.join("drhook.prof.1").exists(),
+            "{scenario}: on writes its profile"
+        );
+    }
+}

@@ -224,11 +224,13 @@ fn site_of_slow(
     };
     if current == 0 {
         let site = make();
+        span_table::may_register();
         slot.site
             .store(site as *const Site as *mut Site, Ordering::Relaxed);
         slot.key.store(key, Ordering::Release);
         return site;
     }
+    span_table::may_register();
     overflow
         .get_or_insert_with(HashMap::new)
         .entry(key)
@@ -318,6 +320,8 @@ where
         let id = id.into_u64();
         match span_table::find(id) {
             Some(slot) => enter_slot(id, slot),
+            // Dr.Hook off (and initialised): no call at all.
+            None if MODE.load(Ordering::Relaxed) == 0 => {}
             None => self.enter_unregistered(id, ctx),
         }
     }

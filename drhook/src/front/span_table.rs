@@ -59,6 +59,23 @@ struct Overflow {
 static OVERFLOW: Mutex<Option<Overflow>> = Mutex::new(None);
 static OVERFLOW_LEN: AtomicUsize = AtomicUsize::new(0);
 
+/// Whether a span may have been registered: set before the first site of
+/// a span is published (see [`may_register`]). While it is clear (Dr.Hook
+/// off from the start), a lookup or removal that misses the first slot
+/// stops there, inline, instead of calling the bucket's search.
+static ANY: AtomicBool = AtomicBool::new(false);
+
+/// Called before anything that can lead to [`insert`] is published: the
+/// callsite cache's first filling of a slot, an overflow insertion. Any
+/// thread that inserts a span has seen that publication, and any thread
+/// that looks a span up or removes it was handed the span by one that
+/// created it, so it sees the flag set.
+pub(crate) fn may_register() {
+    if !ANY.load(Ordering::Relaxed) {
+        ANY.store(true, Ordering::Release);
+    }
+}
+
 #[inline(always)]
 fn bucket(id: u64) -> &'static Bucket {
     let i = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LOG2)) as usize;
@@ -147,6 +164,7 @@ pub(crate) fn insert(id: u64, site: &'static Site) {
 #[cold]
 #[inline(never)]
 fn insert_overflow(id: u64, site: &'static Site) {
+    may_register();
     let mut g = overflow();
     let o = g.get_or_insert_with(|| Overflow {
         live: HashMap::new(),
@@ -174,6 +192,9 @@ pub(crate) fn find(id: u64) -> Option<&'static Slot> {
     if b.slots[0].state.id.load(Ordering::Acquire) == id {
         return Some(&b.slots[0]);
     }
+    if !ANY.load(Ordering::Acquire) {
+        return None;
+    }
     find_other(b, id)
 }
 
@@ -198,6 +219,9 @@ pub(crate) fn remove(id: u64) {
     let b = bucket(id);
     if b.slots[0].state.id.load(Ordering::Relaxed) == id {
         b.slots[0].state.id.store(0, Ordering::Release);
+        return;
+    }
+    if !ANY.load(Ordering::Acquire) {
         return;
     }
     remove_other(b, id);
@@ -242,6 +266,7 @@ mod tests {
 
     #[test]
     fn entries_live_from_creation_to_close() {
+        may_register();
         let id = 0x5EED_0001;
         assert!(find(id).is_none());
         insert(id, &S);
@@ -268,6 +293,7 @@ mod tests {
 
     #[test]
     fn a_freed_first_slot_is_claimed_again_and_never_loses_its_site() {
+        may_register();
         // Two ids of one bucket: the first takes slot 0 (the claim without
         // a load), the second slot 1.
         let target = (0x4321u64.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LOG2)) as usize;
@@ -299,6 +325,7 @@ mod tests {
 
     #[test]
     fn a_full_bucket_overflows_exactly() {
+        may_register();
         let target = (0x1234u64.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LOG2)) as usize;
         let ids: Vec<u64> = (0x7000_0000u64..)
             .filter(|&i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - LOG2)) as usize == target)
