@@ -15,7 +15,14 @@
 //! exports), and the wrappers enter and leave rows through that engine's
 //! table. Under `drhook run`, the preload library's layer gets that offer
 //! and its own wrappers record: this library's then pass the calls on.
-//! `MPI_Abort` is not wrapped here (no lifecycle layer writes the reports
-//! before it).
+//!
+//! It also wraps `MPI_Init*`, `MPI_Finalize` and `MPI_Abort` (the
+//! lifecycle layer's bodies, `drhook_attach::lifecycle::mpi`, as
+//! `Layer::Linked`): the rank from MPI for the program's engine, its
+//! reports written before `PMPI_Abort` with the preload's message, a
+//! message at an exit without `MPI_Finalize`, and `DR_HOOK_OPT=reduce`:
+//! the profile written inside `MPI_Finalize` and the ranks' profiles
+//! reduced there (the layer's `mpi_reduce`, through the engine's table)
+//! into the job profile. Under `drhook run` these pass the calls on too.
 
 drhook_attach::__interpose_mpi_calls!("", pmpi);

@@ -50,7 +50,11 @@ pub fn on() -> bool {
 
 /// Whether the object holding `h` is a shared library whose Dr.Hook entry
 /// points this layer's library also exports — calls to them bind to ours,
-/// so that object's engine never runs (`libdrhook.so` under the preload).
+/// so that object's engine never runs (`libdrhook.so` under the preload) —
+/// or one that carries a layer of its own (it exports
+/// `drhook_attach_register_engine_v1`: the link-time MPI library
+/// `libdrhook_mpi` under the preload), whose copy of the engine serves
+/// only that layer, never the program.
 fn entry_points_are_ours(h: *const Hooks) -> bool {
     if crate::real::link_mode() {
         return false;
@@ -72,10 +76,18 @@ fn entry_points_are_ours(h: *const Hooks) -> bool {
     if handle.is_null() {
         return false;
     }
-    // SAFETY: lookup in a valid handle.
-    let sym = unsafe { libc::dlsym(handle, c"c_drhook_start_".as_ptr()) };
+    // SAFETY: lookups in a valid handle.
+    let (sym, layer) = unsafe {
+        (
+            libc::dlsym(handle, c"c_drhook_start_".as_ptr()),
+            libc::dlsym(handle, c"drhook_attach_register_engine_v1".as_ptr()),
+        )
+    };
     // SAFETY: releases the reference the NOLOAD dlopen took.
     unsafe { libc::dlclose(handle) };
+    if !layer.is_null() && object_base(layer) == info.dli_fbase as usize {
+        return true;
+    }
     // SAFETY: global lookup of a NUL-terminated name.
     let ours = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"c_drhook_start_".as_ptr()) };
     !sym.is_null()
@@ -235,4 +247,72 @@ pub(crate) fn own_work<R>(f: impl FnOnce() -> R) -> R {
     let r = f();
     (hooks().own_work)(0);
     r
+}
+
+/// The link-time MPI library (`libdrhook_mpi`, no lifecycle layer) ends
+/// the process (`MPI_Abort`; `MPI_Finalize` with `reduce`): the program's
+/// engine, the one its `libdrhook` offered, writes its reports now (once:
+/// its own writer at exit then finds them written). Nothing without that
+/// engine.
+pub(crate) fn end_linked(failure: bool) {
+    if is_programs_engine() {
+        unrecorded(|| (hooks().process_end)(failure as c_int));
+    }
+}
+
+/// MPI told the rank, in the link-time MPI library: to the program's
+/// engine (see [`end_linked`]).
+pub(crate) fn mpi_init_linked(rank: c_int, size: c_int) {
+    if is_programs_engine() {
+        unrecorded(|| (hooks().mpi_init)(rank, size));
+    }
+}
+
+/// `DR_HOOK_OPT=reduce`: the process's engine folds this task's profile
+/// when it writes it. Whether `reduce` was asked (with a time profile).
+pub(crate) fn reduce_begin() -> bool {
+    unrecorded(|| (hooks().reduce_begin)() != 0)
+}
+
+/// After the end's write: this task's part of the job profile, from the
+/// process's engine (whichever copy it is: the bytes cross between them).
+pub(crate) fn reduce_take() -> Option<drhook::lifecycle::ReducePart> {
+    extern "C" fn sink(ctx: *mut c_void, bytes: *const u8, len: usize) {
+        if ctx.is_null() || bytes.is_null() {
+            return;
+        }
+        // SAFETY: `ctx` is the `Option<ReducePart>` below, `bytes` the
+        // engine's `len` readable bytes (the table's contract).
+        unsafe {
+            *ctx.cast::<Option<drhook::lifecycle::ReducePart>>() =
+                drhook::lifecycle::ReducePart::decode(std::slice::from_raw_parts(bytes, len));
+        }
+    }
+    let mut part: Option<drhook::lifecycle::ReducePart> = None;
+    unrecorded(|| (hooks().reduce_take)(sink, (&raw mut part).cast()));
+    part
+}
+
+/// On rank 0, after the reduction: the process's engine writes the job
+/// profile (`cols`: the memory, I/O or MPI one) from the combined merger
+/// bytes, with the run's `identity` lines first.
+pub(crate) fn reduce_write(cols: bool, merged: &[u8], identity: &[String]) -> Result<(), String> {
+    let id = identity.join("\n");
+    let mut err = [0u8; 512];
+    let n = unrecorded(|| {
+        (hooks().reduce_write)(
+            cols as c_int,
+            merged.as_ptr(),
+            merged.len(),
+            id.as_ptr(),
+            id.len(),
+            err.as_mut_ptr(),
+            err.len(),
+        )
+    });
+    if n == 0 {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&err[..n.min(err.len())]).into_owned())
+    }
 }

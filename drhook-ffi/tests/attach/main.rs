@@ -133,6 +133,7 @@ mod mpi_assert;
 mod mpi_calls;
 mod mpi_io;
 mod mpi_link;
+mod mpi_link_end;
 mod mpi_reduce;
 mod mpi_reduce_io;
 mod options;

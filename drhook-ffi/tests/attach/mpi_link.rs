@@ -13,7 +13,7 @@ use super::*;
 /// (as `drhook-mpi.pc` gives them: `--no-as-needed` first, else the
 /// linker drops `libmpi_usempif08`, all of whose functions the program
 /// calls `libdrhook_mpi` defines, and its `pmpi_*_f08_` are not found).
-fn link_flags() -> Vec<String> {
+pub(super) fn link_flags() -> Vec<String> {
     built("libdrhook_mpi.so");
     let dir = shared_lib().parent().unwrap().display().to_string();
     vec![
@@ -25,26 +25,52 @@ fn link_flags() -> Vec<String> {
     ]
 }
 
+/// `mpi_calls.F90` linked with `libdrhook_mpi` and `libdrhook`, into
+/// `dir/mpi_calls_fl`.
+pub(super) fn build_f_linked(dir: &Path) {
+    yomhook(dir, false);
+    let mut args = vec![
+        "-O1".to_string(),
+        "-o".into(),
+        "mpi_calls_fl".into(),
+        attach_prog("mpi_calls.F90").display().to_string(),
+        "yomhook.o".into(),
+    ];
+    args.extend(link_flags());
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    tool(dir, "mpif90", &a);
+}
+
 /// `mpirun -n 4 exe` with Dr.Hook's variables given to the ranks (`-x`),
 /// no preload.
 fn mpirun_linked(dir: &Path, exe: &str, opt: &str) -> Run {
+    mpirun_linked_n(dir, 4, exe, &[], opt, &[])
+}
+
+/// `mpirun [extra] -n <n> exe [args]` with `DR_HOOK=1` and
+/// `DR_HOOK_OPT=opt` given to the ranks, no preload.
+pub(super) fn mpirun_linked_n(
+    dir: &Path,
+    n: u32,
+    exe: &str,
+    args: &[&str],
+    opt: &str,
+    extra: &[&str],
+) -> Run {
     let opt = format!("DR_HOOK_OPT={opt}");
-    run_in(
-        dir,
-        "mpirun",
-        &[
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "-x",
-            "DR_HOOK=1",
-            "-x",
-            &opt,
-            "-n",
-            "4",
-            exe,
-        ],
-        &[],
-    )
+    let n = n.to_string();
+    let mut a = vec![
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-x",
+        "DR_HOOK=1",
+        "-x",
+        &opt,
+    ];
+    a.extend(extra);
+    a.extend(["-n", &n, exe]);
+    a.extend(args);
+    run_in(dir, "mpirun", &a, &[])
 }
 
 fn check_all(dir: &Path, want: impl Fn(u32) -> Vec<Want>) {
@@ -87,17 +113,7 @@ fn mpi_calls_of_a_fortran_program_linked_with_libdrhook_mpi_are_rows_with_their_
         return;
     }
     let d = tempdir();
-    yomhook(d.path(), false);
-    let mut args = vec![
-        "-O1".to_string(),
-        "-o".into(),
-        "mpi_calls_fl".into(),
-        attach_prog("mpi_calls.F90").display().to_string(),
-        "yomhook.o".into(),
-    ];
-    args.extend(link_flags());
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    tool(d.path(), "mpif90", &a);
+    build_f_linked(d.path());
     let r = mpirun_linked(d.path(), "./mpi_calls_fl", "prof,mpi,callpath");
     ok(&r);
     check_all(d.path(), |rank| {

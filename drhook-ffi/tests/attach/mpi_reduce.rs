@@ -15,7 +15,7 @@ fn have_mpi() -> bool {
 }
 
 /// Compiles `prog` (from tests/progs/attach) with libdrhook.so into `dir`.
-fn build(dir: &Path, prog: &str, exe: &str) {
+pub(super) fn build(dir: &Path, prog: &str, exe: &str) {
     let src = attach_prog(prog);
     let args = [
         "-O1".to_string(),
@@ -41,12 +41,12 @@ fn run_ranks(dir: &Path, n: u32, exe: &str, arg: Option<&str>, opt: &str) -> Run
 }
 
 /// The job file's two parts: identity lines (without `# `), the table.
-fn job(dir: &Path) -> (Vec<String>, String) {
+pub(super) fn job(dir: &Path) -> (Vec<String>, String) {
     job_file(dir, "drhook.prof.job")
 }
 
 /// A job file's two parts (`drhook.prof.job`, `drhook.prof-mem.job`, ...).
-fn job_file(dir: &Path, name: &str) -> (Vec<String>, String) {
+pub(super) fn job_file(dir: &Path, name: &str) -> (Vec<String>, String) {
     let text = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     let (head, table) = text
         .split_once("\n\n")
@@ -63,7 +63,7 @@ fn job_file(dir: &Path, name: &str) -> (Vec<String>, String) {
 }
 
 /// The columns of the table row of `routine`.
-fn row<'a>(table: &'a str, routine: &str) -> Vec<&'a str> {
+pub(super) fn row<'a>(table: &'a str, routine: &str) -> Vec<&'a str> {
     let l = table
         .lines()
         .find(|l| l.ends_with(&format!("  {routine}")))
@@ -73,7 +73,7 @@ fn row<'a>(table: &'a str, routine: &str) -> Vec<&'a str> {
 
 /// Calls of `MPI_HOOK:WORK` across `n` ranks (rank r calls it r+1 times):
 /// max n, mean (n+1)/2, min 1, on n of n tasks.
-fn check_work_calls(table: &str, n: u32) {
+pub(super) fn check_work_calls(table: &str, n: u32) {
     let c = row(table, "MPI_HOOK:WORK");
     let mean = f64::from(n + 1) / 2.0;
     assert_eq!(c[13], n.to_string(), "calls max\n{table}");
@@ -210,7 +210,7 @@ fn reduce_with_callpath_has_per_path_statistics_equal_to_the_merge() {
 }
 
 /// `drhook merge` of `files` in `dir`.
-fn merge_of(dir: &Path, files: &[&str]) -> String {
+pub(super) fn merge_of(dir: &Path, files: &[&str]) -> String {
     let mut a = vec!["merge"];
     a.extend(files);
     let merged = run_in(dir, &drhook_exe().display().to_string(), &a, &[]);
@@ -374,9 +374,15 @@ fn reduce_of_the_mpi_profiles_equals_the_merge_of_the_rank_files() {
 /// Runs `exe` (`mpi_calls.c` or `.F90`) on 4 ranks with `mpi,reduce` and
 /// checks `drhook.prof-mpi.job` against the program and the merge.
 fn check_mpi_job(dir: &Path, exe: &str) {
-    let d = dir;
-    let r = run_ranks(d, 4, exe, None, "prof,mpi,reduce,ranks");
+    let r = run_ranks(dir, 4, exe, None, "prof,mpi,reduce,ranks");
     ok(&r);
+    check_mpi_job_files(dir);
+}
+
+/// Checks `drhook.prof-mpi.job` of a 4-rank run of `mpi_calls` against
+/// the program and the merge of the rank files.
+pub(super) fn check_mpi_job_files(dir: &Path) {
+    let d = dir;
     let (id, mpi) = job_file(d, "drhook.prof-mpi.job");
     assert!(
         id[0].starts_with("Dr.Hook job MPI profile: 4 tasks reduced"),
@@ -498,7 +504,15 @@ fn reduce_without_mpi_finalize_leaves_rank_profiles_and_a_message() {
     let d = tempdir();
     build(d.path(), "mpi_hook.c", "mpi_hook");
     let r = run_ranks(d.path(), 4, "./mpi_hook", Some("exit"), "prof,reduce");
-    let files = profiles(d.path());
+    check_unreduced_exit(d.path(), &r);
+}
+
+/// After `mpi_hook exit` with `prof,reduce` on 4 ranks: no job profile,
+/// the rank profiles written have their calls, and at least one rank
+/// (at most one per profile) said why.
+pub(super) fn check_unreduced_exit(dir: &Path, r: &Run) {
+    let d = dir;
+    let files = profiles(d);
     assert!(!files.contains(&"drhook.prof.job".to_string()), "{files:?}");
     let mut written = 0;
     for n in 1..=4u32 {
@@ -507,7 +521,7 @@ fn reduce_without_mpi_finalize_leaves_rank_profiles_and_a_message() {
             continue;
         }
         written += 1;
-        let p = parse(d.path(), &f);
+        let p = parse(d, &f);
         let work = p.rows.iter().find(|w| w.name == "MPI_HOOK:WORK").unwrap();
         assert_eq!(work.calls, u64::from(n), "proc#{n}");
     }

@@ -300,7 +300,7 @@ pub fn companion_path(stem: &str, child: bool) -> Option<std::path::PathBuf> {
     Some(crate::profile::name::companion_path(e, stem, child))
 }
 
-pub use register::{ABI_VERSION, HOOKS, Hooks};
+pub use register::{ABI_VERSION, HOOKS, Hooks, ReduceSink};
 
 /// `DR_HOOK_OPT=reduce`: the MPI layer will end the process inside
 /// `MPI_Finalize` and reduce the tasks' profiles; this task's rows are

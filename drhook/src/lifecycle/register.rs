@@ -16,7 +16,7 @@ use crate::tree::site::Site;
 use super::Start;
 
 /// Version of [`Hooks`]; a layer accepts only tables of its own version.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 /// The lifecycle operations of one copy of the engine, callable from
 /// another copy's layer. Every entry catches panics.
@@ -90,7 +90,31 @@ pub struct Hooks {
     /// communicator it named (0: none) to its row
     /// (`crate::tree::mpi::record`), then leaves it.
     pub mpi_exit: extern "C" fn(handle: u64, sent: u64, recv: u64, data: c_int, comm_size: u64),
+    /// [`super::reduce_begin`]; returns 1 when `reduce` was asked (with a
+    /// time profile).
+    pub reduce_begin: extern "C" fn() -> c_int,
+    /// [`super::reduce_take`]: hands this task's part, as bytes
+    /// ([`super::ReducePart::encode`]), to `sink(ctx, bytes, len)`;
+    /// returns 1 when there was one.
+    pub reduce_take: extern "C" fn(sink: ReduceSink, ctx: *mut c_void) -> c_int,
+    /// [`super::reduce_write_job`] (`cols` 0) or
+    /// [`super::reduce_write_cols_job`] (1) of the `len` combined bytes at
+    /// `merged`, the identity lines joined by `\n` (`ilen` bytes at
+    /// `identity`): 0 when written, else the length of the reason, written
+    /// into `err` (at most `cap` bytes).
+    pub reduce_write: extern "C" fn(
+        cols: c_int,
+        merged: *const u8,
+        len: usize,
+        identity: *const u8,
+        ilen: usize,
+        err: *mut u8,
+        cap: usize,
+    ) -> usize,
 }
+
+/// Receives the bytes of [`Hooks::reduce_take`] (`ctx`, then the bytes).
+pub type ReduceSink = extern "C" fn(ctx: *mut c_void, bytes: *const u8, len: usize);
 
 // SAFETY: the table is immutable; `version` points to a static string.
 unsafe impl Sync for Hooks {}
@@ -130,7 +154,11 @@ extern "C" fn h_thread_end(token: u64) {
 
 extern "C" fn h_mpi_init(rank: c_int, size: c_int) {
     guard((), || {
-        if rank >= 0 && size > 0 {
+        // `is_enabled` starts the engine if it was not yet (a program
+        // linked with `libdrhook_mpi` whose first Dr.Hook call comes after
+        // `MPI_Init`): the profile is then named after the rank from the
+        // start.
+        if rank >= 0 && size > 0 && crate::runtime::is_enabled() {
             super::mpi_init(rank as u32, size as u32)
         }
     })
@@ -272,6 +300,69 @@ extern "C" fn h_mpi_exit(handle: u64, sent: u64, recv: u64, data: c_int, comm_si
     }
 }
 
+extern "C" fn h_reduce_begin() -> c_int {
+    guard(0, || super::reduce_begin() as c_int)
+}
+
+extern "C" fn h_reduce_take(sink: ReduceSink, ctx: *mut c_void) -> c_int {
+    guard(0, || match super::reduce_take() {
+        Some(p) => {
+            let b = p.encode();
+            sink(ctx, b.as_ptr(), b.len());
+            1
+        }
+        None => 0,
+    })
+}
+
+extern "C" fn h_reduce_write(
+    cols: c_int,
+    merged: *const u8,
+    len: usize,
+    identity: *const u8,
+    ilen: usize,
+    err: *mut u8,
+    cap: usize,
+) -> usize {
+    let r = guard(Err("the engine failed (panic)".to_string()), || {
+        if merged.is_null() || identity.is_null() {
+            return Err("no bytes".to_string());
+        }
+        // SAFETY: the caller provides `len` and `ilen` readable bytes.
+        let (merged, identity) = unsafe {
+            (
+                std::slice::from_raw_parts(merged, len),
+                std::slice::from_raw_parts(identity, ilen),
+            )
+        };
+        let lines: Vec<String> = String::from_utf8_lossy(identity)
+            .split('\n')
+            .map(String::from)
+            .collect();
+        if cols != 0 {
+            super::reduce_write_cols_job(merged, &lines)
+        } else {
+            super::reduce_write_job(merged, &lines)
+        }
+    });
+    match r {
+        Ok(_) => 0,
+        Err(e) => {
+            let e = if e.is_empty() {
+                "failed".to_string()
+            } else {
+                e
+            };
+            let n = e.len().min(cap);
+            if !err.is_null() && n > 0 {
+                // SAFETY: the caller provides `cap` writable bytes at `err`.
+                unsafe { std::ptr::copy_nonoverlapping(e.as_ptr(), err, n) };
+            }
+            n.max(1)
+        }
+    }
+}
+
 /// This copy of the engine's table.
 pub static HOOKS: Hooks = Hooks {
     abi: ABI_VERSION,
@@ -295,6 +386,9 @@ pub static HOOKS: Hooks = Hooks {
     companion_path: h_companion_path,
     mpi_enter: h_mpi_enter,
     mpi_exit: h_mpi_exit,
+    reduce_begin: h_reduce_begin,
+    reduce_take: h_reduce_take,
+    reduce_write: h_reduce_write,
 };
 
 #[cfg(all(

@@ -1,5 +1,6 @@
 //! `DR_HOOK_OPT=reduce`: this task's part of the job profile. At the end
-//! written from `MPI_Finalize` (the preload library's MPI layer says so
+//! written from `MPI_Finalize` (the MPI layer — the preload library's, or
+//! the link-time `libdrhook_mpi`'s, through the engine's table — says so
 //! first, [`begin`]), the rows this task's profile shows are folded into a
 //! `drhook_merge::Merger` exactly as `drhook merge` reads them from the
 //! file (times as printed, to the millisecond; the same rows, the same
@@ -46,6 +47,63 @@ pub struct Part {
     pub mpi: Option<Vec<u8>>,
 }
 
+impl Part {
+    /// As bytes, for a layer that holds another copy of the engine (the
+    /// link-time MPI library's, reducing for the program's `libdrhook`):
+    /// [`Part::decode`] reads them back.
+    pub fn encode(&self) -> Vec<u8> {
+        fn put(o: &mut Vec<u8>, b: Option<&[u8]>) {
+            match b {
+                None => o.push(0),
+                Some(b) => {
+                    o.push(1);
+                    o.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                    o.extend_from_slice(b);
+                }
+            }
+        }
+        let mut o = Vec::with_capacity(self.merger.len() + 64);
+        put(&mut o, Some(&self.merger));
+        o.extend_from_slice(&self.threads.to_le_bytes());
+        put(&mut o, Some(self.started.as_bytes()));
+        for b in [&self.mem, &self.io, &self.mpi] {
+            put(&mut o, b.as_deref());
+        }
+        o
+    }
+
+    /// The part [`Part::encode`] made into `b` (None: not such bytes).
+    pub fn decode(b: &[u8]) -> Option<Part> {
+        struct Reader<'a>(&'a [u8]);
+        impl<'a> Reader<'a> {
+            fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+                let (a, rest) = self.0.split_at_checked(n)?;
+                self.0 = rest;
+                Some(a)
+            }
+            fn opt(&mut self) -> Option<Option<Vec<u8>>> {
+                if self.take(1)?[0] == 0 {
+                    return Some(None);
+                }
+                let n = u64::from_le_bytes(self.take(8)?.try_into().ok()?);
+                Some(Some(self.take(usize::try_from(n).ok()?)?.to_vec()))
+            }
+        }
+        let mut r = Reader(b);
+        let merger = r.opt()??;
+        let threads = u32::from_le_bytes(r.take(4)?.try_into().ok()?);
+        let started = String::from_utf8(r.opt()??).ok()?;
+        Some(Part {
+            merger,
+            threads,
+            started,
+            mem: r.opt()?,
+            io: r.opt()?,
+            mpi: r.opt()?,
+        })
+    }
+}
+
 /// The MPI layer is about to end the process inside `MPI_Finalize` and
 /// will reduce: fold this task's rows when the profile is made. Returns
 /// whether `reduce` was asked (and Dr.Hook writes a time profile).
@@ -81,7 +139,7 @@ pub(crate) fn say_if_unreduced(e: &Engine) {
     if asked(e) && !active() && crate::setup::task(e).nproc > 1 {
         crate::diag!(
             "write_profile",
-            "DR_HOOK_OPT=reduce: proc#{} ends without MPI_Finalize (exit before it, MPI_Abort, a signal, or no preload library: drhook run): no job profile from this task; its own profile is written",
+            "DR_HOOK_OPT=reduce: proc#{} ends without MPI_Finalize (exit before it, MPI_Abort, a signal, or MPI_Finalize not wrapped: neither drhook run nor -ldrhook_mpi): no job profile from this task; its own profile is written",
             crate::setup::task(e).myproc
         );
     }

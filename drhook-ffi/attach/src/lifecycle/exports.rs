@@ -244,17 +244,41 @@ macro_rules! __interpose_lifecycle {
                 unsafe { l::dlopen::dlclose(h) }
             }
 
-            // MPI, C bindings.
+            // MPI start and end.
+            $crate::__mpi_lifecycle!($p, $mode);
+
+            // Signal dispositions (preloaded only).
+            $crate::__interpose_signals!($p, $mode);
+        }
+    };
+}
+
+/// `MPI_Init`, `MPI_Init_thread` and `MPI_Finalize`, C and Fortran
+/// bindings, in the module `mpi_lifecycle`: in the lifecycle layer, and
+/// in mode `pmpi` in the link-time library `libdrhook_mpi` (the real
+/// functions are then the profiling interface's `PMPI_*`/`pmpi_*`).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __mpi_lifecycle {
+    ($p:literal, $mode:ident) => {
+        #[allow(clippy::missing_safety_doc, missing_docs)]
+        pub mod mpi_lifecycle {
+            use std::ffi::{c_char, c_int};
+            use $crate::lifecycle::mpi;
+
             type Init = unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char) -> c_int;
             type InitThread =
                 unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char, c_int, *mut c_int) -> c_int;
             type Finalize = unsafe extern "C" fn() -> c_int;
 
             #[unsafe(export_name = concat!($p, "MPI_Init"))]
-            pub unsafe extern "C" fn mpi_init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
-                let real = $crate::__real!($mode, "MPI_Init", Init);
+            pub unsafe extern "C" fn mpi_init(
+                argc: *mut c_int,
+                argv: *mut *mut *mut c_char,
+            ) -> c_int {
+                let real = $crate::__mpi_real!($mode, "P", "MPI_Init", Init);
                 // SAFETY: MPI's contract.
-                unsafe { l::mpi::mpi_init(real, argc, argv) }
+                unsafe { mpi::mpi_init($crate::__mpi_layer!($mode), real, argc, argv) }
             }
 
             #[unsafe(export_name = concat!($p, "MPI_Init_thread"))]
@@ -264,27 +288,70 @@ macro_rules! __interpose_lifecycle {
                 required: c_int,
                 provided: *mut c_int,
             ) -> c_int {
-                let real = $crate::__real!($mode, "MPI_Init_thread", InitThread);
+                let real = $crate::__mpi_real!($mode, "P", "MPI_Init_thread", InitThread);
+                let layer = $crate::__mpi_layer!($mode);
                 // SAFETY: MPI's contract.
-                unsafe { l::mpi::mpi_init_thread(real, argc, argv, required, provided) }
+                unsafe { mpi::mpi_init_thread(layer, real, argc, argv, required, provided) }
             }
 
             #[unsafe(export_name = concat!($p, "MPI_Finalize"))]
             pub unsafe extern "C" fn mpi_finalize() -> c_int {
-                let real = $crate::__real!($mode, "MPI_Finalize", Finalize);
+                let real = $crate::__mpi_real!($mode, "P", "MPI_Finalize", Finalize);
                 // SAFETY: MPI's contract.
-                unsafe { l::mpi::mpi_finalize(real) }
+                unsafe { mpi::mpi_finalize($crate::__mpi_layer!($mode), real) }
             }
 
-            // Signal dispositions (preloaded only).
-            $crate::__interpose_signals!($p, $mode);
-
-            // MPI, Fortran bindings, in the name manglings compilers use.
-            $crate::__fortran_mpi!($p, $mode, "mpi_init_", "mpi_init_thread_", "mpi_finalize_", f1);
-            $crate::__fortran_mpi!($p, $mode, "mpi_init__", "mpi_init_thread__", "mpi_finalize__", f2);
-            $crate::__fortran_mpi!($p, $mode, "mpi_init", "mpi_init_thread", "mpi_finalize", f3);
-            $crate::__fortran_mpi!($p, $mode, "MPI_INIT", "MPI_INIT_THREAD", "MPI_FINALIZE", f4);
+            // Fortran bindings, in the name manglings compilers use.
+            $crate::__fortran_mpi!(
+                $p,
+                $mode,
+                "p",
+                "mpi_init_",
+                "mpi_init_thread_",
+                "mpi_finalize_",
+                f1
+            );
+            $crate::__fortran_mpi!(
+                $p,
+                $mode,
+                "p",
+                "mpi_init__",
+                "mpi_init_thread__",
+                "mpi_finalize__",
+                f2
+            );
+            $crate::__fortran_mpi!(
+                $p,
+                $mode,
+                "p",
+                "mpi_init",
+                "mpi_init_thread",
+                "mpi_finalize",
+                f3
+            );
+            $crate::__fortran_mpi!(
+                $p,
+                $mode,
+                "P",
+                "MPI_INIT",
+                "MPI_INIT_THREAD",
+                "MPI_FINALIZE",
+                f4
+            );
         }
+    };
+}
+
+/// The [`crate::lifecycle::mpi::Layer`] of the wrappers of a mode:
+/// `pmpi` is the link-time library's.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __mpi_layer {
+    (pmpi) => {
+        $crate::lifecycle::mpi::Layer::Linked
+    };
+    ($mode:ident) => {
+        $crate::lifecycle::mpi::Layer::Lifecycle
     };
 }
 
@@ -307,7 +374,7 @@ macro_rules! __variadic_trampoline {
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __fortran_mpi {
-    ($p:literal, $mode:ident, $init:literal, $init_thread:literal, $fini:literal, $m:ident) => {
+    ($p:literal, $mode:ident, $rp:literal, $init:literal, $init_thread:literal, $fini:literal, $m:ident) => {
         #[allow(clippy::missing_safety_doc, missing_docs)]
         pub mod $m {
             use std::ffi::c_int;
@@ -317,9 +384,9 @@ macro_rules! __fortran_mpi {
 
             #[unsafe(export_name = concat!($p, $init))]
             pub unsafe extern "C" fn init(ierr: *mut c_int) {
-                let real = $crate::__real!($mode, $init, Init);
+                let real = $crate::__mpi_real!($mode, $rp, $init, Init);
                 // SAFETY: the binding's contract.
-                unsafe { mpi::mpi_init_f(real, ierr) }
+                unsafe { mpi::mpi_init_f($crate::__mpi_layer!($mode), real, ierr) }
             }
 
             #[unsafe(export_name = concat!($p, $init_thread))]
@@ -328,16 +395,17 @@ macro_rules! __fortran_mpi {
                 provided: *mut c_int,
                 ierr: *mut c_int,
             ) {
-                let real = $crate::__real!($mode, $init_thread, InitThread);
+                let real = $crate::__mpi_real!($mode, $rp, $init_thread, InitThread);
+                let layer = $crate::__mpi_layer!($mode);
                 // SAFETY: the binding's contract.
-                unsafe { mpi::mpi_init_thread_f(real, required, provided, ierr) }
+                unsafe { mpi::mpi_init_thread_f(layer, real, required, provided, ierr) }
             }
 
             #[unsafe(export_name = concat!($p, $fini))]
             pub unsafe extern "C" fn finalize(ierr: *mut c_int) {
-                let real = $crate::__real!($mode, $fini, Init);
+                let real = $crate::__mpi_real!($mode, $rp, $fini, Init);
                 // SAFETY: the binding's contract.
-                unsafe { mpi::mpi_finalize_f(real, ierr) }
+                unsafe { mpi::mpi_finalize_f($crate::__mpi_layer!($mode), real, ierr) }
             }
         }
     };

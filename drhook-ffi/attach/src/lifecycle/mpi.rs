@@ -6,8 +6,10 @@
 //! `&ompi_mpi_comm_world` in Open MPI and `0x44000000` in the MPICH family
 //! (MPICH, Intel MPI, MVAPICH, Cray MPICH).
 //!
-//! The bodies of the wrapped `MPI_Init`, `MPI_Init_thread` and
-//! `MPI_Finalize` (C and Fortran bindings) are here too.
+//! The bodies of the wrapped `MPI_Init`, `MPI_Init_thread`,
+//! `MPI_Finalize` and `MPI_Abort` (C and Fortran bindings) are here too,
+//! for both layers that wrap them ([`Layer`]): the lifecycle layer, and
+//! the link-time MPI library `libdrhook_mpi`.
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -20,6 +22,27 @@ static INITIALISED: AtomicBool = AtomicBool::new(false);
 static FINALISED: AtomicBool = AtomicBool::new(false);
 static RANK: AtomicI32 = AtomicI32::new(-1);
 static SIZE: AtomicI32 = AtomicI32::new(-1);
+
+/// Which library a wrapper is in.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Layer {
+    /// The lifecycle layer (the preload library, or linked with `--wrap`):
+    /// the process ends through its state machine (`process`).
+    Lifecycle,
+    /// The link-time MPI library `libdrhook_mpi`, which has no lifecycle
+    /// layer: the program's own engine (the one its `libdrhook` offered)
+    /// is told directly. Without that offer (under `drhook run` the
+    /// preload library's layer takes it, and its wrappers, called first,
+    /// do the work) these wrappers only pass the calls on.
+    Linked,
+}
+
+impl Layer {
+    /// Whether this layer's wrappers do anything.
+    fn live(self) -> bool {
+        self == Layer::Lifecycle || engine::is_programs_engine()
+    }
+}
 
 /// The MPICH family's `MPI_COMM_WORLD`.
 const MPICH_COMM_WORLD: usize = 0x4400_0000;
@@ -67,8 +90,8 @@ fn world() -> Option<(c_int, c_int)> {
 }
 
 /// After a successful `MPI_Init*` (any binding).
-pub(crate) fn after_init() {
-    if INITIALISED.swap(true, Ordering::AcqRel) {
+pub(crate) fn after_init(layer: Layer) {
+    if !layer.live() || INITIALISED.swap(true, Ordering::AcqRel) {
         return;
     }
     let Some((rank, size)) = world() else {
@@ -77,37 +100,67 @@ pub(crate) fn after_init() {
     };
     RANK.store(rank, Ordering::Release);
     SIZE.store(size, Ordering::Release);
+    if layer == Layer::Linked {
+        let _ = std::panic::catch_unwind(|| engine::mpi_init_linked(rank, size));
+        // A process that exits without MPI_Finalize says so (its engine
+        // writes its reports at its exit, as it always does): registered
+        // after the engine started (`mpi_init_linked`), so that the
+        // message comes before that write.
+        // SAFETY: registers a plain `extern "C"` function.
+        unsafe { libc::atexit(linked_exit) };
+        return;
+    }
     let _ = std::panic::catch_unwind(|| engine::mpi_init(rank, size));
     events::each(Events::MPI, |m| m.init_mpi(rank, size));
 }
 
+/// At the exit of a process linked with `libdrhook_mpi` (see [`after_init`]).
+extern "C" fn linked_exit() {
+    ending_unfinalised(Ending::Exit(0));
+}
+
 /// Just before `MPI_Init*` (any binding), while MPI is not initialised.
-pub(crate) fn before_init() {
-    if !INITIALISED.load(Ordering::Acquire) {
+pub(crate) fn before_init(layer: Layer) {
+    if layer == Layer::Lifecycle && !INITIALISED.load(Ordering::Acquire) {
         events::each(Events::MPI, |m| m.pre_init_mpi());
     }
 }
 
 /// After `MPI_Finalize` (any binding) returned, once.
-pub(crate) fn after_finalize() {
+pub(crate) fn after_finalize(layer: Layer) {
     static DONE: AtomicBool = AtomicBool::new(false);
-    if FINALISED.load(Ordering::Acquire) && !DONE.swap(true, Ordering::AcqRel) {
+    if layer == Layer::Lifecycle
+        && FINALISED.load(Ordering::Acquire)
+        && !DONE.swap(true, Ordering::AcqRel)
+    {
         events::each(Events::MPI, |m| m.post_fini_mpi());
     }
 }
 
 /// Just before `MPI_Finalize` (any binding): the MPI monitors' `fini_mpi`,
 /// then the process ends (its profile is written now, while MPI and the
-/// rank are known).
-pub(crate) fn before_finalize() {
-    if !INITIALISED.load(Ordering::Acquire) || FINALISED.swap(true, Ordering::AcqRel) {
+/// rank are known). In `libdrhook_mpi` ([`Layer::Linked`]) the process
+/// ends here only with `reduce` (else the program's engine writes its
+/// reports at its exit, as without the library).
+pub(crate) fn before_finalize(layer: Layer) {
+    if !layer.live()
+        || !INITIALISED.load(Ordering::Acquire)
+        || FINALISED.swap(true, Ordering::AcqRel)
+    {
         return;
     }
-    // `DR_HOOK_OPT=reduce` (the layer's own engine): this rank's profile
-    // is folded as it is made, then the ranks reduce before PMPI_Finalize.
-    let reduce = !crate::engine::is_programs_engine() && drhook::lifecycle::reduce_begin();
-    events::each(Events::MPI, |m| m.fini_mpi());
-    process::fini_process(Ending::MpiFinalize);
+    // `DR_HOOK_OPT=reduce` (the process's engine, whichever copy it is):
+    // this rank's profile is folded as it is made, then the ranks reduce
+    // before PMPI_Finalize.
+    let reduce = engine::reduce_begin();
+    match layer {
+        Layer::Lifecycle => {
+            events::each(Events::MPI, |m| m.fini_mpi());
+            process::fini_process(Ending::MpiFinalize);
+        }
+        Layer::Linked if reduce => engine::end_linked(false),
+        Layer::Linked => {}
+    }
     if let (true, Some(rank), Some(size)) = (reduce, rank(), size()) {
         super::mpi_reduce::reduce(rank, size);
     }
@@ -116,8 +169,8 @@ pub(crate) fn before_finalize() {
 /// `MPI_Abort(comm, code)` (any binding), before the real one, which ends
 /// the job: this process ends now, its profile written (the MPI monitors
 /// get no `fini_mpi`: MPI may not be usable any more), with a message.
-pub fn before_abort(code: c_int) {
-    if FINALISED.swap(true, Ordering::AcqRel) {
+pub fn before_abort(code: c_int, layer: Layer) {
+    if !layer.live() || FINALISED.swap(true, Ordering::AcqRel) {
         return;
     }
     let mut line = [0u8; 96];
@@ -128,7 +181,12 @@ pub fn before_abort(code: c_int) {
         b")",
     );
     crate::sys::diag_parts(&[&line[..n], b"; its reports are written now"]);
-    process::fini_process(Ending::Abort);
+    match layer {
+        Layer::Lifecycle => {
+            process::fini_process(Ending::Abort);
+        }
+        Layer::Linked => engine::end_linked(true),
+    }
 }
 
 /// The process ends (any way but `MPI_Finalize`) while MPI is initialised
@@ -178,15 +236,16 @@ pub fn size() -> Option<c_int> {
 /// # Safety
 /// As `MPI_Init`; `real` is the real one.
 pub unsafe fn mpi_init(
+    layer: Layer,
     real: unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char) -> c_int,
     argc: *mut c_int,
     argv: *mut *mut *mut c_char,
 ) -> c_int {
-    before_init();
+    before_init(layer);
     // SAFETY: caller contract.
     let r = unsafe { real(argc, argv) };
     if r == 0 {
-        after_init();
+        after_init(layer);
     }
     r
 }
@@ -196,17 +255,18 @@ pub unsafe fn mpi_init(
 /// # Safety
 /// As `MPI_Init_thread`; `real` is the real one.
 pub unsafe fn mpi_init_thread(
+    layer: Layer,
     real: unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char, c_int, *mut c_int) -> c_int,
     argc: *mut c_int,
     argv: *mut *mut *mut c_char,
     required: c_int,
     provided: *mut c_int,
 ) -> c_int {
-    before_init();
+    before_init(layer);
     // SAFETY: caller contract.
     let r = unsafe { real(argc, argv, required, provided) };
     if r == 0 {
-        after_init();
+        after_init(layer);
     }
     r
 }
@@ -215,11 +275,11 @@ pub unsafe fn mpi_init_thread(
 ///
 /// # Safety
 /// As `MPI_Finalize`; `real` is the real one.
-pub unsafe fn mpi_finalize(real: unsafe extern "C" fn() -> c_int) -> c_int {
-    before_finalize();
+pub unsafe fn mpi_finalize(layer: Layer, real: unsafe extern "C" fn() -> c_int) -> c_int {
+    before_finalize(layer);
     // SAFETY: caller contract.
     let r = unsafe { real() };
-    after_finalize();
+    after_finalize(layer);
     r
 }
 
@@ -227,13 +287,13 @@ pub unsafe fn mpi_finalize(real: unsafe extern "C" fn() -> c_int) -> c_int {
 ///
 /// # Safety
 /// As the Fortran binding; `real` is the real one.
-pub unsafe fn mpi_init_f(real: unsafe extern "C" fn(*mut c_int), ierr: *mut c_int) {
-    before_init();
+pub unsafe fn mpi_init_f(layer: Layer, real: unsafe extern "C" fn(*mut c_int), ierr: *mut c_int) {
+    before_init(layer);
     // SAFETY: caller contract.
     unsafe { real(ierr) };
     // SAFETY: `ierr` is the caller's INTEGER.
     if ierr.is_null() || unsafe { *ierr } == 0 {
-        after_init();
+        after_init(layer);
     }
 }
 
@@ -242,17 +302,18 @@ pub unsafe fn mpi_init_f(real: unsafe extern "C" fn(*mut c_int), ierr: *mut c_in
 /// # Safety
 /// As the Fortran binding; `real` is the real one.
 pub unsafe fn mpi_init_thread_f(
+    layer: Layer,
     real: unsafe extern "C" fn(*const c_int, *mut c_int, *mut c_int),
     required: *const c_int,
     provided: *mut c_int,
     ierr: *mut c_int,
 ) {
-    before_init();
+    before_init(layer);
     // SAFETY: caller contract.
     unsafe { real(required, provided, ierr) };
     // SAFETY: as above.
     if ierr.is_null() || unsafe { *ierr } == 0 {
-        after_init();
+        after_init(layer);
     }
 }
 
@@ -260,9 +321,13 @@ pub unsafe fn mpi_init_thread_f(
 ///
 /// # Safety
 /// As the Fortran binding; `real` is the real one.
-pub unsafe fn mpi_finalize_f(real: unsafe extern "C" fn(*mut c_int), ierr: *mut c_int) {
-    before_finalize();
+pub unsafe fn mpi_finalize_f(
+    layer: Layer,
+    real: unsafe extern "C" fn(*mut c_int),
+    ierr: *mut c_int,
+) {
+    before_finalize(layer);
     // SAFETY: caller contract.
     unsafe { real(ierr) };
-    after_finalize();
+    after_finalize(layer);
 }

@@ -1,5 +1,9 @@
 //! `DR_HOOK_OPT=reduce`: the tasks' profiles reduced inside `MPI_Finalize`
-//! (before `PMPI_Finalize`), into one job profile written by rank 0.
+//! (before `PMPI_Finalize`), into one job profile written by rank 0. The
+//! parts come from, and the job profile is written by, the process's
+//! engine through its table (`crate::engine`): the layer's own, or the
+//! program's (a static program's `libdrhook.a`, or `libdrhook.so` under
+//! the link-time MPI library `libdrhook_mpi`).
 //!
 //! Each rank's part is the engine's fold of its own profile rows (a
 //! `drhook_merge::Merger` as bytes: one accumulator per distinct routine,
@@ -271,7 +275,7 @@ pub(crate) fn reduce(rank: c_int, size: c_int) {
         return;
     };
     let t0 = Instant::now();
-    let own = drhook::lifecycle::reduce_take();
+    let own = crate::engine::reduce_take();
     let started = own.as_ref().map(|p| p.started.clone()).unwrap_or_default();
     let cols = |b: Option<&Vec<u8>>| b.and_then(|b| drhook_merge::ColMerger::decode(b));
     let mut part = Part {
@@ -341,7 +345,7 @@ pub(crate) fn reduce(rank: c_int, size: c_int) {
         ),
     ];
     let mut merged = part.merger.encode();
-    if let Err(e) = drhook::lifecycle::reduce_write_job(&merged, &identity) {
+    if let Err(e) = crate::engine::reduce_write(false, &merged, &identity) {
         crate::sys::diag(&format!("DR_HOOK_OPT=reduce: {e}"));
     }
     merged.clear();
@@ -352,7 +356,7 @@ pub(crate) fn reduce(rank: c_int, size: c_int) {
             c.kind().name(),
             c.ntasks()
         );
-        if let Err(e) = drhook::lifecycle::reduce_write_cols_job(&c.encode(), &id) {
+        if let Err(e) = crate::engine::reduce_write(true, &c.encode(), &id) {
             crate::sys::diag(&format!("DR_HOOK_OPT=reduce: {e}"));
         }
     }

@@ -4,7 +4,9 @@
 //! [`super::call`] around the real function (the next definition of the
 //! same name; linked with `--wrap`, `__real_<name>`: `__real!`; in the
 //! link-time library `libdrhook_mpi`, mode `pmpi`, the profiling
-//! interface's `PMPI_<name>`/`pmpi_<name>`: `__mpi_real!`).
+//! interface's `PMPI_<name>`/`pmpi_<name>`: `__mpi_real!`); `MPI_Abort`'s,
+//! and in mode `pmpi` `MPI_Init*`/`MPI_Finalize` (`crate::interpose!`'s
+//! elsewhere).
 
 /// The real function of a wrapper: `__real!` of its own name, or in mode
 /// `pmpi` (`libdrhook_mpi`) the profiling name, `$p` (`P` in C, `p` in
@@ -140,20 +142,14 @@ macro_rules! __mpi_names {
     };
 }
 
-/// Exports the MPI wrappers (`DR_HOOK_OPT=mpi`), and `MPI_Abort`'s. In
+/// Exports the MPI wrappers (`DR_HOOK_OPT=mpi`), and `MPI_Abort`'s
+/// (its reports written first, `crate::lifecycle::mpi::before_abort`). In
 /// mode `pmpi` (the link-time library `libdrhook_mpi`, which has no
-/// lifecycle layer to write reports before an abort), the wrappers only.
+/// lifecycle layer) also `MPI_Init*` and `MPI_Finalize` (`rank`, `reduce`
+/// and the end without `MPI_Finalize` for the program's engine).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __interpose_mpi_calls {
-    ("", pmpi) => {
-        /// The MPI functions wrapped (`drhook-attach`'s `mpi_calls`).
-        #[doc(hidden)]
-        #[allow(clippy::missing_safety_doc, missing_docs)]
-        pub mod __drhook_mpi_calls {
-            $crate::__mpi_table!(__mpi_wrappers, "", pmpi);
-        }
-    };
     ($p:literal, $mode:ident) => {
         /// The MPI functions wrapped (`drhook-attach`'s `mpi_calls`).
         #[doc(hidden)]
@@ -167,8 +163,8 @@ macro_rules! __interpose_mpi_calls {
                 #[unsafe(export_name = concat!($p, "MPI_Abort"))]
                 pub unsafe extern "C" fn c(comm: usize, code: c_int) -> c_int {
                     type R = unsafe extern "C" fn(usize, c_int) -> c_int;
-                    let real = $crate::__real!($mode, "MPI_Abort", R);
-                    $crate::mpi_calls::before_abort(code);
+                    let real = $crate::__mpi_real!($mode, "P", "MPI_Abort", R);
+                    $crate::mpi_calls::before_abort(code, $crate::__mpi_layer!($mode));
                     // SAFETY: MPI's contract.
                     unsafe { real(comm, code) }
                 }
@@ -177,8 +173,21 @@ macro_rules! __interpose_mpi_calls {
                 $crate::__mpi_abort_f!($p, $mode, f3, "mpi_abort");
                 $crate::__mpi_abort_f!($p, $mode, f08, "mpi_abort_f08_");
             }
+
+            $crate::__mpi_linked_lifecycle!($mode);
         }
     };
+}
+
+/// `MPI_Init*` and `MPI_Finalize` of the link-time library (mode `pmpi`);
+/// elsewhere the lifecycle layer's (`crate::interpose!`).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __mpi_linked_lifecycle {
+    (pmpi) => {
+        $crate::__mpi_lifecycle!("", pmpi);
+    };
+    ($mode:ident) => {};
 }
 
 /// A Fortran `MPI_ABORT(comm, errorcode, ierr)`.
@@ -189,10 +198,10 @@ macro_rules! __mpi_abort_f {
         #[unsafe(export_name = concat!($p, $name))]
         pub unsafe extern "C" fn $w(comm: usize, code: *const c_int, ierr: usize) {
             type R = unsafe extern "C" fn(usize, *const c_int, usize);
-            let real = $crate::__real!($mode, $name, R);
+            let real = $crate::__mpi_real!($mode, "p", $name, R);
             // SAFETY: the binding's contract: a valid INTEGER (or null).
             let c = if code.is_null() { 1 } else { unsafe { *code } };
-            $crate::mpi_calls::before_abort(c);
+            $crate::mpi_calls::before_abort(c, $crate::__mpi_layer!($mode));
             // SAFETY: the binding's contract.
             unsafe { real(comm, code, ierr) }
         }

@@ -6,6 +6,8 @@
 !   F_COLL  5 x MPI_ALLREDUCE of 1 DOUBLE PRECISION, 2 x MPI_BCAST of 256
 !           bytes (MPI_BYTE) from rank 0, 3 x MPI_BARRIER  (use mpi)
 !   F_F08   4 x MPI_Allreduce of 2 INTEGERs (8 bytes)      (use mpi_f08)
+! With an argument "abort", rank 1 then calls MPI_ABORT(..., 5) while the
+! others wait in a barrier.
 subroutine f_p2p(rank, nprocs)
   use yomhook, only: lhook, dr_hook, jphook
   use mpi
@@ -79,11 +81,17 @@ program mpi_calls_f
   use mpi
   implicit none
   integer :: rank, nprocs, ierr
+  character(len=16) :: arg
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
   call MPI_COMM_SIZE(MPI_COMM_WORLD, nprocs, ierr)
   call f_p2p(rank, nprocs)
   call f_coll(rank)
   call f_f08()
+  call get_command_argument(1, arg)
+  if (arg == 'abort') then
+    if (rank == 1) call MPI_ABORT(MPI_COMM_WORLD, 5, ierr)
+    call MPI_BARRIER(MPI_COMM_WORLD, ierr)
+  end if
   call MPI_FINALIZE(ierr)
 end program mpi_calls_f
