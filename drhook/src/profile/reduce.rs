@@ -348,3 +348,30 @@ fn write_table(table: &str, suffix: &str, identity: &[String]) -> Result<PathBuf
     }
     Ok(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Part;
+
+    #[test]
+    fn a_part_crosses_between_engine_copies_as_bytes() {
+        let p = Part {
+            merger: vec![1, 2, 3],
+            threads: 4,
+            started: "20261127 020000".into(),
+            mem: None,
+            io: Some(vec![9; 300]),
+            mpi: Some(Vec::new()),
+        };
+        let b = p.encode();
+        let q = Part::decode(&b).expect("decoded");
+        assert_eq!(
+            (&q.merger, q.threads, &q.started, &q.mem, &q.io, &q.mpi),
+            (&p.merger, p.threads, &p.started, &p.mem, &p.io, &p.mpi)
+        );
+        // Cut short anywhere: refused, never misread.
+        for n in 0..b.len() {
+            assert!(Part::decode(&b[..n]).is_none(), "{n} bytes");
+        }
+    }
+}
