@@ -16,7 +16,7 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::metrics::mem::{self, ALLOC, FREE, HEAP, LIVE, NALLOC, NFREE, OFFSET, WORDS};
-use crate::tree::thread;
+use crate::tree::thread::{self, ThreadData};
 
 /// What a tracked block holds before the address handed out.
 #[repr(C)]
@@ -44,7 +44,7 @@ fn bump(w: &AtomicU64, by: u64) {
 /// Where an allocation event of the calling thread goes.
 enum Words {
     /// The memory words of the thread's current routine.
-    Routine(&'static [AtomicU64]),
+    Routine(&'static [AtomicU64; WORDS]),
     /// Outside any routine (before Dr.Hook started, a thread without a
     /// calling tree or between routines): `metrics::mem::Outside`.
     Outside,
@@ -52,38 +52,51 @@ enum Words {
     Own,
 }
 
-/// The memory words of the calling thread's current routine, if the metric
-/// is on and the thread has a calling tree.
-#[inline]
-fn current_words() -> Words {
-    let off = OFFSET.load(Ordering::Relaxed);
-    if off == usize::MAX {
-        return Words::Outside;
-    }
-    let td = thread::current();
-    if td.is_null() {
-        return Words::Outside;
-    }
-    // SAFETY: the calling thread's own tree (freed only once the thread
-    // ended it); the row belongs to this
-    // thread's tree.
-    let td = unsafe { &*td };
+/// The memory words of the current routine of `td`, the calling thread's
+/// tree, if the metric is on.
+#[inline(always)]
+fn words_of(td: &'static ThreadData) -> Words {
     if td.in_internal_work() {
         return Words::Own;
     }
-    match td.current_row().and_then(|row| row.get(off..off + WORDS)) {
+    match td.top_words::<WORDS>(&OFFSET) {
         Some(w) => Words::Routine(w),
         None => Words::Outside,
     }
 }
 
+/// The memory words of the calling thread's current routine, if the metric
+/// is on and the thread has a calling tree.
+#[inline(always)]
+fn current_words() -> Words {
+    match current_tree() {
+        Some(td) => words_of(td),
+        None => Words::Outside,
+    }
+}
+
+/// The calling thread's tree, if it has one.
+#[inline(always)]
+fn current_tree() -> Option<&'static ThreadData> {
+    // SAFETY: the calling thread's own tree (freed only once the thread
+    // ended it and the thread-local pointer no longer reaches it).
+    unsafe { thread::current().as_ref() }
+}
+
 /// Records an allocation of `size` bytes by the calling thread; returns
 /// the owner word to store in the block's header. Never allocates, never
-/// locks.
-#[inline]
+/// locks; a thread with a calling tree writes no word shared with other
+/// threads but the owner's `LIVE` word (and the process peak when it
+/// rises).
+#[inline(always)]
 pub fn record_alloc(size: usize) -> *const AtomicU64 {
-    let live = mem::total_alloc(size as u64);
-    let w = match current_words() {
+    let Some(td) = current_tree() else {
+        mem::total_alloc(size as u64);
+        mem::outside(false, size as u64);
+        return std::ptr::null();
+    };
+    let live = mem::level_with(td.heap_share_add(size as i64));
+    let w = match words_of(td) {
         Words::Routine(w) => w,
         Words::Outside => {
             mem::outside(false, size as u64);
@@ -139,13 +152,18 @@ pub fn expect_memory_profile(own_work: fn() -> bool) {
 /// `owner` is null or a value returned by [`record_alloc`] in this process.
 #[inline]
 pub unsafe fn record_free(size: usize, owner: *const AtomicU64) {
-    mem::total_free(size as u64);
     if !owner.is_null() {
         // SAFETY: owner words live in rows that never move, kept while a
         // block they own is allocated (`profile::ended`).
         unsafe { &*owner }.fetch_sub(size as u64, Ordering::Relaxed);
     }
-    match current_words() {
+    let Some(td) = current_tree() else {
+        mem::total_free(size as u64);
+        mem::outside(true, size as u64);
+        return;
+    };
+    td.heap_share_add((size as u64).wrapping_neg() as i64);
+    match words_of(td) {
         Words::Routine(w) => {
             bump(&w[FREE], size as u64);
             bump(&w[NFREE], 1);

@@ -67,26 +67,60 @@ pub(crate) static TOTALS: Totals = Totals {
     peak: AtomicU64::new(0),
 };
 
-/// The current level of the process heap seen by the allocator wrappers.
+/// The level of the process heap in the process-wide word: every tracked
+/// block's bytes but those of the threads' shares not folded in yet (see
+/// [`level_with`]). Exact at a stamp for the stamping thread (its share
+/// is folded in first), and when no other thread has allocated or freed
+/// since its own last enter or exit.
 #[inline]
 pub(crate) fn heap_now() -> u64 {
     TOTALS.live.load(Ordering::Relaxed).max(0) as u64
 }
 
-/// Adds a tracked allocation of `size` bytes to the process totals.
-#[inline]
-pub(crate) fn total_alloc(size: u64) -> u64 {
-    let live = (TOTALS.live.fetch_add(size as i64, Ordering::Relaxed) + size as i64).max(0) as u64;
+/// Raises the process peak to `live`.
+#[inline(always)]
+fn raise_peak(live: u64) {
     if live > TOTALS.peak.load(Ordering::Relaxed) {
         TOTALS.peak.fetch_max(live, Ordering::Relaxed);
     }
+}
+
+/// Adds a tracked allocation of `size` bytes, by a thread without a calling
+/// tree, to the process-wide word; returns the level.
+#[inline]
+pub(crate) fn total_alloc(size: u64) -> u64 {
+    let live = (TOTALS.live.fetch_add(size as i64, Ordering::Relaxed) + size as i64).max(0) as u64;
+    raise_peak(live);
     live
 }
 
-/// Takes a tracked block of `size` bytes off the process totals.
+/// Takes a tracked block of `size` bytes, freed by a thread without a
+/// calling tree, off the process-wide word.
 #[inline]
 pub(crate) fn total_free(size: u64) {
     TOTALS.live.fetch_sub(size as i64, Ordering::Relaxed);
+}
+
+/// The process heap level seen by an allocation of a thread with a
+/// calling tree whose unfolded share (its allocations minus its frees
+/// since its last enter or exit, this allocation included) is `share`:
+/// the process-wide word plus the share, which raises the process peak.
+/// Other threads' shares not folded in yet are not in it.
+#[inline(always)]
+pub(crate) fn level_with(share: i64) -> u64 {
+    let live = TOTALS
+        .live
+        .load(Ordering::Relaxed)
+        .wrapping_add(share)
+        .max(0) as u64;
+    raise_peak(live);
+    live
+}
+
+/// Folds a thread's share of the heap level into the process-wide word.
+#[inline]
+pub(crate) fn fold(share: i64) {
+    TOTALS.live.fetch_add(share, Ordering::Relaxed);
 }
 
 /// Allocations and frees outside any instrumented routine — before

@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_void};
 use drhook::__private::mem::{HEADER, record_count};
 
 use super::arena::{early_alloc, early_size, is_early};
-use super::header::{ALIGNED, EARLY_BLOCK, read, stamp};
+use super::header::{ALIGNED, EARLY_BLOCK, read, read_plain, stamp};
 use super::{COUNT, MemalignFn, OFF, Source, TRACK, current, mode, settle};
 
 macro_rules! full {
@@ -158,6 +158,14 @@ pub unsafe fn free<S: Source>(p: *mut c_void) {
     if current() == TRACK {
         // SAFETY: a block of ours (the early arena's included) or of the
         // C library.
+        if let Some((size, owner)) = unsafe { read_plain(p) } {
+            // SAFETY: a tracked block's owner word (`record_alloc`'s).
+            unsafe { drhook::__private::mem::record_free(size, owner) };
+            // SAFETY: the block's start, its header's.
+            unsafe { real(p.cast::<u8>().sub(HEADER).cast()) };
+            return;
+        }
+        // SAFETY: as above.
         if let Some((size, h, base)) = unsafe { read(p) } {
             if h.size & EARLY_BLOCK != 0 {
                 return;

@@ -4,6 +4,7 @@
 //! routine's leak word.
 
 use std::ffi::c_void;
+use std::sync::atomic::AtomicU64;
 
 use drhook::__private::mem::{HEADER, Header, record_alloc};
 
@@ -46,7 +47,7 @@ pub(super) unsafe fn record_free(size: usize, h: &Header) {
 /// # Safety
 /// `user - 16 .. user` (and `user - 24` when `base` differs) belong to the
 /// block.
-#[inline]
+#[inline(always)]
 pub(super) unsafe fn stamp(user: *mut u8, size: usize, base: *mut u8) -> *mut c_void {
     let mut word = TAG | (size as u64 & SIZE_MASK);
     let owner = if own_work() {
@@ -66,6 +67,20 @@ pub(super) unsafe fn stamp(user: *mut u8, size: usize, base: *mut u8) -> *mut c_
             .write(Header { size: word, owner });
     }
     user.cast()
+}
+
+/// The header of a tracked block of the program's own work, neither
+/// aligned beyond 16 nor of the early arena (the common case, told by one
+/// mask and compare of the size word): its size and owner; None for any
+/// other block (then [`read`] tells what it is).
+///
+/// # Safety
+/// `p` is a block of the C library's allocator or of ours.
+#[inline(always)]
+pub(super) unsafe fn read_plain(p: *mut c_void) -> Option<(usize, *const AtomicU64)> {
+    // SAFETY: as in `read`.
+    let h = unsafe { p.cast::<u8>().sub(HEADER).cast::<Header>().read() };
+    (h.size & !SIZE_MASK == TAG).then_some(((h.size & SIZE_MASK) as usize, h.owner))
 }
 
 /// A tracked block's size, owner and start; None when `p` has no header

@@ -43,6 +43,7 @@ mod handles;
 mod registry;
 mod repair;
 mod span_activations;
+mod words_cache;
 
 pub(crate) use registry::{
     Pin, Registry, add_mode_bits, current, for_each_thread, for_each_thread_in, internal_work,
@@ -169,6 +170,8 @@ pub(crate) struct ThreadData {
     /// (a new node, a profile write): allocation events seen meanwhile
     /// are not the program's (`front::alloc`). Owner thread only.
     pub(crate) internal: AtomicU32,
+    /// The allocation events' cache of the top's memory words.
+    words_cache: words_cache::WordsCache,
     /// This thread's stampers of metrics read at enter and exit, with
     /// their place in the row (offset, length); those that may run outside
     /// the panic guard first.
@@ -236,6 +239,7 @@ impl ThreadData {
             start_wall: AtomicU64::new(start_wall),
             next: AtomicPtr::new(ptr::null_mut()),
             internal: AtomicU32::new(0),
+            words_cache: words_cache::WordsCache::new(),
         });
         let root = td.arena.push(ptr::null(), ptr::null(), 0);
         td.rows.ensure(0);
@@ -440,6 +444,7 @@ impl ThreadData {
     #[inline]
     fn stamp_exit(&self, index: u32, wall: u64, mode: u32) {
         if let Some(row) = self.rows.get(index) {
+            self.fold_heap_share();
             for s in self.active_stampers(mode) {
                 // SAFETY: rows are `width` words, which every stamper's
                 // words fit (checked in `with_metrics`).
@@ -453,6 +458,7 @@ impl ThreadData {
     #[inline]
     fn stamp_enter(&self, n: &Node, mode: u32) {
         if let Some(row) = self.rows.get(n.index) {
+            self.fold_heap_share();
             let seen = crate::metrics::Seen {
                 calls: n.calls.load(Ordering::Relaxed),
                 wall_incl: n.wall_incl.load(Ordering::Relaxed),

@@ -292,6 +292,8 @@ pub(crate) fn unregister_current() {
         return;
     }
     crate::tree::tls::set(ptr::null());
+    // SAFETY: this thread's own tree, still registered.
+    unsafe { (*me).fold_heap_share() };
     let free = {
         let mut reg = registry();
         // SAFETY: registered trees are only freed here, after unlinking.
