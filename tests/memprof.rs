@@ -193,16 +193,7 @@ fn with_hpmprof_and_after_a_crash() {
 /// once: 1 200 threads, 100 bytes each, a third of them leaked.
 #[test]
 fn threads_that_ended_keep_their_leaks_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let r = run_in(
-        dir.path(),
-        PROG,
-        &["churn"],
-        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,memprof")],
-    );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
-    assert_eq!(r.stdout().trim(), "churn done");
-    let text = std::fs::read_to_string(dir.path().join("drhook.prof.1-mem")).unwrap();
+    let (dir, text) = memprof_of("churn");
     let m = by_routine(&parse(&text));
     let work = &m["drhook_test_alloc::churn_work"];
     let sum = |f: fn(&MemRow) -> i64| work.iter().map(f).sum::<i64>();
@@ -217,4 +208,32 @@ fn threads_that_ended_keep_their_leaks_exactly() {
         prof.contains("\tThreads that ended, summed : 944 in Thread#"),
         "{prof}"
     );
+}
+
+/// The heap level is kept per thread and folded into the process's at each
+/// enter and exit and at the thread's end: a block a thread allocated
+/// after its last exit, and kept, is in the heap level that a routine
+/// entered after the thread ended sees.
+#[test]
+fn a_threads_share_of_the_heap_is_folded_in_at_its_end() {
+    let (_, text) = memprof_of("share");
+    let m = by_routine(&parse(&text));
+    let after = &m["drhook_test_alloc::share_after"][0];
+    assert!(after.heap >= 1 << 20, "{text}");
+}
+
+/// Runs the test program's mode `arg` with `prof,memprof` (it must succeed
+/// and print "<arg> done"): its directory and memory profile.
+fn memprof_of(arg: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        PROG,
+        &[arg],
+        &[("DR_HOOK", "1"), ("DR_HOOK_OPT", "prof,memprof")],
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.stdout().trim(), format!("{arg} done"));
+    let text = std::fs::read_to_string(dir.path().join("drhook.prof.1-mem")).unwrap();
+    (dir, text)
 }

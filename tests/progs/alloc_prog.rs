@@ -144,9 +144,41 @@ fn churn() {
     println!("churn done");
 }
 
+/// A thread's first routine (the thread gets its calling tree).
+#[drhook]
+fn share_first() -> usize {
+    black_box(1)
+}
+
+/// Entered after the thread of `share` ended: its heap level includes the
+/// block that thread kept.
+#[drhook]
+fn share_after() {
+    black_box(2);
+}
+
+/// A thread allocates 1 MiB outside any routine after its only routine
+/// returned (no enter or exit follows: the thread's share of the heap
+/// level is folded in at its end) and keeps it; then the main thread
+/// enters `share_after`.
+fn share() {
+    std::thread::spawn(|| {
+        share_first();
+        std::mem::forget(black_box(Vec::<u8>::with_capacity(1 << 20)));
+    })
+    .join()
+    .unwrap();
+    share_after();
+    println!("share done");
+}
+
 fn main() {
     if std::env::args().nth(1).as_deref() == Some("churn") {
         churn();
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("share") {
+        share();
         return;
     }
     run();

@@ -10,7 +10,7 @@ use drhook::__private::mem::{HEADER, record_count};
 
 use super::arena::{early_alloc, early_size, is_early};
 use super::header::{ALIGNED, EARLY_BLOCK, read, read_plain, stamp};
-use super::{COUNT, MemalignFn, OFF, Source, TRACK, current, mode, settle};
+use super::{COUNT, FreeFn, MallocFn, MemalignFn, OFF, Source, TRACK, current, mode, settle};
 
 macro_rules! full {
     ($(#[$m:meta])* $name:ident => $f:ident($($a:ident: $t:ty),*) $(-> $r:ty)?) => {
@@ -55,17 +55,8 @@ pub unsafe fn malloc<S: Source>(size: usize) -> *mut c_void {
     };
     let m = current();
     if m == TRACK {
-        let Some(total) = size.checked_add(HEADER) else {
-            set_enomem();
-            return std::ptr::null_mut();
-        };
         // SAFETY: the C contract.
-        let base = unsafe { real(total) }.cast::<u8>();
-        if base.is_null() {
-            return base.cast();
-        }
-        // SAFETY: 16 bytes of header at the start of the block.
-        return unsafe { stamp(base.add(HEADER), size, base) };
+        return unsafe { malloc_tracked_body(real, size) };
     }
     if m == OFF {
         // SAFETY: the C contract.
@@ -73,6 +64,37 @@ pub unsafe fn malloc<S: Source>(size: usize) -> *mut c_void {
     }
     // SAFETY: the C contract.
     unsafe { malloc_otherwise::<S>(m, size) }
+}
+
+/// `malloc` tracked, with the real function (the exported wrapper's
+/// tracked shortcut; a C function in the arguments' order of the wrapper,
+/// so that the wrapper jumps to it).
+///
+/// # Safety
+/// The C contract; `real` is the real `malloc` and the mode is [`TRACK`].
+#[inline(never)]
+pub unsafe extern "C" fn malloc_tracked(size: usize, real: MallocFn) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { malloc_tracked_body(real, size) }
+}
+
+/// The tracked `malloc`: a block with its header.
+///
+/// # Safety
+/// The C contract; `real` is the real `malloc`.
+#[inline(always)]
+unsafe fn malloc_tracked_body(real: MallocFn, size: usize) -> *mut c_void {
+    let Some(total) = size.checked_add(HEADER) else {
+        set_enomem();
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the C contract.
+    let base = unsafe { real(total) }.cast::<u8>();
+    if base.is_null() {
+        return base.cast();
+    }
+    // SAFETY: 16 bytes of header at the start of the block.
+    unsafe { stamp(base.add(HEADER), size, base) }
 }
 
 /// `malloc` counted, or at the first call, or while the mode is decided.
@@ -156,30 +178,59 @@ pub unsafe fn free<S: Source>(p: *mut c_void) {
     // Only tracked blocks have a header (none before the decision), and
     // the early arena's blocks (all with one, marked `EARLY_BLOCK`).
     if current() == TRACK {
-        // SAFETY: a block of ours (the early arena's included) or of the
-        // C library.
-        if let Some((size, owner)) = unsafe { read_plain(p) } {
-            // SAFETY: a tracked block's owner word (`record_alloc`'s).
-            unsafe { drhook::__private::mem::record_free(size, owner) };
-            // SAFETY: the block's start, its header's.
-            unsafe { real(p.cast::<u8>().sub(HEADER).cast()) };
-            return;
-        }
-        // SAFETY: as above.
-        if let Some((size, h, base)) = unsafe { read(p) } {
-            if h.size & EARLY_BLOCK != 0 {
-                return;
-            }
-            // SAFETY: a tracked block's header.
-            unsafe { super::header::record_free(size, &h) };
-            // SAFETY: the block's start.
-            unsafe { real(base.cast()) };
-            return;
-        }
-    } else if is_early(p) {
+        // SAFETY: the C contract.
+        unsafe { free_tracked_body(real, p) };
+        return;
+    }
+    if is_early(p) {
         return;
     }
     // SAFETY: the C contract.
+    unsafe { real(p) }
+}
+
+/// `free` tracked, with the real function (the exported wrapper's tracked
+/// shortcut; as [`malloc_tracked`]).
+///
+/// # Safety
+/// The C contract; `real` is the real `free` and the mode is [`TRACK`].
+#[inline(never)]
+pub unsafe extern "C" fn free_tracked(p: *mut c_void, real: FreeFn) {
+    if !p.is_null() {
+        // SAFETY: the caller's contract.
+        unsafe { free_tracked_body(real, p) }
+    }
+}
+
+/// The tracked `free` of `p`, not null: only tracked blocks have a header
+/// (none before the decision), and the early arena's blocks (all with
+/// one, marked `EARLY_BLOCK`).
+///
+/// # Safety
+/// The C contract; `real` is the real `free`.
+#[inline(always)]
+unsafe fn free_tracked_body(real: FreeFn, p: *mut c_void) {
+    // SAFETY: a block of ours (the early arena's included) or of the C
+    // library.
+    if let Some((size, owner)) = unsafe { read_plain(p) } {
+        // SAFETY: a tracked block's owner word (`record_alloc`'s).
+        unsafe { drhook::__private::mem::record_free(size, owner) };
+        // SAFETY: the block's start, its header's.
+        unsafe { real(p.cast::<u8>().sub(HEADER).cast()) };
+        return;
+    }
+    // SAFETY: as above.
+    if let Some((size, h, base)) = unsafe { read(p) } {
+        if h.size & EARLY_BLOCK != 0 {
+            return;
+        }
+        // SAFETY: a tracked block's header.
+        unsafe { super::header::record_free(size, &h) };
+        // SAFETY: the block's start.
+        unsafe { real(base.cast()) };
+        return;
+    }
+    // SAFETY: the C contract (the C library's block).
     unsafe { real(p) }
 }
 

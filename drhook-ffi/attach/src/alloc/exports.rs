@@ -71,6 +71,10 @@ macro_rules! __interpose_alloc {
                     // SAFETY: the C contract.
                     return unsafe { real(n) };
                 }
+                if let Some(real) = SHORT.tracked_malloc() {
+                    // SAFETY: the C contract, in the tracked mode.
+                    return unsafe { a::malloc_tracked(n, real) };
+                }
                 // SAFETY: the C contract.
                 unsafe { a::malloc_full::<S>(n) }
             }
@@ -79,6 +83,10 @@ macro_rules! __interpose_alloc {
                 if let Some(real) = SHORT.free() {
                     // SAFETY: the C contract.
                     return unsafe { real(p) };
+                }
+                if let Some(real) = SHORT.tracked_free() {
+                    // SAFETY: the C contract, in the tracked mode.
+                    return unsafe { a::free_tracked(p, real) };
                 }
                 // SAFETY: the C contract.
                 unsafe { a::free_full::<S>(p) }

@@ -161,11 +161,18 @@ static MODE: AtomicU8 = AtomicU8::new(UNDECIDED);
 /// after one load and one test; null: decide, track, count, or the early
 /// arena. `free` and `realloc` only while no block of the early arena
 /// exists: the real functions cannot be given one.
+///
+/// Tracked (`TRACK`, decided): `tracked_malloc` and `tracked_free`, the
+/// real `malloc` and `free` handed to the tracked paths
+/// ([`api::malloc_tracked`], [`api::free_tracked`]), which then load
+/// neither the real function nor the mode again.
 pub struct Shortcuts {
     malloc: AtomicPtr<c_void>,
     calloc: AtomicPtr<c_void>,
     free: AtomicPtr<c_void>,
     realloc: AtomicPtr<c_void>,
+    tracked_malloc: AtomicPtr<c_void>,
+    tracked_free: AtomicPtr<c_void>,
 }
 
 macro_rules! shortcut {
@@ -189,12 +196,16 @@ impl Shortcuts {
             calloc: AtomicPtr::new(std::ptr::null_mut()),
             free: AtomicPtr::new(std::ptr::null_mut()),
             realloc: AtomicPtr::new(std::ptr::null_mut()),
+            tracked_malloc: AtomicPtr::new(std::ptr::null_mut()),
+            tracked_free: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
     shortcut!(malloc, MallocFn);
     shortcut!(calloc, CallocFn);
     shortcut!(free, FreeFn);
     shortcut!(realloc, ReallocFn);
+    shortcut!(tracked_malloc, MallocFn);
+    shortcut!(tracked_free, FreeFn);
 }
 
 /// The exported wrappers' [`Shortcuts`] (given by the library's
@@ -206,9 +217,28 @@ static SHORTCUTS: AtomicPtr<Shortcuts> = AtomicPtr::new(std::ptr::null_mut());
 /// was to leave blocks untracked).
 pub fn register<S: Source>(sc: &'static Shortcuts) {
     SHORTCUTS.store(sc as *const Shortcuts as *mut Shortcuts, Ordering::SeqCst);
-    if current() == OFF {
-        publish_off::<S>();
+    match current() {
+        OFF => publish_off::<S>(),
+        TRACK => publish_tracked::<S>(),
+        _ => {}
     }
+}
+
+/// The exported wrappers' [`Shortcuts`], once the library's constructor
+/// gave them.
+fn shortcuts() -> Option<&'static Shortcuts> {
+    // SAFETY: null or a static of the library (`register`).
+    unsafe { SHORTCUTS.load(Ordering::SeqCst).as_ref() }
+}
+
+/// Publishes the tracked shortcuts (mode [`TRACK`], the real `malloc` and
+/// `free` found). They stay: the mode never changes once decided.
+fn publish_tracked<S: Source>() {
+    let (Some(sc), Some(m), Some(f)) = (shortcuts(), S::malloc(), S::free()) else {
+        return;
+    };
+    sc.tracked_malloc.store(m as *mut c_void, Ordering::SeqCst);
+    sc.tracked_free.store(f as *mut c_void, Ordering::SeqCst);
 }
 
 /// A block of the early arena was handed out: `free` and `realloc` must
@@ -216,10 +246,7 @@ pub fn register<S: Source>(sc: &'static Shortcuts) {
 /// returned; `publish_off` checks the arena after publishing, so one of
 /// the two sees the other).
 pub(super) fn early_blocks_exist() {
-    let sc = SHORTCUTS.load(Ordering::SeqCst);
-    if !sc.is_null() {
-        // SAFETY: a static of the library (`register`).
-        let sc = unsafe { &*sc };
+    if let Some(sc) = shortcuts() {
         sc.free.store(std::ptr::null_mut(), Ordering::SeqCst);
         sc.realloc.store(std::ptr::null_mut(), Ordering::SeqCst);
     }
@@ -228,16 +255,15 @@ pub(super) fn early_blocks_exist() {
 /// Publishes the untracked shortcuts (mode [`OFF`], every real function
 /// found).
 fn publish_off<S: Source>() {
-    let sc = SHORTCUTS.load(Ordering::SeqCst);
-    let (Some(m), Some(c), Some(f), Some(r)) = (S::malloc(), S::calloc(), S::free(), S::realloc())
-    else {
+    let (Some(sc), Some(m), Some(c), Some(f), Some(r)) = (
+        shortcuts(),
+        S::malloc(),
+        S::calloc(),
+        S::free(),
+        S::realloc(),
+    ) else {
         return;
     };
-    if sc.is_null() {
-        return;
-    }
-    // SAFETY: a static of the library (`register`).
-    let sc = unsafe { &*sc };
     sc.malloc.store(m as *mut c_void, Ordering::SeqCst);
     sc.calloc.store(c as *mut c_void, Ordering::SeqCst);
     sc.free.store(f as *mut c_void, Ordering::SeqCst);
@@ -306,8 +332,10 @@ fn decide<S: Source>() -> u8 {
     );
     let _ = (S::posix_memalign(), S::aligned_alloc(), S::memalign());
     let _ = (S::valloc(), S::pvalloc());
-    if m == OFF {
-        publish_off::<S>();
+    match m {
+        OFF => publish_off::<S>(),
+        TRACK => publish_tracked::<S>(),
+        _ => {}
     }
     if let Some(f) = foreign {
         // With the `write` system call: this may run inside another
