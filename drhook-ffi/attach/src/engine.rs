@@ -27,6 +27,7 @@ static BEGUN: AtomicBool = AtomicBool::new(false);
 static ON: AtomicBool = AtomicBool::new(false);
 
 /// The engine that gets the events.
+#[inline]
 pub fn hooks() -> &'static Hooks {
     let p = REGISTERED.load(Ordering::Acquire);
     if p.is_null() {

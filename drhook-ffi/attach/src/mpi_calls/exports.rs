@@ -70,7 +70,9 @@ macro_rules! __mpi_function {
             #[allow(unused_imports)]
             use $crate::mpi_calls::table::*;
 
-            pub static F: $crate::mpi_calls::Func = $crate::mpi_calls::Func::new(stringify!($c), $spec);
+            static SITE: std::sync::atomic::AtomicPtr<std::ffi::c_void> =
+                std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+            pub static F: $crate::mpi_calls::Func = $crate::mpi_calls::Func::new(stringify!($c), $spec, &SITE);
 
             #[unsafe(export_name = concat!($p, stringify!($c)))]
             pub unsafe extern "C" fn c($($a: usize),*) -> c_int {

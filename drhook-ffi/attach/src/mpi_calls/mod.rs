@@ -112,21 +112,24 @@ fn settle(on: bool) -> bool {
 }
 
 /// One wrapped MPI function: its MPI name (the row's) and the engine's
-/// site for it.
+/// site for it. Immutable itself (the site is the wrapper's own static
+/// word), so that each wrapper's inlined [`call`] reads its fields as
+/// constants: the figures of its [`Spec`] are folded into the wrapper.
 pub struct Func {
     name: &'static str,
-    site: AtomicPtr<c_void>,
+    site: &'static AtomicPtr<c_void>,
     spec: Spec,
     file: FileOp,
     forget: cache::Forget,
 }
 
 impl Func {
-    /// The function called `name` (its C name) with the figures of `spec`.
-    pub const fn new(name: &'static str, spec: Spec) -> Func {
+    /// The function called `name` (its C name) with the figures of
+    /// `spec`; `site` is its word for the engine's site (null at first).
+    pub const fn new(name: &'static str, spec: Spec, site: &'static AtomicPtr<c_void>) -> Func {
         Func {
             name,
-            site: AtomicPtr::new(std::ptr::null_mut()),
+            site,
             spec,
             file: FileOp::of(name, &spec),
             forget: if is(name.as_bytes(), b"MPI_Type_free", true) {
@@ -307,9 +310,10 @@ pub unsafe fn call<R: Outcome>(
     } else {
         0
     };
-    let h = (hooks().mpi_enter)(f.site.as_ptr(), f.name.as_ptr(), f.name.len());
+    let hk = hooks();
+    let h = (hk.mpi_enter)(f.site.as_ptr(), f.name.as_ptr(), f.name.len());
     let r = real();
-    (hooks().mpi_exit)(h, m.sent, m.recv, m.data as c_int, m.comm_size);
+    (hk.mpi_exit)(h, m.sent, m.recv, m.data as c_int, m.comm_size);
     if file {
         to_io_report(f, binding, args, handle, r.succeeded(), &m);
     }
