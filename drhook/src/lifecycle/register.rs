@@ -265,7 +265,7 @@ extern "C" fn h_companion_path(
 }
 
 extern "C" fn h_mpi_enter(cache: *mut *mut c_void, name: *const u8, len: usize) -> u64 {
-    if cache.is_null() || name.is_null() {
+    if cache.is_null() {
         return 0;
     }
     // SAFETY: the table's contract: an aligned word used only through
@@ -276,7 +276,21 @@ extern "C" fn h_mpi_enter(cache: *mut *mut c_void, name: *const u8, len: usize) 
         if let Some(h) = crate::engine::enter_handle_fast(s, true) {
             return h;
         }
+    }
+    mpi_enter_slow(cache, name, len)
+}
+
+/// [`h_mpi_enter`] past its call-free path: the first call of the name
+/// (its site looked up and remembered in `cache`), or the full enter.
+#[cold]
+#[inline(never)]
+fn mpi_enter_slow(cache: &AtomicPtr<Site>, name: *const u8, len: usize) -> u64 {
+    // SAFETY: only `&'static Site`s are stored in the cache.
+    if let Some(s) = unsafe { cache.load(Ordering::Relaxed).as_ref() } {
         return guard(0, || crate::engine::enter_handle(s));
+    }
+    if name.is_null() {
+        return 0;
     }
     guard(0, || {
         // SAFETY: the caller provides `len` readable bytes that live forever.
@@ -294,7 +308,17 @@ extern "C" fn h_mpi_exit(handle: u64, sent: u64, recv: u64, data: c_int, comm_si
     if handle == 0 {
         return;
     }
-    crate::tree::mpi::record(sent, recv, data != 0, comm_size);
+    // The common case: the call's row is the top; figures and exit at once.
+    if crate::tree::mpi::exit_recorded(handle, sent, recv, data != 0, comm_size) {
+        return;
+    }
+    mpi_exit_slow(handle, sent, recv, data != 0, comm_size);
+}
+
+#[cold]
+#[inline(never)]
+fn mpi_exit_slow(handle: u64, sent: u64, recv: u64, data: bool, comm_size: u64) {
+    crate::tree::mpi::record(sent, recv, data, comm_size);
     if !crate::engine::exit_handle_fast(handle, true) {
         guard((), || crate::engine::exit_handle(handle, 0, None));
     }

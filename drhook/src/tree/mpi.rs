@@ -4,8 +4,9 @@
 
 use std::sync::atomic::Ordering;
 
+use super::bits;
 use super::io::bump;
-use super::thread;
+use super::thread::{self, ThreadData};
 use crate::metrics::mpi::{
     CALLS, COMM_CALLS, COMM_SIZES, DATA_CALLS, HIST, OFFSET, RECV, SENT, WORDS, bin,
 };
@@ -17,17 +18,52 @@ use crate::metrics::mpi::{
 /// is off or the thread has no calling tree.
 #[inline]
 pub fn record(sent: u64, recv: u64, data: bool, comm_size: u64) {
-    let off = OFFSET.load(Ordering::Relaxed);
-    if off == usize::MAX {
-        return;
-    }
     let td = thread::current();
     if td.is_null() {
         return;
     }
     // SAFETY: the calling thread's own tree (freed only once the thread ended it).
     let td = unsafe { &*td };
-    let Some(w) = td.current_row().and_then(|r| r.get(off..off + WORDS)) else {
+    // SAFETY: the top of the stack is a node of this arena.
+    let index = unsafe { (*td.current()).index };
+    add(td, index, sent, recv, data, comm_size);
+}
+
+/// The MPI call of 64-bit `handle` (not 0) ends, when it is the top of
+/// the calling thread's stack and its mode takes the call-free exit:
+/// leaves it and adds its figures to its row as [`record`] does, with
+/// one look at the thread's tree. False, with nothing done, otherwise
+/// (the caller then records and exits the long way).
+#[inline(always)]
+pub fn exit_recorded(handle: u64, sent: u64, recv: u64, data: bool, comm_size: u64) -> bool {
+    let td = thread::current();
+    if td.is_null() {
+        return false;
+    }
+    // SAFETY: the calling thread's own tree.
+    let td = unsafe { &*td };
+    let mode = td.mode();
+    if mode & (bits::SYSCALL_CLOCKS | bits::STRICT) != 0 {
+        return false;
+    }
+    // SAFETY: owner thread; `handle` is not 0 (the caller's contract),
+    // and is only compared.
+    unsafe {
+        td.exit_handle_fast_then(handle, true, mode, |n| {
+            add(td, n.index, sent, recv, data, comm_size)
+        })
+    }
+}
+
+/// Adds an MPI call's figures to row `index` of `td` (out of line: the
+/// exit's tail call, so that the exit itself needs no stack frame).
+#[inline(never)]
+fn add(td: &ThreadData, index: u32, sent: u64, recv: u64, data: bool, comm_size: u64) {
+    let off = OFFSET.load(Ordering::Relaxed);
+    if off == usize::MAX {
+        return;
+    }
+    let Some(w) = td.rows.get(index).and_then(|r| r.get(off..off + WORDS)) else {
         return;
     };
     bump(&w[CALLS], 1);

@@ -164,7 +164,25 @@ impl ThreadData {
             return false;
         }
         // SAFETY: caller contract.
-        unsafe { self.exit_top_handle::<true>(handle, wide, size, mode) }
+        unsafe { self.exit_top_handle::<true>(handle, wide, size, mode, |_| {}) }
+    }
+
+    /// As [`ThreadData::exit_handle_fast`], calling `after` with the node
+    /// left once it is closed (the MPI wrappers' figures, added to the row
+    /// of the call they leave).
+    ///
+    /// # Safety
+    /// As [`ThreadData::exit_handle_fast`].
+    #[inline(always)]
+    pub(crate) unsafe fn exit_handle_fast_then(
+        &self,
+        handle: u64,
+        wide: bool,
+        mode: u32,
+        after: impl FnOnce(&Node),
+    ) -> bool {
+        // SAFETY: caller contract.
+        unsafe { self.exit_top_handle::<false>(handle, wide, 0, mode, after) }
     }
 
     #[inline(never)]
@@ -192,11 +210,12 @@ impl ThreadData {
         mode: u32,
     ) -> bool {
         // SAFETY: caller contract.
-        unsafe { self.exit_top_handle::<false>(handle, wide, size, mode) }
+        unsafe { self.exit_top_handle::<false>(handle, wide, size, mode, |_| {}) }
     }
 
     /// Leaves the top activation if `handle` designates it (the stampers
-    /// first when `STAMP`); false, with nothing changed, otherwise.
+    /// first when `STAMP`; `after` with its node once it is closed); false,
+    /// with nothing changed, otherwise.
     ///
     /// # Safety
     /// Owner thread only.
@@ -207,6 +226,7 @@ impl ThreadData {
         wide: bool,
         size: u64,
         mode: u32,
+        after: impl FnOnce(&Node),
     ) -> bool {
         let wall = if mode & bits::WALL != 0 {
             clock::cycles()
@@ -224,6 +244,7 @@ impl ThreadData {
         }
         // SAFETY: `top` is this thread's top node.
         unsafe { self.close(top, size, mode, wall, 0) };
+        after(n);
         true
     }
 
