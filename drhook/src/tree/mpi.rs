@@ -2,7 +2,7 @@
 //! library's PMPI wrappers: one call per MPI call, while its row is the
 //! top of the calling thread's stack; no lock, no allocation.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::bits;
 use super::io::bump;
@@ -59,13 +59,26 @@ pub fn exit_recorded(handle: u64, sent: u64, recv: u64, data: bool, comm_size: u
 /// exit's tail call, so that the exit itself needs no stack frame).
 #[inline(never)]
 fn add(td: &ThreadData, index: u32, sent: u64, recv: u64, data: bool, comm_size: u64) {
-    let off = OFFSET.load(Ordering::Relaxed);
-    if off == usize::MAX {
-        return;
-    }
-    let Some(w) = td.rows.get(index).and_then(|r| r.get(off..off + WORDS)) else {
-        return;
+    let (last, words) = &td.mpi_row;
+    let w = if last.load(Ordering::Relaxed) == index {
+        words.load(Ordering::Relaxed)
+    } else {
+        let off = OFFSET.load(Ordering::Relaxed);
+        if off == usize::MAX {
+            return;
+        }
+        let Some(w) = td.rows.get(index).and_then(|r| r.get(off..off + WORDS)) else {
+            return;
+        };
+        let w = w.as_ptr() as *mut AtomicU64;
+        words.store(w, Ordering::Relaxed);
+        last.store(index, Ordering::Relaxed);
+        w
     };
+    // SAFETY: the `WORDS` words of the metric in row `index`, checked when
+    // remembered (the metric's offset is placed once, before any row;
+    // rows never move nor are freed while their thread runs).
+    let w = unsafe { &*(w as *const [AtomicU64; WORDS]) };
     bump(&w[CALLS], 1);
     if sent != 0 {
         bump(&w[SENT], sent);

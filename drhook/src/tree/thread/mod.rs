@@ -187,6 +187,11 @@ pub(crate) struct ThreadData {
     /// that made this thread a child process's).
     start_wall: AtomicU64,
     next: AtomicPtr<ThreadData>,
+    /// The node index and the address of the MPI metric's words in its row
+    /// that the last MPI call's figures went to (`tree::mpi`; rows never
+    /// move): a loop of one MPI call finds them with one compare. Owner
+    /// thread only.
+    pub(crate) mpi_row: (AtomicU32, AtomicPtr<AtomicU64>),
 }
 
 // SAFETY: `local` is only accessed by the owning thread (every access goes
@@ -239,6 +244,7 @@ impl ThreadData {
             start_wall: AtomicU64::new(start_wall),
             next: AtomicPtr::new(ptr::null_mut()),
             internal: AtomicU32::new(0),
+            mpi_row: (AtomicU32::new(u32::MAX), AtomicPtr::new(ptr::null_mut())),
             words_cache: words_cache::WordsCache::new(),
         });
         let root = td.arena.push(ptr::null(), ptr::null(), 0);
