@@ -27,7 +27,6 @@ static BEGUN: AtomicBool = AtomicBool::new(false);
 static ON: AtomicBool = AtomicBool::new(false);
 
 /// The engine that gets the events.
-#[inline]
 pub fn hooks() -> &'static Hooks {
     let p = REGISTERED.load(Ordering::Acquire);
     if p.is_null() {
