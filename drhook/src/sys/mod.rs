@@ -7,6 +7,7 @@
 
 pub mod clock;
 pub mod ere;
+pub(crate) mod exit_key;
 /// Dr.Hook's own heap for the C-ABI libraries (see `__private::heap`).
 pub mod heap;
 pub mod held;

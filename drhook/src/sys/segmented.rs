@@ -1,4 +1,4 @@
-//! Chunked storage whose elements never move: chunk `k` holds `64 << k`
+//! Chunked storage whose elements never move: chunk `k` holds `4 << k`
 //! zero-initialised slots, allocated on first use and freed only with the
 //! storage, so a reader on another thread can hold a reference while the
 //! owner appends (whoever drops the storage makes sure no reader is left).
@@ -14,8 +14,14 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 pub(crate) unsafe trait Zeroable {}
 
 /// Number of slots in the first chunk; chunk `k` holds `BASE << k` slots.
-const BASE: usize = 64;
-const CHUNKS: usize = 26;
+/// Small: a thread's tree starts with a chunk of its own, zeroed when it
+/// is allocated, and most threads' trees hold a handful of nodes (a thread
+/// that only runs its start routine: the root and the routine's region).
+/// With 64, a thread's start zeroed a 4 KiB node chunk (issue 29).
+const BASE: usize = 4;
+/// Chunks up to index `u32::MAX - BASE` (as with 64 slots and 26 chunks:
+/// the last index has none).
+const CHUNKS: usize = 30;
 
 #[inline(always)]
 fn locate(index: u32) -> (usize, usize) {
@@ -274,10 +280,13 @@ mod tests {
     #[test]
     fn locate_covers_indices_contiguously() {
         assert_eq!(locate(0), (0, 0));
-        assert_eq!(locate(63), (0, 63));
-        assert_eq!(locate(64), (1, 0));
-        assert_eq!(locate(191), (1, 127));
-        assert_eq!(locate(192), (2, 0));
+        assert_eq!(locate(3), (0, 3));
+        assert_eq!(locate(4), (1, 0));
+        assert_eq!(locate(11), (1, 7));
+        assert_eq!(locate(12), (2, 0));
+        // The last chunk covers up to `u32::MAX - BASE`; past it, none.
+        assert_eq!(locate(u32::MAX - BASE as u32).0, CHUNKS - 1);
+        assert!(locate(u32::MAX).0 >= CHUNKS);
         let mut expect = (0usize, 0usize);
         for i in 0..100_000u32 {
             let got = locate(i);

@@ -291,6 +291,29 @@ pub(crate) fn on_new_thread() {
     ALT_STACK.with(|a| a.ensure());
 }
 
+/// Gives the calling thread's alternate stack back at its end: the
+/// destructor of a key, not of a thread-local (whose registration
+/// `calloc`s: the C library's per-thread `malloc` cache for a thread that
+/// allocates nothing else; `sys::exit_key`).
+static ALT_KEY: crate::sys::exit_key::ExitKey = crate::sys::exit_key::ExitKey::new(alt_key_dtor);
+
+unsafe extern "C" fn alt_key_dtor(_: *mut libc::c_void) {
+    let _ = ALT_STACK.try_with(AltStack::release);
+}
+
+/// Where no key could be made: a thread-local's destructor.
+struct AltStackEnd;
+
+impl Drop for AltStackEnd {
+    fn drop(&mut self) {
+        let _ = ALT_STACK.try_with(AltStack::release);
+    }
+}
+
+thread_local! {
+    static ALT_STACK_END: AltStackEnd = const { AltStackEnd };
+}
+
 const ALT_STACK_SIZE: usize = 256 * 1024;
 
 struct AltStack(Cell<*mut libc::c_void>);
@@ -372,15 +395,19 @@ impl AltStack {
         // SAFETY: `st` describes a mapping of ours.
         if unsafe { libc::sigaltstack(&st, std::ptr::null_mut()) } == 0 {
             self.0.set(p);
+            if !ALT_KEY.arm() {
+                let _ = ALT_STACK_END.try_with(|_| {});
+            }
         } else {
             return_spare_stack(p);
         }
     }
 }
 
-impl Drop for AltStack {
-    fn drop(&mut self) {
-        let p = self.0.get();
+impl AltStack {
+    /// The thread is ending: its alternate stack goes back to the spares.
+    fn release(&self) {
+        let p = self.0.replace(std::ptr::null_mut());
         if p.is_null() {
             return;
         }

@@ -212,10 +212,15 @@ fn register_new(mode: u32, start_wall: u64, reserved: Option<u32>) -> &'static T
     }
     crate::tree::tls::set(td as *const ThreadData as *const ());
     if !is_main_thread(unix_tid) && !ON_THREAD_END.load(Ordering::Acquire).is_null() {
-        // A thread-local whose destructor ends the tree when the thread
-        // exits (for threads no layer announces the end of; the main
-        // thread's tree lasts until the process's profile).
-        let _ = THREAD_END.try_with(|_| {});
+        // A key whose destructor ends the tree when the thread exits (for
+        // threads no layer announces the end of, and those cancelled; the
+        // main thread's tree lasts until the process's profile). Not a
+        // thread-local's destructor: its registration `calloc`s, which
+        // costs a thread that allocates nothing else the C library's
+        // per-thread `malloc` cache (`sys::exit_key`).
+        if !END_KEY.arm() {
+            let _ = THREAD_END.try_with(|_| {});
+        }
     }
     let hook = ON_NEW_THREAD.load(Ordering::Acquire);
     if !hook.is_null() {
@@ -240,21 +245,33 @@ pub(crate) fn set_thread_end_hook(hook: fn()) {
     ON_THREAD_END.store(hook as *mut (), Ordering::Release);
 }
 
+/// The end of the calling thread's tree at its exit, unless it ended
+/// before (the attach layer announces a thread's end).
+fn end_at_exit() {
+    let hook = ON_THREAD_END.load(Ordering::Acquire);
+    if !hook.is_null() && !current().is_null() {
+        // SAFETY: only `fn()` values are stored in ON_THREAD_END.
+        let f: fn() = unsafe { std::mem::transmute::<*mut (), fn()>(hook) };
+        // The thread's own stack may be small (see `sys::workstack`); a
+        // panic must not leave a destructor (the process would abort).
+        let _ = std::panic::catch_unwind(|| {
+            crate::sys::own::own_work(|| crate::sys::workstack::on_work_stack(f))
+        });
+    }
+}
+
+unsafe extern "C" fn end_key_dtor(_: *mut std::ffi::c_void) {
+    end_at_exit();
+}
+
+static END_KEY: crate::sys::exit_key::ExitKey = crate::sys::exit_key::ExitKey::new(end_key_dtor);
+
+/// Where no key could be made: a thread-local's destructor.
 struct ThreadEnd;
 
 impl Drop for ThreadEnd {
     fn drop(&mut self) {
-        let hook = ON_THREAD_END.load(Ordering::Acquire);
-        if !hook.is_null() && !current().is_null() {
-            // SAFETY: only `fn()` values are stored in ON_THREAD_END.
-            let f: fn() = unsafe { std::mem::transmute::<*mut (), fn()>(hook) };
-            // The thread's own stack may be small (see `sys::workstack`);
-            // a panic must not leave a thread-local destructor (the
-            // process would abort).
-            let _ = std::panic::catch_unwind(|| {
-                crate::sys::own::own_work(|| crate::sys::workstack::on_work_stack(f))
-            });
-        }
+        end_at_exit();
     }
 }
 
