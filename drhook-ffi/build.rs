@@ -4,4 +4,8 @@
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(drhook_attach, values(\"preload\", \"wrap\"))");
+    // `libdrhook.so` is never unloaded (a `dlclose` leaves it): threads'
+    // ends run the engine's thread-specific keys' destructors, which live
+    // in it (`drhook::sys::exit_key`).
+    println!("cargo::rustc-cdylib-link-arg=-Wl,-z,nodelete");
 }

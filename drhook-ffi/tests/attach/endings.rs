@@ -83,6 +83,33 @@ fn threads_returning_exiting_and_running_at_exit() {
 }
 
 #[test]
+fn a_cancelled_thread_ends_at_its_cancellation() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = life(d.path());
+    let r = drhook_run(d.path(), &[], &exe.display().to_string(), &["cancel"], &[]);
+    ok(&r);
+    assert!(r.stdout().contains("cancelled 1"), "{}", r.stdout());
+    let p = parse(d.path(), "drhook.prof.1");
+    let main = p.row("main", 1);
+    let c = p.rows_of("thread:cancelled");
+    assert_eq!(c.len(), 1, "{:#?}", p.rows);
+    assert_eq!((c[0].calls, c[0].tid), (1, 2), "{:?}", c[0]);
+    // Ended when it was cancelled (a key's destructor, `sys::exit_key`),
+    // before the main thread's last and longest part: a thread left open
+    // would be counted up to the profile's write, as long as `main`.
+    assert!(
+        c[0].total_s > 0.0 && c[0].total_s < main.total_s / 2.0,
+        "{:?} against main {:?}",
+        c[0],
+        main
+    );
+    assert_eq!(p.threads, 2);
+}
+
+#[test]
 fn a_fork_child_writes_its_own_profile() {
     if !have_gcc() {
         return;

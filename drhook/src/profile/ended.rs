@@ -2,7 +2,7 @@
 //! are freed.
 //!
 //! When a thread ends (the attach layer's `thread_end`, or the
-//! thread-local destructor of a thread that registered a tree) its tree is
+//! destructor of a thread that registered a tree, `sys::exit_key`) its tree is
 //! copied here in compact form — a [`ThreadSnap`]: one entry per node
 //! with its counts, times, sizes and metric words, nothing else — and the
 //! tree itself (its arena, node maps, rows, stampers) is freed

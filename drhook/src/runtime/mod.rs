@@ -166,8 +166,8 @@ fn wire(config: &Config) {
     crate::tree::site::set_case_insensitive(config.options.trim);
     crate::tree::mismatch::set_default_handler(crate::crash::mismatch::default_handler);
     crate::tree::thread::set_new_thread_hook(on_new_thread);
-    // A thread's tree ends with the thread (a thread-local destructor),
-    // kept in compact form for the profile.
+    // A thread's tree ends with the thread (a thread-specific key's
+    // destructor, `sys::exit_key`), kept in compact form for the profile.
     crate::tree::thread::set_thread_end_hook(on_thread_end);
     crate::metrics::watch::set_checker(crate::crash::watch::check_boundary);
     crate::crash::watch::set_enabler(enable_watch_checks);

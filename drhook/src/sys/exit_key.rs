@@ -12,9 +12,11 @@
 //! descriptor) allocates nothing.
 //!
 //! The destructors of keys run after those of thread-locals (C++ and
-//! Rust), still on the thread. The library that holds the destructor is
-//! made impossible to unload (`RTLD_NODELETE`) when the key is created,
-//! as a thread-local destructor's registration does while it is pending.
+//! Rust), still on the thread. The shared libraries that hold them
+//! (`libdrhook.so`, the preload library) are linked `-z nodelete`: a
+//! `dlclose` leaves them loaded, as a pending thread-local destructor's
+//! registration does (a `dlopen` with `RTLD_NODELETE` here would allocate
+//! in the C library, a block the program's leak checker reports).
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,10 +46,9 @@ impl ExitKey {
 
     #[cold]
     fn make(&self) -> Option<libc::pthread_key_t> {
-        keep_loaded(self.dtor as usize);
         let mut k: libc::pthread_key_t = 0;
         // SAFETY: `k` is ours; the destructor is a function of this
-        // library, which stays loaded (above).
+        // library, which is never unloaded (module documentation).
         let made = unsafe { libc::pthread_key_create(&mut k, Some(self.dtor)) } == 0;
         let new = if made { k as usize + 1 } else { usize::MAX };
         match self
@@ -75,25 +76,4 @@ impl ExitKey {
         // SAFETY: a key of ours; the value is not a pointer anyone reads.
         unsafe { libc::pthread_setspecific(k, 1 as *const c_void) == 0 }
     }
-}
-
-/// Makes the shared object holding `addr` impossible to unload (a key's
-/// destructor must not point into an unloaded library). Nothing in a
-/// static executable.
-fn keep_loaded(addr: usize) {
-    // SAFETY: `Dl_info` is plain data that `dladdr` fills.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: `addr` is a function of this library; `info` is ours.
-    if unsafe { libc::dladdr(addr as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
-        return;
-    }
-    // SAFETY: the name `dladdr` gave, of a loaded object: NOLOAD only
-    // takes another reference to it, NODELETE keeps it loaded.
-    let h = unsafe {
-        libc::dlopen(
-            info.dli_fname,
-            libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
-        )
-    };
-    let _ = h; // the reference is kept on purpose
 }

@@ -243,6 +243,7 @@ mod tests {
         let r = Rows::new(3);
         assert!(r.get(0).is_none());
         r.ensure(0);
+        r.ensure(5);
         r.ensure(200);
         let a = r.get(5).unwrap().as_ptr();
         r.get(5).unwrap()[2].store(7, Ordering::Relaxed);

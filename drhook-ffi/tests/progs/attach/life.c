@@ -39,6 +39,25 @@ void *exits_early(void *arg) {
   pthread_exit(NULL);
 }
 
+void *cancelled(void *arg) {
+  spin((long)arg);
+  for (;;) pause(); /* a cancellation point */
+  return NULL;
+}
+
+/* A thread cancelled while it waits, then the main thread works on: the
+ * thread's end is seen at its cancellation (not at the profile's write). */
+static void cancel(void) {
+  pthread_t t;
+  pthread_create(&t, NULL, cancelled, (void *)2000000L);
+  spin(4000000);
+  pthread_cancel(t);
+  void *r = NULL;
+  pthread_join(t, &r);
+  printf("cancelled %d\n", r == PTHREAD_CANCELED);
+  spin(60000000);
+}
+
 static void threads(void) {
   pthread_t t[3], d;
   pthread_create(&t[0], NULL, worker, (void *)20000000L);
@@ -66,6 +85,8 @@ int main(int argc, char **argv) {
   const char *s = argc > 1 ? argv[1] : "";
   if (!strcmp(s, "threads")) {
     threads();
+  } else if (!strcmp(s, "cancel")) {
+    cancel();
   } else if (!strcmp(s, "exit3")) {
     nested_exit(0);
   } else if (!strcmp(s, "_exit5")) {
