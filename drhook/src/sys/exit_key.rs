@@ -73,7 +73,8 @@ impl ExitKey {
         let Some(k) = self.key() else {
             return false;
         };
-        // SAFETY: a key of ours; the value is not a pointer anyone reads.
-        unsafe { libc::pthread_setspecific(k, 1 as *const c_void) == 0 }
+        // SAFETY: a key of ours; the value (non-null: the destructor runs)
+        // is not a pointer anyone reads.
+        unsafe { libc::pthread_setspecific(k, std::ptr::dangling::<c_void>()) == 0 }
     }
 }
