@@ -13,7 +13,10 @@ fn main() {
     println!("cargo::rustc-cfg=drhook_attach=\"{mode}\"");
     // Never unloaded: threads' ends run the engine's thread-specific keys'
     // destructors, which live in this library (`drhook::sys::exit_key`).
-    println!("cargo::rustc-cdylib-link-arg=-Wl,-z,nodelete");
+    // (The wrap library is an archive linked into the program.)
+    if mode == "preload" {
+        println!("cargo::rustc-cdylib-link-arg=-Wl,-z,nodelete");
+    }
     if mode == "preload" && glibc_at_least(2, 36) {
         // Relative relocations packed (DT_RELR, glibc 2.36+): the preload
         // library is loaded by every process of a run, and its ~2000
