@@ -145,18 +145,16 @@ pub(crate) fn say_if_unreduced(e: &Engine) {
     }
 }
 
-/// Where the words of the memory, I/O and MPI metrics are in the rows
-/// (those on).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Tables {
-    pub(crate) mem_at: Option<usize>,
-    pub(crate) io_at: Option<usize>,
-    pub(crate) mpi_at: Option<usize>,
-}
-
 /// Folds the rows the profile shows (called where the profile is written),
-/// and those of the memory, I/O and MPI profiles of `t`.
-pub(crate) fn keep(h: &Header, s: &Summary<'_>, t: Tables) {
+/// and those of the memory, I/O and MPI profiles when their words are at
+/// `mem_at`, `io_at` and `mpi_at`.
+pub(crate) fn keep(
+    h: &Header,
+    s: &Summary<'_>,
+    mem_at: Option<usize>,
+    io_at: Option<usize>,
+    mpi_at: Option<usize>,
+) {
     if !active() {
         return;
     }
@@ -190,10 +188,9 @@ pub(crate) fn keep(h: &Header, s: &Summary<'_>, t: Tables) {
         merger: m.encode(),
         threads: s.threads.len() as u32,
         started: h.started.clone(),
-        mem: t.mem_at.map(|at| keep_mem(h, s, at)),
-        io: t.io_at.map(|at| keep_io(h, s, at)),
-        mpi: t
-            .mpi_at
+        mem: mem_at.map(|at| keep_mem(h, s, at)),
+        io: io_at.map(|at| keep_io(h, s, at)),
+        mpi: mpi_at
             .filter(|&at| super::mpi::has_rows(s, at))
             .map(|at| super::mpi::keep_mpi(h, s, at)),
     });

@@ -475,20 +475,10 @@ fn write_profile_and_json(e: &Engine, summary: bool) -> Result<Option<PathBuf>, 
                     .then(|| crate::metrics::layout().find("memory").map(|m| m.offset))
                     .flatten(),
             };
-            super::reduce::keep(
-                header,
-                summary,
-                super::reduce::Tables {
-                    mem_at: what.mem_at,
-                    io_at: what.io_at,
-                    mpi_at: what.mpi_at,
-                },
-            );
+            super::reduce::keep(header, summary, what.mem_at, what.io_at, what.mpi_at);
             if !super::reduce::per_rank_files(e) {
                 // Reduced into <profile>-mem.job, -io.job and -mpi.job.
-                what.mem_at = None;
-                what.io_at = None;
-                what.mpi_at = None;
+                (what.mem_at, what.io_at, what.mpi_at) = (None, None, None);
             }
             let r = write_collected(path, header, summary, silent, what);
             if let Some(j) = json.borrow_mut().take() {

@@ -71,7 +71,7 @@ pub unsafe fn malloc<S: Source>(size: usize) -> *mut c_void {
 /// so that the wrapper jumps to it).
 ///
 /// # Safety
-/// The C contract; `real` is the real `malloc` and the mode is [`TRACK`].
+/// The C contract; `real` is the real `malloc` and the mode is `TRACK`.
 #[inline(never)]
 pub unsafe extern "C" fn malloc_tracked(size: usize, real: MallocFn) -> *mut c_void {
     // SAFETY: the caller's contract.
@@ -193,7 +193,7 @@ pub unsafe fn free<S: Source>(p: *mut c_void) {
 /// shortcut; as [`malloc_tracked`]).
 ///
 /// # Safety
-/// The C contract; `real` is the real `free` and the mode is [`TRACK`].
+/// The C contract; `real` is the real `free` and the mode is `TRACK`.
 #[inline(never)]
 pub unsafe extern "C" fn free_tracked(p: *mut c_void, real: FreeFn) {
     if !p.is_null() {
