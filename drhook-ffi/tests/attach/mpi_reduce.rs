@@ -491,6 +491,40 @@ fn reduce_from_2_to_32_ranks_writes_one_file() {
     }
 }
 
+/// A `use mpi_f08` program (`mpi_io_f08.f90`, not linked with
+/// libdrhook): its `MPI_Init`/`MPI_Finalize` are the f08 binding's own
+/// functions (`mpi_init_f08_`, `mpi_finalize_f08_`), which call MPI's
+/// profiling names, not the C binding; the job profile is still written
+/// inside its `MPI_Finalize`, with its MPI calls, and no rank says it
+/// ended without finalizing.
+#[test]
+fn reduce_of_a_use_mpi_f08_program() {
+    if !have_mpi() || !have_tool("mpif90") {
+        return;
+    }
+    let d = tempdir();
+    let src = attach_prog("mpi_io_f08.f90").display().to_string();
+    tool(d.path(), "mpif90", &["-O1", "-o", "mpi_f08", &src]);
+    let r = run_ranks(d.path(), 4, "./mpi_f08", None, "prof,mpi,reduce");
+    ok(&r);
+    assert!(
+        !r.stderr().contains("without MPI_Finalize"),
+        "{}",
+        r.stderr()
+    );
+    let (id, table) = job(d.path());
+    assert!(
+        id[0].contains("4 tasks reduced inside MPI_Finalize"),
+        "{id:?}"
+    );
+    // Every rank wrote 3 times at its offsets.
+    let c = row(&table, "MPI_File_write_at");
+    assert_eq!((c[13], c[17]), ("3", "4/4"), "{table}");
+    let (_, mpi) = job_file(d.path(), "drhook.prof-mpi.job");
+    let c = row(&mpi, "MPI_File_write_at");
+    assert_eq!((c[7], c[13]), ("12", "4800"), "{mpi}");
+}
+
 /// A program that never calls `MPI_Finalize`: a rank that reaches its
 /// exit writes its own profile and says why there is no job profile.
 /// (Open MPI ends the job when a first process exits without finalizing:

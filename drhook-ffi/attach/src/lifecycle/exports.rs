@@ -338,6 +338,16 @@ macro_rules! __mpi_lifecycle {
                 "MPI_FINALIZE",
                 f4
             );
+            // `use mpi_f08` (its `ierror` optional: a null pointer).
+            $crate::__fortran_mpi!(
+                $p,
+                $mode,
+                "p",
+                "mpi_init_f08_",
+                "mpi_init_thread_f08_",
+                "mpi_finalize_f08_",
+                f5
+            );
         }
     };
 }
