@@ -37,7 +37,7 @@ fn build(dir: &Path) {
 
 /// `a` and `b` the same document: the same members and strings, integers
 /// equal, floats within 1e-9 relative (variances: relative to the squared
-/// values).
+/// values; 1e-12 absolute besides, for values near 0).
 fn same(a: &Value, b: &Value, at: &str) {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
@@ -48,7 +48,8 @@ fn same(a: &Value, b: &Value, at: &str) {
             } else {
                 let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
                 assert!(
-                    (x - y).abs() <= 1e-9 * x.abs().max(y.abs()),
+                    // (1e-12 absolute: a difference of sums that cancel.)
+                    (x - y).abs() <= 1e-9 * x.abs().max(y.abs()) + 1e-12,
                     "{at}: {x} vs {y}"
                 );
             }
