@@ -328,19 +328,32 @@ fn a_program_that_never_finalizes_leaves_its_profiles_and_a_message() {
         &["--opt", "prof,mpi,callpath"],
         "./mpi_calls",
         &["nofinalize"],
-        &[],
+        // The SIGKILL after the SIGTERM late enough for every profile (Open
+        // MPI waits that long whatever the ranks do).
+        &["--mca", "odls_base_sigkill_timeout", "3"],
     );
     assert_ne!(r.code(), 0, "mpirun reports the missing MPI_Finalize");
-    for rank in 0..4 {
-        assert!(
-            r.stderr().contains(&format!(
-                "[drhook-attach] MPI rank {rank} ends without MPI_Finalize; its reports are written at its end\n"
-            )),
-            "{}",
-            r.stderr()
-        );
-        check_rank(d.path(), rank, &want_c(rank));
+    // Open MPI ends the job when a first rank exits without finalizing: a
+    // rank it ends (SIGTERM) before that rank reaches its own exit writes
+    // its profile from the signal handler and says nothing (under load,
+    // often). Every rank that said it has its whole profile.
+    let files = profiles(d.path());
+    for n in 1..=4 {
+        assert!(files.contains(&format!("drhook.prof.{n}")), "{files:?}");
     }
+    let mut said = 0;
+    for rank in 0..4 {
+        let msg = format!(
+            "[drhook-attach] MPI rank {rank} ends without MPI_Finalize; its reports are written at its end\n"
+        );
+        let n = r.stderr().matches(&msg).count();
+        assert!(n <= 1, "said {n} times:\n{}", r.stderr());
+        if n == 1 {
+            said += 1;
+            check_rank(d.path(), rank, &want_c(rank));
+        }
+    }
+    assert!(said >= 1, "{}", r.stderr());
 }
 
 #[test]
