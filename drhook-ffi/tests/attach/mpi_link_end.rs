@@ -94,7 +94,9 @@ fn a_program_linked_with_libdrhook_mpi_that_never_finalizes_leaves_its_profiles_
         "./mpi_calls_l",
         &["nofinalize"],
         "prof,mpi,callpath",
-        &[],
+        // The SIGKILL after the SIGTERM late enough for the profiles of
+        // the ranks that said they end (as the preload's test).
+        &["--mca", "odls_base_sigkill_timeout", "3"],
     );
     assert_ne!(r.code(), 0, "mpirun reports the missing MPI_Finalize");
     // Open MPI ends the job when a first rank exits without finalizing: a
