@@ -4,8 +4,8 @@
 //! `MPI_File_write_at`/`MPI_File_read_at`: the I/O report of every rank
 //! lists the file with the exact MPI-IO opens, reads, writes and bytes,
 //! and the POSIX calls the MPI library made for them at the POSIX level.
-//! The same program in Fortran, `use mpi` (`progs/attach/mpi_io.f90`)
-//! and `use mpi_f08` (`mpi_io_f08.f90`): the same counts.
+//! The same program in Fortran (`progs/attach/mpi_io.F90`), `use mpi` and
+//! `use mpi_f08` (`-DF08`): the same counts.
 
 use super::mpi_calls::have_mpi;
 use super::*;
@@ -26,10 +26,10 @@ fn fortran_mpi_io_calls_are_the_mpi_io_level_of_the_io_report() {
     if !have_mpi("mpif90") {
         return;
     }
-    for prog in ["mpi_io.f90", "mpi_io_f08.f90"] {
+    let src = attach_prog("mpi_io.F90").display().to_string();
+    for binding in ["-DUSE_MPI", "-DF08"] {
         let d = tempdir();
-        let src = attach_prog(prog).display().to_string();
-        tool(d.path(), "mpif90", &["-O1", "-o", "mpi_io", &src]);
+        tool(d.path(), "mpif90", &["-O1", binding, "-o", "mpi_io", &src]);
         run_and_check(d.path());
     }
 }

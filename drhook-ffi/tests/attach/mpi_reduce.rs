@@ -491,7 +491,7 @@ fn reduce_from_2_to_32_ranks_writes_one_file() {
     }
 }
 
-/// A `use mpi_f08` program (`mpi_io_f08.f90`, not linked with
+/// A `use mpi_f08` program (`mpi_io.F90 -DF08`, not linked with
 /// libdrhook): its `MPI_Init`/`MPI_Finalize` are the f08 binding's own
 /// functions (`mpi_init_f08_`, `mpi_finalize_f08_`), which call MPI's
 /// profiling names, not the C binding; the job profile is still written
@@ -503,8 +503,8 @@ fn reduce_of_a_use_mpi_f08_program() {
         return;
     }
     let d = tempdir();
-    let src = attach_prog("mpi_io_f08.f90").display().to_string();
-    tool(d.path(), "mpif90", &["-O1", "-o", "mpi_f08", &src]);
+    let src = attach_prog("mpi_io.F90").display().to_string();
+    tool(d.path(), "mpif90", &["-O1", "-DF08", "-o", "mpi_f08", &src]);
     let r = run_ranks(d.path(), 4, "./mpi_f08", None, "prof,mpi,reduce");
     ok(&r);
     assert!(
