@@ -131,3 +131,38 @@ fn libdrhook_and_the_preload_refer_to_optional_symbols_weakly() {
         assert!(line.trim_start().starts_with("w "), "{line}");
     }
 }
+
+#[test]
+fn the_preload_carries_its_own_unwinder() {
+    // Where the C compiler has `libgcc_eh.a`, the preload library links it
+    // in (build-export.rs): no `libgcc_s.so.1` loaded into every program
+    // for our panics, and no unwinder function exported over the program's.
+    let eh = Command::new("cc")
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    if !have_tool("nm") || !have_tool("readelf") || !Path::new(&eh).is_file() {
+        eprintln!("skipped: nm, readelf or libgcc_eh.a missing");
+        assert!(
+            std::env::var_os("DRHOOK_REQUIRE_FORTRAN").is_none(),
+            "CI has nm, readelf and gcc's libgcc_eh.a"
+        );
+        return;
+    }
+    let lib = built("libdrhook_preload.so");
+    let dynamic = Command::new("readelf")
+        .arg("-d")
+        .arg(&lib)
+        .output()
+        .unwrap();
+    let dynamic = String::from_utf8_lossy(&dynamic.stdout);
+    assert!(dynamic.contains("[libc.so.6]"), "{dynamic}");
+    assert!(!dynamic.contains("libgcc_s"), "{dynamic}");
+    let syms = Command::new("nm").arg("-D").arg(&lib).output().unwrap();
+    let syms = String::from_utf8_lossy(&syms.stdout);
+    assert!(
+        !syms.lines().any(|l| l.contains(" _Unwind_")),
+        "unwinder symbols in the dynamic table:\n{syms}"
+    );
+}
