@@ -23,6 +23,12 @@ pub const LEGEND: &str = "[EC_DRHOOK:hostname:myproc:omltid:pid:unixtid] [YYYYMM
 pub(crate) fn caller_tid() -> u32 {
     let td = crate::tree::thread::current();
     if td.is_null() {
+        // A thread started without a tree yet (`tree::thread::lazy`).
+        let r = crate::tree::thread::lazy::mine();
+        // SAFETY: records live for ever; this one is the calling thread's.
+        if let Some(i) = unsafe { r.as_ref() }.and_then(|r| r.info()) {
+            return i.tid;
+        }
         // SAFETY: no preconditions.
         let main = unsafe { libc::gettid() == libc::getpid() };
         u32::from(main)

@@ -127,6 +127,7 @@ mod events;
 mod installed;
 mod io;
 mod io_stdio;
+mod lazy_threads;
 mod memory;
 mod mpi;
 mod mpi_assert;

@@ -20,6 +20,7 @@ use crate::sys::clock::{self, ClockPair};
 use crate::sys::linebuf::{LineBuf, prefix};
 use crate::tree::bits;
 use crate::tree::node::Node;
+use crate::tree::thread::lazy::LazyInfo;
 use crate::tree::thread::{self, ThreadData};
 
 /// Scratch space for [`write_tree`]: one slot per printed frame.
@@ -241,6 +242,12 @@ pub(crate) fn max_rss_mb() -> u64 {
 
 /// Options for the calling process, from the engine's configuration.
 pub(crate) fn opts_for(td: &ThreadData) -> TreeOpts {
+    opts_of(td.unix_tid(), std::ptr::eq(thread::current(), td))
+}
+
+/// As [`opts_for`], for the thread of kernel id `unix_tid` (`own`: the
+/// calling thread).
+pub(crate) fn opts_of(unix_tid: i32, own: bool) -> TreeOpts {
     let (mut calls, mut wall, mut cpu) = (false, false, false);
     let mut tps = 1e9;
     let mut now_wall = 0;
@@ -254,10 +261,10 @@ pub(crate) fn opts_for(td: &ThreadData) -> TreeOpts {
     }
     let now_cpu = if !cpu {
         None
-    } else if std::ptr::eq(thread::current(), td) {
+    } else if own {
         Some(clock::thread_cpu_ns())
     } else {
-        clock::thread_cpu_ns_of(td.unix_tid())
+        clock::thread_cpu_ns_of(unix_tid)
     };
     TreeOpts {
         calls,
@@ -268,6 +275,44 @@ pub(crate) fn opts_for(td: &ThreadData) -> TreeOpts {
         now_cpu,
         entering: false,
     }
+}
+
+/// Writes the calling tree of a thread that has no tree yet
+/// (`tree::thread::lazy`): its root region alone, open since the thread's
+/// start, as its tree would show it.
+pub(crate) fn write_untreed(i: &LazyInfo, o: &TreeOpts, sink: &mut dyn FnMut(&mut LineBuf)) {
+    let mut line = LineBuf::new();
+    prefix(&mut line, i.tid, i.unix_tid);
+    line.str(" [DrHookCallTree] DR_HOOK call tree : ")
+        .u64(max_rss_mb())
+        .str(" MB (maxrss)");
+    sink(&mut line);
+    line.clear();
+    prefix(&mut line, i.tid, i.unix_tid);
+    line.str(" [DrHookCallTree] : ")
+        .repeat(b' ', 1)
+        .text(i.site.name())
+        .str(" ");
+    if o.calls {
+        line.str(",#1,st=1");
+    }
+    if o.wall {
+        let secs = o.now_wall.saturating_sub(i.start_wall) as f64 / o.ticks_per_sec;
+        line.str(",wall=")
+            .fixed3(secs)
+            .str("s/")
+            .fixed3(secs)
+            .str("s");
+    }
+    if o.cpu {
+        let secs = o.now_cpu.map_or(0, |c| c.saturating_sub(i.start_cpu)) as f64 * 1e-9;
+        line.str(",cpu=")
+            .fixed3(secs)
+            .str("s/")
+            .fixed3(secs)
+            .str("s");
+    }
+    sink(&mut line);
 }
 
 /// Writes the calling thread's tree to `w` (nothing when the thread has not

@@ -160,12 +160,43 @@ pub fn on_work_stack<R>(f: impl FnOnce() -> R) -> R {
 /// has no name). Returns what [`thread_end`] takes (0: Dr.Hook is off).
 /// Called on a work stack ([`on_work_stack`]): the set-up needs far more
 /// stack than the smallest threads have.
+///
+/// Unless something needs the tree from the thread's start
+/// ([`starts_lazily`]), the thread gets no tree yet: a small record of its
+/// number, root region and start (`tree::thread::lazy`), and the tree is
+/// made at its first Dr.Hook event, its root region entered first as of
+/// the thread's start — the same tree. A thread that never calls anything
+/// instrumented ends with its root region's line in the profile and no
+/// tree made (issue 29).
 pub fn thread_begin(start_routine: usize, reserved: u32) -> u64 {
     if !crate::runtime::is_enabled() {
         return 0;
     }
     if crate::tree::thread::current().is_null() {
         let mode = setup::MODE.load(Ordering::Relaxed);
+        if starts_lazily(mode) && crate::tree::thread::lazy::mine().is_null() {
+            let site = threads::site_of(start_routine);
+            site.id();
+            // SAFETY: gettid has no preconditions.
+            let unix_tid = unsafe { libc::gettid() };
+            let tid =
+                crate::tree::thread::number_for(unix_tid, (reserved != 0).then_some(reserved));
+            // The root region's stamps, in the order an enter takes them.
+            let start_cpu = if mode & bits::CPU != 0 {
+                clock::thread_cpu_ns()
+            } else {
+                0
+            };
+            let start_wall = clock::wall(mode & bits::WALL_MONO != 0);
+            let r = crate::tree::thread::lazy::begin(crate::tree::thread::lazy::LazyInfo {
+                tid,
+                unix_tid,
+                site,
+                start_wall,
+                start_cpu,
+            });
+            return r as *const _ as usize as u64 | LAZY_TOKEN;
+        }
         crate::tree::thread::register_current_as(
             mode,
             clock::wall(mode & bits::WALL_MONO != 0),
@@ -175,15 +206,73 @@ pub fn thread_begin(start_routine: usize, reserved: u32) -> u64 {
     engine::enter(threads::site_of(start_routine)).to_bits()
 }
 
+/// The bit of [`thread_begin`]'s result that marks a thread started
+/// without a tree (the rest is its record's address; a tree's token, a
+/// node's address, has it clear).
+const LAZY_TOKEN: u64 = 1;
+
+/// Whether threads may start without a tree: not when anything needs the
+/// tree from the thread's start — per-routine metrics (the memory
+/// profile attributes allocations to `thread:<routine>`, I/O, MPI,
+/// counters, ranges), stampers at every enter and exit (watch points set,
+/// `DR_HOOK_STACKCHECK`, per-call lines, the timeline), sampling (a
+/// signal handler cannot make a tree), GPU regions, timed kills (armed at
+/// a tree's creation).
+fn starts_lazily(mode: u32) -> bool {
+    use std::sync::atomic::AtomicU8;
+    /// 0: not decided yet; 1: lazily; 2: eagerly.
+    static LAZY: AtomicU8 = AtomicU8::new(0);
+    if mode & (bits::METRICS | bits::SLOW_STAMPS) != 0 {
+        return false;
+    }
+    match LAZY.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let Some(e) = setup::engine_if_ready() else {
+                return false;
+            };
+            let o = &e.config.options;
+            // Only the watch points' metric, installed whenever Dr.Hook
+            // is on and stamped from the first watch point on (the mode
+            // test above).
+            let lazy = crate::metrics::layout()
+                .metrics
+                .iter()
+                .all(|m| m.metric.name() == "watch")
+                && !o.sample
+                && !o.trace
+                && !o.gpu
+                && e.config.lines.timed_kill.is_empty();
+            LAZY.store(if lazy { 1 } else { 2 }, Ordering::Relaxed);
+            lazy
+        }
+    }
+}
+
 /// End of a thread (its start routine returned, or `pthread_exit`): leaves
 /// its root region and anything left open under it. A thread that never
 /// ends (a worker pool, a thread still running at exit) is counted up to
 /// the moment the profile is written.
 ///
 /// The thread's tree is then kept in compact form for the profile and
-/// freed (`profile::ended`).
+/// freed (`profile::ended`); a thread that started without a tree and
+/// never made one gives its root region's line to the profile directly.
 pub fn thread_end(token: u64) {
-    if token != 0 {
+    if token & LAZY_TOKEN != 0 {
+        let r = (token & !LAZY_TOKEN) as usize as *const crate::tree::thread::lazy::Lazy;
+        // SAFETY: the record `thread_begin` made for this thread (records
+        // are never freed).
+        let r = unsafe { &*r };
+        match r.token() {
+            0 => crate::profile::ended::retire_untreed(r),
+            t => {
+                engine::exit_lenient(Token::from_bits(t));
+                crate::profile::ended::retire_current();
+                crate::tree::thread::lazy::end_treed(r);
+            }
+        }
+    } else if token != 0 {
         engine::exit_lenient(Token::from_bits(token));
         crate::profile::ended::retire_current();
     }

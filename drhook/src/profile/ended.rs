@@ -30,8 +30,15 @@
 //! point there any more). With the timeline (`trace`) trees are kept whole:
 //! the timeline names its events through them.
 //!
-//! The profile writer holds this store's lock while it walks the live
-//! trees and then the blocks here, so a thread that ends meanwhile is seen
+//! A thread started without a tree that never made one
+//! (`tree::thread::lazy`) gives its root region's figures here directly
+//! ([`retire_untreed`]): a two-node block of its own, or one call and its
+//! times added to its start routine's summed block — the line an eager
+//! tree would have left.
+//!
+//! The profile writer holds this store's lock (and the lazy threads'
+//! list's) while it walks the live trees, the live threads without a tree
+//! and then the blocks here, so a thread that ends meanwhile is seen
 //! exactly once.
 
 use std::collections::HashMap;
@@ -42,6 +49,7 @@ use crate::metrics::Agg;
 use crate::sys::clock;
 use crate::sys::segmented::KeptRows;
 use crate::tree::bits;
+use crate::tree::thread::lazy::{self, Lazy, LazyInfo};
 use crate::tree::thread::{self, ThreadData};
 
 /// One block of the profile made of threads that ended.
@@ -81,13 +89,38 @@ fn store() -> MutexGuard<'static, Store> {
     STORE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The store's lock, held by the profile writer across its walk of the
-/// live trees and the blocks here ([`each`]).
-pub(crate) struct Held(MutexGuard<'static, Store>);
+/// The store's lock and the lazy threads' list's, held by the profile
+/// writer across its walk of the live trees, the live threads without a
+/// tree ([`each_untreed`]) and the blocks here ([`each`]).
+pub(crate) struct Held(MutexGuard<'static, Store>, lazy::Held);
 
-/// Takes the store's lock (the profile writer, a `fork`).
+/// Takes the store's lock and then the lazy threads' list's (the profile
+/// writer, a `fork`).
 pub(crate) fn hold() -> Held {
-    Held(store())
+    let s = store();
+    Held(s, lazy::hold())
+}
+
+/// Every live thread without a tree, as a copy (routine ids from
+/// `routine_of_site`; its root region open up to `now_wall`).
+pub(crate) fn each_untreed(
+    h: &Held,
+    routine_of_site: &[u32],
+    now_wall: u64,
+    mode: u32,
+    mut f: impl FnMut(&ThreadSnap),
+) {
+    lazy::for_each(&h.1, |i| {
+        let cpu = snapshot::untreed_cpu_now(i, mode);
+        f(&snapshot::untreed(i, routine_of_site, now_wall, cpu, mode));
+    });
+}
+
+/// How many live threads have no tree (one call each, their root region).
+pub(crate) fn untreed_calls(h: &Held) -> u64 {
+    let mut n = 0;
+    lazy::for_each(&h.1, |_| n += 1);
+    n
 }
 
 /// Calls of the threads that ended.
@@ -107,6 +140,13 @@ pub(crate) fn clear_in_child(h: &mut Held) {
     s.summed.clear();
     s.own = 0;
     s.kept = 0;
+    let mode = crate::setup::MODE.load(std::sync::atomic::Ordering::Relaxed);
+    let cpu = if mode & bits::CPU != 0 {
+        clock::thread_cpu_ns()
+    } else {
+        0
+    };
+    lazy::clear_in_child(&mut h.1, clock::wall(mode & bits::WALL_MONO != 0), cpu);
 }
 
 /// Every block of threads that ended, as the profile writer takes a live
@@ -166,7 +206,54 @@ pub(crate) fn retire_current() {
     drop(s);
 }
 
+/// The calling thread, started without a tree (`r`, its record), ends
+/// without having made one: its root region's line is kept here (its own
+/// block, or added to its start routine's summed block) and the record
+/// freed.
+pub(crate) fn retire_untreed(r: &Lazy) {
+    let Some(e) = crate::setup::engine_if_ready() else {
+        return;
+    };
+    let mut h = hold();
+    if let Some(i) = r.info() {
+        let now = clock::wall(e.mode & bits::WALL_MONO != 0);
+        let cpu = snapshot::untreed_cpu_now(&i, e.mode);
+        h.0.add_untreed(&i, now, cpu, e.config.thread_blocks, e.mode);
+    }
+    lazy::end_untreed(&mut h.1, r);
+}
+
 impl Store {
+    /// A thread without a tree (see [`retire_untreed`]): straight into
+    /// its routine's summed block when there is one, else as a two-node
+    /// copy.
+    fn add_untreed(&mut self, i: &LazyInfo, now: u64, cpu: Option<u64>, limit: u32, mode: u32) {
+        let key = i.site as *const _ as usize;
+        if self.own >= limit
+            && let Some(&(_, b)) = self.summed.iter().find(|&&(k, _)| k == key)
+        {
+            let block = &mut self.blocks[b];
+            if let Some(&to) = block.index.as_ref().and_then(|x| x.get(&(0, key))) {
+                let d = &mut block.snap.nodes[to as usize];
+                d.calls += 1;
+                if mode & bits::WALL != 0 {
+                    d.wall = d.wall.saturating_add(now.saturating_sub(i.start_wall));
+                }
+                if let Some(c) = cpu {
+                    d.cpu = d.cpu.saturating_add(c.saturating_sub(i.start_cpu));
+                }
+                let b = &mut block.snap;
+                b.lifetime_ticks = b
+                    .lifetime_ticks
+                    .saturating_add(now.saturating_sub(i.start_wall));
+                b.threads += 1;
+                return;
+            }
+        }
+        let snap = snapshot::untreed(i, &[], now, cpu, mode);
+        self.place(snap, None, limit);
+    }
+
     fn add(&mut self, td: &ThreadData, limit: u32, mode: u32) {
         let now = clock::wall(mode & bits::WALL_MONO != 0);
         let mut snap = snapshot::snapshot(td, &[], now, mode);
@@ -186,6 +273,12 @@ impl Store {
                 self.free_unused_rows(at);
             }
         }
+        self.place(snap, kept, limit);
+    }
+
+    /// Keeps a thread's copy: its own block, or summed (see the module
+    /// documentation).
+    fn place(&mut self, snap: ThreadSnap, kept: Option<KeptRows>, limit: u32) {
         let first = snap.nodes.get(1).and_then(|n| n.site);
         let key = first.map_or(0, |s| s as *const _ as usize);
         if self.own < limit {

@@ -8,6 +8,7 @@ use crate::tree::bits;
 use crate::tree::node::{Node, SizeStats};
 use crate::tree::site::Site;
 use crate::tree::thread::ThreadData;
+use crate::tree::thread::lazy::LazyInfo;
 
 /// Size information merged over activations.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -162,4 +163,69 @@ pub(crate) fn snapshot(
         words,
         threads: 1,
     }
+}
+
+/// The copy of a thread that has no tree (`tree::thread::lazy`): its root
+/// region, one call open since the thread's start (or closed at
+/// `now_wall`, when the thread ends), as a tree would hold it. `cpu_now`:
+/// the thread's CPU clock now, when CPU time is measured.
+pub(crate) fn untreed(
+    i: &LazyInfo,
+    routine_of_site: &[u32],
+    now_wall: u64,
+    cpu_now: Option<u64>,
+    mode: u32,
+) -> ThreadSnap {
+    let width = crate::metrics::layout().width;
+    let root = NodeSnap {
+        parent: u32::MAX,
+        routine: 0,
+        site: None,
+        calls: 0,
+        resumes: 0,
+        suspended: 0,
+        wall: 0,
+        cpu: 0,
+        size: SizeSnap::default(),
+    };
+    let region = NodeSnap {
+        parent: 0,
+        routine: routine_of_site
+            .get(i.site.raw_id() as usize)
+            .copied()
+            .unwrap_or(0),
+        site: Some(i.site),
+        calls: 1,
+        wall: if mode & bits::WALL != 0 {
+            now_wall.saturating_sub(i.start_wall)
+        } else {
+            0
+        },
+        cpu: cpu_now.map_or(0, |c| c.saturating_sub(i.start_cpu)),
+        ..root.clone()
+    };
+    ThreadSnap {
+        tid: i.tid,
+        nodes: vec![root, region],
+        lifetime_ticks: now_wall.saturating_sub(i.start_wall),
+        width,
+        words: vec![0; 2 * width],
+        threads: 1,
+    }
+}
+
+/// The CPU clock of the thread of `i` now, when `mode` measures CPU time.
+pub(crate) fn untreed_cpu_now(i: &LazyInfo, mode: u32) -> Option<u64> {
+    if mode & bits::CPU == 0 {
+        None
+    } else if i.unix_tid == unsafe_gettid() {
+        Some(crate::sys::clock::thread_cpu_ns())
+    } else {
+        crate::sys::clock::thread_cpu_ns_of(i.unix_tid)
+    }
+}
+
+fn unsafe_gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
 }

@@ -36,8 +36,9 @@ fn collect<R>(
     let kind = o.profile.unwrap_or(ProfileKind::Wall);
     let layout = crate::metrics::layout();
     let counters = layout.find("counters");
-    // The live trees, then those of threads that ended: a thread that ends
-    // meanwhile waits for the store's lock, so it is seen once.
+    // The live trees, the live threads without a tree, then the threads
+    // that ended: a thread that ends or makes its tree meanwhile waits for
+    // the locks, so it is seen once.
     let ended = super::ended::hold();
     let calls = calls_so_far(&ended);
     let params = Params {
@@ -56,6 +57,17 @@ fn collect<R>(
         each_thread(&snap, &figures, &params);
         rows.add_thread_with(&snap, &figures);
     });
+    super::ended::each_untreed(
+        &ended,
+        &routines.routine_of_site,
+        now.ticks,
+        e.mode,
+        |snap| {
+            let figures = NodeFigures::of(snap, &params);
+            each_thread(snap, &figures, &params);
+            rows.add_thread_with(snap, &figures);
+        },
+    );
     super::ended::each(&ended, &routines.routine_of_site, |snap| {
         let figures = NodeFigures::of(snap, &params);
         each_thread(snap, &figures, &params);
@@ -89,7 +101,7 @@ fn collect<R>(
 
 /// Calls of every thread so far (what the measured overhead corrects).
 fn calls_so_far(ended: &super::ended::Held) -> u64 {
-    let mut calls = super::ended::calls(ended);
+    let mut calls = super::ended::calls(ended) + super::ended::untreed_calls(ended);
     thread::for_each_thread(|td| {
         calls += (1..td.arena.len())
             .filter_map(|i| td.arena.get(i))

@@ -57,10 +57,93 @@ extern "C-unwind" fn thread_trampoline(p: *mut c_void) -> *mut c_void {
     let marker = 0u8;
     BOTTOM.with(|b| b.set(std::hint::black_box(&marker) as *const u8 as usize));
     on_work_stack(|| process::thread_begin(start as usize, reserved, &words));
+    let mut cleanup = cancel::Cleanup::new();
+    // SAFETY: `cleanup` stays in this frame until popped below (or until
+    // a cancellation's unwinding leaves the frame, when the C library runs
+    // and forgets it).
+    unsafe { cancel::push(&mut cleanup) };
     // SAFETY: the program's start routine with its argument.
     let r = unsafe { super::fences::call_start(start, arg) };
+    // SAFETY: pushed above on this thread, the innermost.
+    unsafe { cancel::pop(&mut cleanup) };
     on_work_stack(process::thread_end);
     r
+}
+
+/// A thread cancelled (or ended by `pthread_exit` called past the layer)
+/// ends its events while its stack is unwound: the C library calls
+/// the cleanup handler registered around the start routine, as
+/// libmonitor's `pthread_cleanup_push` does. (Without it, a thread that
+/// started without a Dr.Hook tree and was cancelled would count as
+/// running until the profile's write: no thread-specific key is armed
+/// on such a thread.)
+mod cancel {
+    use std::ffi::c_void;
+
+    /// glibc's `struct _pthread_cleanup_buffer`.
+    #[repr(C)]
+    pub(super) struct Cleanup {
+        routine: Option<extern "C" fn(*mut c_void)>,
+        arg: *mut c_void,
+        canceltype: std::ffi::c_int,
+        prev: *mut Cleanup,
+    }
+
+    impl Cleanup {
+        pub(super) fn new() -> Cleanup {
+            Cleanup {
+                routine: None,
+                arg: std::ptr::null_mut(),
+                canceltype: 0,
+                prev: std::ptr::null_mut(),
+            }
+        }
+    }
+
+    extern "C" fn ended(_: *mut c_void) {
+        let _ = std::panic::catch_unwind(|| {
+            drhook::lifecycle::on_work_stack(super::process::thread_end)
+        });
+    }
+
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    unsafe extern "C" {
+        fn _pthread_cleanup_push(
+            buf: *mut Cleanup,
+            routine: extern "C" fn(*mut c_void),
+            arg: *mut c_void,
+        );
+        fn _pthread_cleanup_pop(buf: *mut Cleanup, execute: std::ffi::c_int);
+    }
+
+    /// Registers [`ended`] for the unwinding of the calling frame.
+    ///
+    /// # Safety
+    /// `c` lives in the caller's frame until [`pop`].
+    pub(super) unsafe fn push(c: &mut Cleanup) {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: caller contract; the C library links `c` into the
+        // thread's list of cleanup handlers.
+        unsafe {
+            _pthread_cleanup_push(c, ended, std::ptr::null_mut())
+        };
+        #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+        let _ = (c, ended as extern "C" fn(*mut c_void));
+    }
+
+    /// Unregisters it without running it.
+    ///
+    /// # Safety
+    /// `c` was pushed by [`push`] on this thread and is the innermost.
+    pub(super) unsafe fn pop(c: &mut Cleanup) {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: caller contract.
+        unsafe {
+            _pthread_cleanup_pop(c, 0)
+        };
+        #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+        let _ = c;
+    }
 }
 
 /// `pthread_create`: when threads are watched, the start routine runs

@@ -10,9 +10,10 @@ use super::HARAKIRI;
 use super::handler::{cause, msg, pc_of};
 use super::helper::crash_helper;
 use super::names::{SYNCHRONOUS, signal_name};
-use crate::crash::calltree::{Scratch, opts_for, write_tree};
+use crate::crash::calltree::{Scratch, opts_for, opts_of, write_tree, write_untreed};
 use crate::sys::linebuf::{LineBuf, write_all};
 use crate::tree::node::Node;
+use crate::tree::thread::lazy::{self, LazyInfo};
 use crate::tree::thread::{self, ThreadData};
 
 /// Static scratch for the trees (only the handling thread uses it).
@@ -43,6 +44,12 @@ pub(super) fn print_tree(td: &ThreadData) {
         child_cpu: cc,
     };
     write_tree(td, &o, &mut s, &mut |line| line.write_line(2));
+}
+
+/// Prints the root region of a thread that has no tree yet.
+fn print_untreed(i: &LazyInfo, own: bool) {
+    let o = opts_of(i.unix_tid, own);
+    write_untreed(i, &o, &mut |line| line.write_line(2));
 }
 
 pub(super) fn report(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void, nsigs: u32) {
@@ -134,6 +141,24 @@ pub(super) fn report(sig: i32, info: *mut libc::siginfo_t, uc: *mut libc::c_void
         print_tree(unsafe { &*td });
         printed += 1;
     }
+    // Threads started without a tree (`tree::thread::lazy`): their root
+    // region alone, the signalled thread's first.
+    let mine = lazy::mine();
+    // SAFETY: records live for ever; this one is the calling thread's.
+    let my_tid = match unsafe { mine.as_ref() }.and_then(|r| r.info()) {
+        Some(i) if me.is_null() => {
+            print_untreed(&i, true);
+            printed += 1;
+            Some(i.unix_tid)
+        }
+        _ => None,
+    };
+    lazy::for_each_unlocked(list.len(), |i| {
+        if Some(i.unix_tid) != my_tid {
+            print_untreed(i, false);
+            printed += 1;
+        }
+    });
     if printed == 0 {
         msg(&mut l, f, |l| {
             l.str("No Dr.Hook calling tree: no thread is inside an instrumented routine (or Dr.Hook is off)");

@@ -40,6 +40,7 @@ use crate::sys::clock;
 use crate::sys::segmented::Rows;
 
 mod handles;
+pub(crate) mod lazy;
 mod registry;
 mod repair;
 mod span_activations;
@@ -47,8 +48,9 @@ mod words_cache;
 
 pub(crate) use registry::{
     Pin, Registry, add_mode_bits, current, for_each_thread, for_each_thread_in, internal_work,
-    lock_for_fork, register_current, register_current_as, reserve_tid, restart_after_fork,
-    set_new_thread_hook, set_thread_end_hook, set_thread_number_hint, unregister_current,
+    lock_for_fork, number_for, register_current, register_current_as, reserve_tid,
+    restart_after_fork, set_new_thread_hook, set_thread_end_hook, set_thread_number_hint,
+    unregister_current,
 };
 
 /// Lookup miss sentinel: its parent never equals a real node.

@@ -175,8 +175,34 @@ pub(crate) fn register_current_as(
     // allows, and the set-up (the tree, its metrics' stampers, the
     // thread's signal stack) needs more than its frames.
     crate::sys::own::own_work(|| {
-        crate::sys::workstack::on_work_stack(|| register_new(mode, start_wall, reserved))
+        crate::sys::workstack::on_work_stack(|| {
+            // A thread started without a tree (`lazy`): its tree now, with
+            // its root region entered first, as of its start.
+            super::lazy::make_tree(|i| {
+                let td = register_new(mode, i.start_wall, Some(i.tid));
+                let m = td.mode();
+                // SAFETY: the calling thread's own, new tree.
+                let node = unsafe { td.enter(i.site, i.site.id(), m) };
+                // SAFETY: just entered: the top of this thread's stack.
+                let n = unsafe { &*node };
+                if m & crate::tree::bits::WALL != 0 {
+                    n.wall_enter.store(i.start_wall, Ordering::Relaxed);
+                }
+                if m & crate::tree::bits::CPU != 0 {
+                    n.cpu_enter.store(i.start_cpu, Ordering::Relaxed);
+                }
+                (td, node as usize as u64)
+            })
+            .unwrap_or_else(|| register_new(mode, start_wall, reserved))
+        })
     })
+}
+
+/// The number of the calling thread (kernel id `unix_tid`) as its
+/// registration would choose it: `reserved` when given, else the hint's
+/// proposal or a fresh one.
+pub(crate) fn number_for(unix_tid: i32, reserved: Option<u32>) -> u32 {
+    choose_tid(unix_tid, reserved)
 }
 
 fn register_new(mode: u32, start_wall: u64, reserved: Option<u32>) -> &'static ThreadData {
