@@ -233,8 +233,14 @@ impl Store {
             && let Some(&(_, b)) = self.summed.iter().find(|&&(k, _)| k == key)
         {
             let block = &mut self.blocks[b];
-            if let Some(&to) = block.index.as_ref().and_then(|x| x.get(&(0, key))) {
-                let d = &mut block.snap.nodes[to as usize];
+            // A summed block's node 1 is the root region its key names
+            // (the first thread's): no look-up in its index.
+            if let Some(d) = block
+                .snap
+                .nodes
+                .get_mut(1)
+                .filter(|n| n.parent == 0 && n.site.is_some_and(|s| std::ptr::eq(s, i.site)))
+            {
                 d.calls += 1;
                 if mode & bits::WALL != 0 {
                     d.wall = d.wall.saturating_add(now.saturating_sub(i.start_wall));
