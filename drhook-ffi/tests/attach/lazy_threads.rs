@@ -125,3 +125,36 @@ fn threads_with_and_without_instrumented_calls_keep_their_profile_lines() {
         p.header
     );
 }
+
+#[test]
+fn a_fatal_signal_shows_the_root_region_of_a_thread_without_a_tree() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = c_exe(
+        d.path(),
+        "lazy_threads",
+        &[&attach_prog("lazy_threads.c")],
+        &["-pthread"],
+        Link::Shared,
+    );
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "prof"],
+        &exe.display().to_string(),
+        &["2", "term"],
+        &[],
+    );
+    let err = r.stderr();
+    // The pool thread (number 7) runs plain code: its calling tree is its
+    // root region, open since its start.
+    let line = err
+        .lines()
+        .find(|l| l.contains("[DrHookCallTree] :  thread:pool "))
+        .unwrap_or_else(|| panic!("no root region of the pool thread:\n{err}"));
+    assert!(line.contains(":1:7:"), "{line}");
+    assert!(line.contains(" ,#1,st=1,wall="), "{line}");
+    let p = parse(d.path(), "drhook.prof.1");
+    assert_eq!(p.row("thread:pool", 7).calls, 1);
+}

@@ -9,10 +9,14 @@
  *                    ...); then one thread that runs plain code before
  *                    its first instrumented call, and a pool thread still
  *                    running plain code when the program ends.
+ *   lazy_threads N term   the same, then SIGTERM while the pool thread
+ *                    runs (the traceback shows its root region).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "drhook.h"
 
@@ -75,6 +79,7 @@ int main(int argc, char **argv) {
   pthread_detach(t);
   while (!pool_started) usleep(1000);
   spin(1000000);
+  if (argc > 2 && !strcmp(argv[2], "term")) raise(SIGTERM);
   printf("threads %d\n", 2 * n + 2);
   return 0;
 }
