@@ -51,28 +51,15 @@ fn collect<R>(
         aggs: &layout.aggs,
     };
     let mut rows = compute::Builder::new(&params);
-    thread::for_each_thread(|td| {
-        let snap = snapshot::snapshot(td, &routines.routine_of_site, now.ticks, e.mode);
-        let figures = NodeFigures::of(&snap, &params);
-        each_thread(&snap, &figures, &params);
-        rows.add_thread_with(&snap, &figures);
-    });
-    super::ended::each_untreed(
-        &ended,
-        &routines.routine_of_site,
-        now.ticks,
-        e.mode,
-        |snap| {
-            let figures = NodeFigures::of(snap, &params);
-            each_thread(snap, &figures, &params);
-            rows.add_thread_with(snap, &figures);
-        },
-    );
-    super::ended::each(&ended, &routines.routine_of_site, |snap| {
+    let mut add = |snap: &ThreadSnap| {
         let figures = NodeFigures::of(snap, &params);
         each_thread(snap, &figures, &params);
         rows.add_thread_with(snap, &figures);
-    });
+    };
+    let of_site = &routines.routine_of_site;
+    thread::for_each_thread(|td| add(&snapshot::snapshot(td, of_site, now.ticks, e.mode)));
+    super::ended::each_untreed(&ended, of_site, now.ticks, e.mode, &mut add);
+    super::ended::each(&ended, of_site, &mut add);
     drop(ended);
     let mut summary = rows.finish();
     pad_thread_lines(&mut summary, crate::sys::sysinfo::thread_count_hint(), kind);

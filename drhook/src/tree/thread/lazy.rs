@@ -183,7 +183,7 @@ fn unlink(_l: &mut List, r: &Lazy) {
     let next = r.next.load(Ordering::Relaxed);
     let prev = r.prev.load(Ordering::Relaxed);
     if prev.is_null() {
-        if LIVE.load(Ordering::Relaxed) == r as *const Lazy as *mut Lazy {
+        if std::ptr::eq(LIVE.load(Ordering::Relaxed), r) {
             LIVE.store(next, Ordering::Release);
         }
     } else {
