@@ -37,13 +37,7 @@ fn threads_with_and_without_instrumented_calls_keep_their_profile_lines() {
         return;
     }
     let d = tempdir();
-    let exe = c_exe(
-        d.path(),
-        "lazy_threads",
-        &[&attach_prog("lazy_threads.c")],
-        &["-pthread"],
-        Link::Shared,
-    );
+    let exe = lazy_threads_exe(d.path());
     // 140 plain and 140 hooked threads, one after the other (numbers 2 to
     // 281, plain ones even), then `late_hooked` (282) and `pool` (283).
     let r = drhook_run(
@@ -132,13 +126,7 @@ fn a_fatal_signal_shows_the_root_region_of_a_thread_without_a_tree() {
         return;
     }
     let d = tempdir();
-    let exe = c_exe(
-        d.path(),
-        "lazy_threads",
-        &[&attach_prog("lazy_threads.c")],
-        &["-pthread"],
-        Link::Shared,
-    );
+    let exe = lazy_threads_exe(d.path());
     let r = drhook_run(
         d.path(),
         &["--opt", "prof"],
@@ -157,4 +145,15 @@ fn a_fatal_signal_shows_the_root_region_of_a_thread_without_a_tree() {
     assert!(line.contains(" ,#1,st=1,wall="), "{line}");
     let p = parse(d.path(), "drhook.prof.1");
     assert_eq!(p.row("thread:pool", 7).calls, 1);
+}
+
+/// `progs/attach/lazy_threads.c`, built in `dir`.
+fn lazy_threads_exe(dir: &Path) -> PathBuf {
+    c_exe(
+        dir,
+        "lazy_threads",
+        &[&attach_prog("lazy_threads.c")],
+        &["-pthread"],
+        Link::Shared,
+    )
 }

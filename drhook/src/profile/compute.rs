@@ -645,17 +645,7 @@ pub(crate) mod tests {
     /// Builds a thread snapshot from `(parent, routine, calls, wall)` rows
     /// (node 0, the root, is added).
     pub(crate) fn thread(tid: u32, nodes: &[(u32, u32, u64, u64)]) -> ThreadSnap {
-        let mut v = vec![NodeSnap {
-            parent: u32::MAX,
-            routine: 0,
-            site: None,
-            calls: 0,
-            resumes: 0,
-            suspended: 0,
-            wall: 0,
-            cpu: 0,
-            size: SizeSnap::default(),
-        }];
+        let mut v = vec![NodeSnap::root()];
         for &(parent, routine, calls, wall) in nodes {
             v.push(NodeSnap {
                 parent,

@@ -65,6 +65,23 @@ pub(crate) struct NodeSnap {
     pub size: SizeSnap,
 }
 
+impl NodeSnap {
+    /// A tree's root (node 0): no routine, no figures.
+    pub(crate) fn root() -> Self {
+        NodeSnap {
+            parent: u32::MAX,
+            routine: 0,
+            site: None,
+            calls: 0,
+            resumes: 0,
+            suspended: 0,
+            wall: 0,
+            cpu: 0,
+            size: SizeSnap::default(),
+        }
+    }
+}
+
 /// A copied thread tree.
 #[derive(Clone, Debug)]
 pub(crate) struct ThreadSnap {
@@ -177,17 +194,7 @@ pub(crate) fn untreed(
     mode: u32,
 ) -> ThreadSnap {
     let width = crate::metrics::layout().width;
-    let root = NodeSnap {
-        parent: u32::MAX,
-        routine: 0,
-        site: None,
-        calls: 0,
-        resumes: 0,
-        suspended: 0,
-        wall: 0,
-        cpu: 0,
-        size: SizeSnap::default(),
-    };
+    let root = NodeSnap::root();
     let region = NodeSnap {
         parent: 0,
         routine: routine_of_site
