@@ -162,7 +162,7 @@ pub fn on_work_stack<R>(f: impl FnOnce() -> R) -> R {
 /// stack than the smallest threads have.
 ///
 /// Unless something needs the tree from the thread's start
-/// ([`starts_lazily`]), the thread gets no tree yet: a small record of its
+/// (`starts_lazily`), the thread gets no tree yet: a small record of its
 /// number, root region and start (`tree::thread::lazy`), and the tree is
 /// made at its first Dr.Hook event, its root region entered first as of
 /// the thread's start — the same tree. A thread that never calls anything
