@@ -149,6 +149,32 @@ fn a_fatal_signal_shows_the_root_region_of_a_thread_without_a_tree() {
     assert_eq!(p.row("thread:pool", 7).calls, 1);
 }
 
+#[test]
+fn a_stack_overflow_in_a_thread_without_a_tree_is_reported_and_profiled() {
+    if !have_gcc() {
+        return;
+    }
+    let d = tempdir();
+    let exe = lazy_threads_exe(d.path());
+    let r = drhook_run(
+        d.path(),
+        &["--opt", "prof"],
+        &exe.display().to_string(),
+        &["2", "overflow"],
+        &[],
+    );
+    // The thread calls nothing instrumented: its alternate signal stack
+    // was set up at its start all the same, so Dr.Hook's handler runs,
+    // reports and writes the profile, and the process still ends by the
+    // signal.
+    let err = r.stderr();
+    assert!(err.contains("Received signal#11 (SIGSEGV)"), "{err}");
+    assert_eq!(signal(&r), Some(libc::SIGSEGV), "{err}");
+    let p = parse(d.path(), "drhook.prof.1");
+    assert_eq!(p.row("thread:pool", 7).calls, 1);
+    assert_eq!(p.row("thread:overflow_worker", 8).calls, 1);
+}
+
 /// `progs/attach/lazy_threads.c`, built in `dir`.
 fn lazy_threads_exe(dir: &Path) -> PathBuf {
     c_exe(

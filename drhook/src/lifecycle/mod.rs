@@ -188,6 +188,10 @@ pub fn thread_begin(start_routine: usize, reserved: u32) -> u64 {
                 0
             };
             let start_wall = clock::wall(mode & bits::WALL_MONO != 0);
+            // A stack overflow in a thread that calls nothing
+            // instrumented is reported, and the profile written, as in
+            // any other thread.
+            crate::crash::signals::alt_stack_for_untreed_thread();
             let r = crate::tree::thread::lazy::begin(crate::tree::thread::lazy::LazyInfo {
                 tid,
                 unix_tid,
@@ -272,6 +276,7 @@ pub fn thread_end(token: u64) {
                 crate::tree::thread::lazy::end_treed(r);
             }
         }
+        crate::crash::signals::release_alt_stack();
     } else if token != 0 {
         engine::exit_lenient(Token::from_bits(token));
         crate::profile::ended::retire_current();

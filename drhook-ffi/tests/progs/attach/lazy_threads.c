@@ -54,6 +54,18 @@ void *late_hooked(void *arg) {
   return NULL;
 }
 
+/* Plain code that overflows its thread's stack. */
+static int deep(int n) {
+  volatile char frame[1024];
+  frame[0] = (char)n;
+  return n <= 0 ? frame[0] : deep(n - 1) + frame[0];
+}
+
+void *overflow_worker(void *arg) {
+  (void)arg;
+  return (void *)(long)deep(1 << 30);
+}
+
 static volatile int pool_started;
 
 void *pool(void *arg) {
@@ -80,6 +92,10 @@ int main(int argc, char **argv) {
   while (!pool_started) usleep(1000);
   spin(1000000);
   if (argc > 2 && !strcmp(argv[2], "term")) raise(SIGTERM);
+  if (argc > 2 && !strcmp(argv[2], "overflow")) {
+    pthread_create(&t, NULL, overflow_worker, NULL);
+    pthread_join(t, NULL);
+  }
   printf("threads %d\n", 2 * n + 2);
   return 0;
 }

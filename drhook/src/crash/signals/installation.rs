@@ -288,7 +288,28 @@ pub(crate) fn on_new_thread() {
         // SAFETY: the calling thread's floating-point control.
         b => unsafe { enable_fp_traps(b) },
     }
-    ALT_STACK.with(|a| a.ensure());
+    ALT_STACK.with(|a| a.ensure(true));
+}
+
+/// A thread started without a tree (`tree::thread::lazy`): only the
+/// alternate signal stack, so that a stack overflow in a thread that never
+/// calls anything instrumented is still reported and the profile written
+/// (no floating-point traps, as for any thread before its first
+/// instrumented call). No key is armed: the thread's end
+/// ([`release_alt_stack`], from `lifecycle::thread_end`, also at a
+/// cancellation) gives it back.
+pub(crate) fn alt_stack_for_untreed_thread() {
+    if !INSTALLED.load(Ordering::Acquire) {
+        return;
+    }
+    ALT_STACK.with(|a| a.ensure(false));
+}
+
+/// The end of a thread started without a tree: its alternate stack goes
+/// back to the spares (also when the thread made its tree meanwhile: the
+/// stack was set up before, no key armed).
+pub(crate) fn release_alt_stack() {
+    let _ = ALT_STACK.try_with(AltStack::release);
 }
 
 /// Gives the calling thread's alternate stack back at its end: the
@@ -349,7 +370,10 @@ fn return_spare_stack(p: *mut libc::c_void) {
 }
 
 impl AltStack {
-    fn ensure(&self) {
+    /// Sets up the thread's alternate stack unless it has one (ours, or
+    /// its own of 64 KiB or more); `arm`: a key gives it back at the
+    /// thread's end (else the caller does).
+    fn ensure(&self, arm: bool) {
         if !self.0.get().is_null() {
             return;
         }
@@ -395,7 +419,7 @@ impl AltStack {
         // SAFETY: `st` describes a mapping of ours.
         if unsafe { libc::sigaltstack(&st, std::ptr::null_mut()) } == 0 {
             self.0.set(p);
-            if !ALT_KEY.arm() {
+            if arm && !ALT_KEY.arm() {
                 let _ = ALT_STACK_END.try_with(|_| {});
             }
         } else {

@@ -72,8 +72,10 @@ pub(crate) mod view;
 
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32};
 
+pub(crate) use installation::{
+    alt_stack_for_untreed_thread, install, on_new_thread, release_alt_stack,
+};
 pub use installation::{init_this_thread, trap_fpe_by_default};
-pub(crate) use installation::{install, on_new_thread};
 pub use names::{DEFAULT_SIGNALS, catchable_fatal, signal_name, signals_to_catch};
 pub(crate) use view::call_program;
 pub use view::program_action;

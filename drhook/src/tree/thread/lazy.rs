@@ -4,8 +4,9 @@
 //! root region `thread:<start routine>`, its start's wall (and CPU)
 //! stamps, its kernel thread id. Most threads of a pool or a library
 //! never call an instrumented routine: they cost this record (no tree,
-//! no metric rows, no signal stack, no thread-specific key) instead of a
-//! tree made and freed (issue 29).
+//! no metric rows, no thread-specific key; only the alternate signal
+//! stack, which `lifecycle::thread_begin` sets up so that a stack overflow
+//! is still reported) instead of a tree made and freed (issue 29).
 //!
 //! **The tree is made at the thread's first Dr.Hook event**
 //! ([`super::register_current_as`], the engine's slow path for a thread
