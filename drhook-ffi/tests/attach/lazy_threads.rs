@@ -128,14 +128,7 @@ fn a_fatal_signal_shows_the_root_region_of_a_thread_without_a_tree() {
         return;
     }
     let d = tempdir();
-    let exe = lazy_threads_exe(d.path());
-    let r = drhook_run(
-        d.path(),
-        &["--opt", "prof"],
-        &exe.display().to_string(),
-        &["2", "term"],
-        &[],
-    );
+    let r = run_ending(d.path(), "term");
     let err = r.stderr();
     // The pool thread (number 7) runs plain code: its calling tree is its
     // root region, open since its start.
@@ -155,14 +148,7 @@ fn a_stack_overflow_in_a_thread_without_a_tree_is_reported_and_profiled() {
         return;
     }
     let d = tempdir();
-    let exe = lazy_threads_exe(d.path());
-    let r = drhook_run(
-        d.path(),
-        &["--opt", "prof"],
-        &exe.display().to_string(),
-        &["2", "overflow"],
-        &[],
-    );
+    let r = run_ending(d.path(), "overflow");
     // The thread calls nothing instrumented: its alternate signal stack
     // was set up at its start all the same, so Dr.Hook's handler runs,
     // reports and writes the profile, and the process still ends by the
@@ -173,6 +159,18 @@ fn a_stack_overflow_in_a_thread_without_a_tree_is_reported_and_profiled() {
     let p = parse(d.path(), "drhook.prof.1");
     assert_eq!(p.row("thread:pool", 7).calls, 1);
     assert_eq!(p.row("thread:overflow_worker", 8).calls, 1);
+}
+
+/// `lazy_threads 2 ENDING` under `drhook run --opt prof` in `dir`.
+fn run_ending(dir: &Path, ending: &str) -> Run {
+    let exe = lazy_threads_exe(dir);
+    drhook_run(
+        dir,
+        &["--opt", "prof"],
+        &exe.display().to_string(),
+        &["2", ending],
+        &[],
+    )
 }
 
 /// `progs/attach/lazy_threads.c`, built in `dir`.
