@@ -355,12 +355,7 @@ fn io_flat(p: &Profile, o: &TopOptions, sc: &mut Screen) {
 /// Bytes in binary units (`12.3K`, `4.0M`), at most 7 characters.
 fn bytes(b: u64) -> String {
     const U: [&str; 5] = ["", "K", "M", "G", "T"];
-    let mut x = b as f64;
-    let mut i = 0;
-    while x >= 1024.0 && i < U.len() - 1 {
-        x /= 1024.0;
-        i += 1;
-    }
+    let (x, i) = drhook_merge::io::binary_units(b);
     if i == 0 {
         b.to_string()
     } else {

@@ -13,7 +13,9 @@ mod partial;
 pub mod summary;
 mod tree;
 
-pub use model::{Aio, BINS, File, Report, RoutineBytes, ending_of, human, parse_report};
+pub use model::{
+    Aio, BINS, File, Report, RoutineBytes, binary_units, ending_of, human, parse_report,
+};
 pub use partial::{Partial, summarize, summarize_with};
 pub use summary::{
     CommandTotal, FORMAT, JobFile, Process, ProcessIo, RoutineTotal, SmallFlushes, Summary, Totals,

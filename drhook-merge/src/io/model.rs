@@ -286,15 +286,22 @@ pub fn parse_report(text: &str) -> Result<Report, String> {
     Ok(r)
 }
 
-/// `1.5 KiB`: bytes in binary units, one decimal.
-pub fn human(b: u64) -> String {
-    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+/// `b` bytes in binary units: the value and the unit's power of 1024
+/// (0 to 4, bytes to TiB).
+pub fn binary_units(b: u64) -> (f64, usize) {
     let mut x = b as f64;
     let mut i = 0;
-    while x >= 1024.0 && i < U.len() - 1 {
+    while x >= 1024.0 && i < 4 {
         x /= 1024.0;
         i += 1;
     }
+    (x, i)
+}
+
+/// `1.5 KiB`: bytes in binary units, one decimal.
+pub fn human(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (x, i) = binary_units(b);
     if i == 0 {
         format!("{b} B")
     } else {

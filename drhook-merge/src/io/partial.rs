@@ -316,12 +316,7 @@ impl Partial {
 fn tree_rows(rows: &[Row]) -> Vec<Process> {
     let nodes: Vec<Node> = rows
         .iter()
-        .map(|r| Node {
-            pid: r.pid,
-            ppid: r.ppid,
-            task: r.task,
-            exec: r.ending == "exec",
-        })
+        .map(|r| Node::new(r.pid, r.ppid, r.task, &r.ending))
         .collect();
     let ptask: Vec<u32> = rows.iter().map(|r| r.ptask).collect();
     let parent = parents(&nodes, &ptask);
@@ -387,12 +382,7 @@ pub fn summarize_with(
 ) -> Summary {
     let nodes: Vec<Node> = reports
         .iter()
-        .map(|r| Node {
-            pid: r.pid,
-            ppid: r.ppid,
-            task: r.task,
-            exec: r.ending == "exec",
-        })
+        .map(|r| Node::new(r.pid, r.ppid, r.task, &r.ending))
         .collect();
     let ptask = super::tree::process_tasks(&nodes);
     let mut p = Partial::default();

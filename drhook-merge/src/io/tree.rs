@@ -15,6 +15,19 @@ pub(crate) struct Node {
     pub(crate) exec: bool,
 }
 
+impl Node {
+    /// A process with the ending its report gives (`"exec"`: an image
+    /// before an `exec`).
+    pub(crate) fn new(pid: u32, ppid: u32, task: u32, ending: &str) -> Node {
+        Node {
+            pid,
+            ppid,
+            task,
+            exec: ending == "exec",
+        }
+    }
+}
+
 /// The task of each report's process: its own, except for the image of
 /// a process before an `exec` (a launcher's child before it becomes a
 /// rank), which takes the task of the process's last image when one
