@@ -177,8 +177,7 @@ pub fn thread_begin(start_routine: usize, reserved: u32) -> u64 {
         if starts_lazily(mode) && crate::tree::thread::lazy::mine().is_null() {
             let site = threads::site_of(start_routine);
             site.id();
-            // SAFETY: gettid has no preconditions.
-            let unix_tid = unsafe { libc::gettid() };
+            let unix_tid = crate::sys::sysinfo::gettid();
             let tid =
                 crate::tree::thread::number_for(unix_tid, (reserved != 0).then_some(reserved));
             // The root region's stamps, in the order an enter takes them.

@@ -225,14 +225,9 @@ pub(crate) fn untreed(
 pub(crate) fn untreed_cpu_now(i: &LazyInfo, mode: u32) -> Option<u64> {
     if mode & bits::CPU == 0 {
         None
-    } else if i.unix_tid == unsafe_gettid() {
+    } else if i.unix_tid == crate::sys::sysinfo::gettid() {
         Some(crate::sys::clock::thread_cpu_ns())
     } else {
         crate::sys::clock::thread_cpu_ns_of(i.unix_tid)
     }
-}
-
-fn unsafe_gettid() -> i32 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() }
 }

@@ -2,6 +2,12 @@
 //! program name, local time stamps and memory usage. Read at start-up and at
 //! report time only, never on the hot path.
 
+/// The calling thread's kernel id (async-signal-safe).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
 /// Host name cut at the first `.`.
 pub fn hostname() -> String {
     let mut buf = [0u8; 256];

@@ -4,6 +4,7 @@
 //! file that serialises the tasks' tracebacks; and the lines it writes
 //! (`msg`), the cause of a signal and the interrupted instruction.
 
+use crate::sys::sysinfo::gettid;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -19,11 +20,6 @@ use crate::tree::thread;
 thread_local! {
     /// Signal being handled on this thread (0 = none).
     static IN_HANDLER: Cell<i32> = const { Cell::new(0) };
-}
-
-fn gettid() -> i32 {
-    // SAFETY: no preconditions.
-    unsafe { libc::gettid() }
 }
 
 /// Kernel thread id shown in prefixes (the crashed thread's, also in the

@@ -20,6 +20,7 @@
 //! memory profile's block headers point into metric rows, which the profile
 //! layer keeps when they are still pointed at (`Rows::keep`).
 
+use crate::sys::sysinfo::gettid;
 use std::ptr;
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -127,11 +128,6 @@ fn choose_tid(unix_tid: i32, reserved: Option<u32>) -> u32 {
 #[inline(always)]
 pub(crate) fn current() -> *const ThreadData {
     crate::tree::tls::get() as *const ThreadData
-}
-
-fn gettid() -> i32 {
-    // SAFETY: `gettid` has no preconditions.
-    unsafe { libc::gettid() }
 }
 
 /// The process id, kept (a system call each time otherwise); reset in a
